@@ -1,0 +1,72 @@
+package v1alpha1
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TopologyDomain names a level of a ClusterTopologyBinding (region, zone, block, rack, host, ...).
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+type TopologyDomain string
+
+// TopologyConstraint asks the scheduler to pack each replica of the resource it is set on inside
+// one topology domain. A child may only be as strict as, or stricter than, its parent.
+// +kubebuilder:validation:XValidation:rule="has(self.pack)",message="topologyConstraint must set pack",fieldPath=".pack",reason=FieldValueRequired
+type TopologyConstraint struct {
+	// TopologyName names the ClusterTopologyBinding whose levels the domains refer to. Children
+	// inherit it from their parent when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	TopologyName string `json:"topologyName,omitempty"`
+
+	// Pack holds the required and preferred packing domains.
+	// +optional
+	Pack *TopologyPackConstraint `json:"pack,omitempty"`
+}
+
+// TopologyPackConstraint holds a hard and a best-effort packing domain.
+// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred)",message="pack must set required or preferred",reason=FieldValueRequired
+type TopologyPackConstraint struct {
+	// Required is the domain every replica must fit in; the workload stays pending otherwise.
+	// +optional
+	Required TopologyDomain `json:"required,omitempty"`
+
+	// Preferred is a narrower domain the scheduler tries first and may fall back from.
+	// +optional
+	Preferred TopologyDomain `json:"preferred,omitempty"`
+}
+
+// AutoScalingConfig configures the HorizontalPodAutoscaler the operator creates for a PodClique or
+// a PodCliqueScalingGroup.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas",fieldPath=".minReplicas"
+type AutoScalingConfig struct {
+	// MinReplicas is the lowest replica count the autoscaler may choose (defaults to the
+	// resource's minAvailable).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the highest replica count the autoscaler may choose.
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// Metrics drive the autoscaler; empty means 80% average CPU utilisation.
+	// +optional
+	// +listType=atomic
+	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+}
+
+// ErrorCode identifies a class of reconcile error so users and alerts can match on it.
+type ErrorCode string
+
+// LastError records an error of the most recent reconcile, surfaced in status so a user sees why
+// a reconcile keeps failing without reading operator logs.
+type LastError struct {
+	// Code identifies the kind of error.
+	Code ErrorCode `json:"code"`
+	// Description is the error message.
+	Description string `json:"description"`
+	// ObservedAt is when the error happened.
+	ObservedAt metav1.Time `json:"observedAt"`
+}

@@ -1,0 +1,68 @@
+package v1alpha1
+
+// Labels the operator puts on every object it creates; selectors use them, never name prefixes.
+const (
+	// LabelManagedBy marks objects the operator owns.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelManagedByValue is the value of LabelManagedBy.
+	LabelManagedByValue = "grove-operator"
+	// LabelPartOf holds the name of the PodCliqueSet an object belongs to.
+	LabelPartOf = "app.kubernetes.io/part-of"
+	// LabelPodClique holds the name of a pod's PodClique.
+	LabelPodClique = "grove.io/podclique"
+	// LabelPodGang holds the name of the PodGang a pod or PodClique belongs to.
+	LabelPodGang = "grove.io/podgang"
+	// LabelPodCliqueSetReplicaIndex holds the PodCliqueSet replica index.
+	LabelPodCliqueSetReplicaIndex = "grove.io/podcliqueset-replica-index"
+	// LabelPodCliqueScalingGroup holds the name of the PodCliqueScalingGroup.
+	LabelPodCliqueScalingGroup = "grove.io/podcliquescalinggroup"
+	// LabelPodCliqueScalingGroupReplicaIndex holds the PodCliqueScalingGroup replica index.
+	LabelPodCliqueScalingGroupReplicaIndex = "grove.io/podcliquescalinggroup-replica-index"
+	// LabelPodIndex holds a pod's stable index within its PodClique.
+	LabelPodIndex = "grove.io/podclique-pod-index"
+	// LabelPodTemplateHash holds the hash of the pod template a pod was created from.
+	LabelPodTemplateHash = "grove.io/pod-template-hash"
+	// LabelSchedulerName routes a PodGang to the backend-controller of that scheduler backend.
+	LabelSchedulerName = "grove.io/scheduler-name"
+)
+
+// Scheduling gate the operator puts on every pod it creates and lifts once the gang is ready.
+const SchedulingGatePodGangPendingCreation = "grove.io/podgang-pending-creation"
+
+// Environment variables the operator injects into every container.
+const (
+	EnvPCSName             = "GROVE_PCS_NAME"
+	EnvPCSIndex            = "GROVE_PCS_INDEX"
+	EnvPCLQName            = "GROVE_PCLQ_NAME"
+	EnvHeadlessService     = "GROVE_HEADLESS_SERVICE"
+	EnvPCLQPodIndex        = "GROVE_PCLQ_POD_INDEX"
+	EnvPCSGName            = "GROVE_PCSG_NAME"
+	EnvPCSGIndex           = "GROVE_PCSG_INDEX"
+	EnvPCSGTemplateNumPods = "GROVE_PCSG_TEMPLATE_NUM_PODS"
+)
+
+// Condition types of PodCliqueSet, PodClique and PodCliqueScalingGroup.
+const (
+	// ConditionMinAvailableBreached is True when fewer than minAvailable pods (or PCSG replicas)
+	// are ready; its LastTransitionTime starts the terminationDelay clock.
+	ConditionMinAvailableBreached = "MinAvailableBreached"
+	// ConditionPodCliqueScheduled is True when at least minAvailable pods are scheduled.
+	ConditionPodCliqueScheduled = "PodCliqueScheduled"
+	// ConditionSucceeded is True when every pod of a Training PodClique exited 0.
+	ConditionSucceeded = "Succeeded"
+	// ConditionFailed is True when a Training PodCliqueSet ran out of restarts or time.
+	ConditionFailed = "Failed"
+	// ConditionUpdateInProgress is True while a rolling update runs.
+	ConditionUpdateInProgress = "UpdateInProgress"
+)
+
+// Reasons of the conditions above.
+const (
+	ReasonSufficientReadyPods   = "SufficientReadyPods"
+	ReasonInsufficientReadyPods = "InsufficientReadyPods"
+	ReasonNeverAvailable        = "NeverAvailable"
+	ReasonUpdateInProgress      = "UpdateInProgress"
+	ReasonMaxRestartsExceeded   = "MaxRestartsExceeded"
+	ReasonMaxRuntimeExceeded    = "MaxRuntimeExceeded"
+	ReasonAllPodsSucceeded      = "AllPodsSucceeded"
+)

@@ -1,0 +1,102 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=pcsg
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="MinAvail",type=integer,JSONPath=`.spec.minAvailable`
+// +kubebuilder:printcolumn:name="Scheduled",type=integer,JSONPath=`.status.scheduledReplicas`
+// +kubebuilder:printcolumn:name="Breached",type=string,JSONPath=`.status.conditions[?(@.type=="MinAvailableBreached")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// PodCliqueScalingGroup scales a set of cliques of one PodCliqueSet replica together: each of
+// its replicas holds one PodClique per member clique.
+type PodCliqueScalingGroup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodCliqueScalingGroupSpec   `json:"spec"`
+	Status PodCliqueScalingGroupStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodCliqueScalingGroupList is a list of PodCliqueScalingGroups.
+type PodCliqueScalingGroupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodCliqueScalingGroup `json:"items"`
+}
+
+// PodCliqueScalingGroupSpec is the desired state of a PodCliqueScalingGroup.
+// +kubebuilder:validation:XValidation:rule="self.replicas == 0 || !has(self.minAvailable) || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
+type PodCliqueScalingGroupSpec struct {
+	// Replicas is the number of group replicas.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
+
+	// MinAvailable is how many group replicas must stay healthy.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MinAvailable *int32 `json:"minAvailable,omitempty"`
+
+	// CliqueNames are the member cliques of the PodCliqueSet template.
+	// +kubebuilder:validation:MinItems=1
+	// +listType=set
+	CliqueNames []string `json:"cliqueNames"`
+
+	// TerminationDelay is the effective gang-termination delay of this group (its own override
+	// or the PodCliqueSet's); unset disables gang termination.
+	// +optional
+	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
+}
+
+// PodCliqueScalingGroupStatus is the observed state of a PodCliqueScalingGroup.
+type PodCliqueScalingGroupStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+
+	// LastErrors are the errors of the last reconcile.
+	// +optional
+	LastErrors []LastError `json:"lastErrors,omitempty"`
+
+	// Replicas is the number of group replicas created.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ScheduledReplicas is the number of group replicas whose PodCliques are all scheduled.
+	ScheduledReplicas int32 `json:"scheduledReplicas"`
+
+	// AvailableReplicas is the number of group replicas with no breached PodClique.
+	AvailableReplicas int32 `json:"availableReplicas"`
+
+	// UpdatedReplicas is the number of group replicas at the current template.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+
+	// Selector selects the pods of the group, for the scale subresource.
+	// +optional
+	Selector *string `json:"selector,omitempty"`
+
+	// Conditions are MinAvailableBreached and UpdateInProgress.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// CurrentPodCliqueSetGenerationHash is the PodCliqueSet generation hash fully realised here.
+	// +optional
+	CurrentPodCliqueSetGenerationHash *string `json:"currentPodCliqueSetGenerationHash,omitempty"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PodCliqueScalingGroup{}, &PodCliqueScalingGroupList{})
+}

@@ -1,0 +1,361 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.hpaPodSelector
+// +kubebuilder:resource:shortName=pcs
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.workloadType`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Updated",type=integer,JSONPath=`.status.updatedReplicas`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// PodCliqueSet is a replicated set of gangs: each replica holds one PodClique per clique and one
+// PodCliqueScalingGroup per scaling group, scheduled all-or-nothing through PodGangs.
+type PodCliqueSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodCliqueSetSpec   `json:"spec"`
+	Status PodCliqueSetStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodCliqueSetList is a list of PodCliqueSets.
+type PodCliqueSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodCliqueSet `json:"items"`
+}
+
+// WorkloadType tells the operator whether pods run until deleted or to completion.
+// +kubebuilder:validation:Enum=Inference;Training
+type WorkloadType string
+
+const (
+	// WorkloadTypeInference runs pods indefinitely and recreates failed ones.
+	WorkloadTypeInference WorkloadType = "Inference"
+	// WorkloadTypeTraining runs pods to completion; the PodCliqueSet reaches Succeeded or Failed.
+	WorkloadTypeTraining WorkloadType = "Training"
+)
+
+// PodCliqueSetSpec is the desired state of a PodCliqueSet.
+// +kubebuilder:validation:XValidation:rule="!has(self.trainingSpec) || self.workloadType == 'Training'",message="trainingSpec is only allowed with workloadType Training",fieldPath=".trainingSpec",reason=FieldValueForbidden
+type PodCliqueSetSpec struct {
+	// Replicas is the number of gang replicas.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
+
+	// UpdateStrategy says how replicas are replaced when the template changes.
+	// +optional
+	UpdateStrategy *PodCliqueSetUpdateStrategy `json:"updateStrategy,omitempty"`
+
+	// WorkloadType is Inference (run until deleted) or Training (run to completion). Immutable.
+	// +kubebuilder:default=Inference
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="workloadType is immutable"
+	// +optional
+	WorkloadType WorkloadType `json:"workloadType,omitempty"`
+
+	// TrainingSpec bounds a Training workload's runtime and restarts.
+	// +optional
+	TrainingSpec *TrainingSpec `json:"trainingSpec,omitempty"`
+
+	// Template describes every replica.
+	Template PodCliqueSetTemplateSpec `json:"template"`
+}
+
+// TrainingSpec bounds the runtime and the restarts of a Training workload.
+type TrainingSpec struct {
+	// MaxRuntime is how long the workload may run, counted from status.startTime; past it every
+	// pod is terminated and the workload Failed.
+	// +optional
+	MaxRuntime *metav1.Duration `json:"maxRuntime,omitempty"`
+
+	// MaxRestarts is how many replica restarts (summed over replicas) are allowed before the
+	// workload Failed. Default 0: the first breach fails the workload.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+}
+
+// UpdateStrategyType names how replicas are replaced when the template changes.
+// +kubebuilder:validation:Enum=RollingRecreate;OnDelete
+type UpdateStrategyType string
+
+const (
+	// RollingRecreateStrategy replaces replicas one at a time.
+	RollingRecreateStrategy UpdateStrategyType = "RollingRecreate"
+	// OnDeleteStrategy replaces pods only when a user deletes them.
+	OnDeleteStrategy UpdateStrategyType = "OnDelete"
+)
+
+// PodCliqueSetUpdateStrategy says how replicas are replaced when the template changes.
+type PodCliqueSetUpdateStrategy struct {
+	// Type is the strategy.
+	// +kubebuilder:default=RollingRecreate
+	// +optional
+	Type UpdateStrategyType `json:"type,omitempty"`
+}
+
+// CliqueStartupType orders the start of the cliques of one gang.
+// +kubebuilder:validation:Enum=CliqueStartupTypeAnyOrder;CliqueStartupTypeInOrder;CliqueStartupTypeExplicit
+type CliqueStartupType string
+
+const (
+	// CliqueStartupTypeAnyOrder starts all cliques at once.
+	CliqueStartupTypeAnyOrder CliqueStartupType = "CliqueStartupTypeAnyOrder"
+	// CliqueStartupTypeInOrder starts each clique after the one listed before it.
+	CliqueStartupTypeInOrder CliqueStartupType = "CliqueStartupTypeInOrder"
+	// CliqueStartupTypeExplicit starts each clique after the cliques named in its startsAfter.
+	CliqueStartupTypeExplicit CliqueStartupType = "CliqueStartupTypeExplicit"
+)
+
+// PodCliqueSetTemplateSpec describes one replica of a PodCliqueSet.
+// +kubebuilder:validation:XValidation:rule="!has(self.podCliqueScalingGroups) || has(self.terminationDelay) || self.podCliqueScalingGroups.all(g, !has(g.terminationDelay))",message="a podCliqueScalingGroup terminationDelay requires spec.template.terminationDelay",fieldPath=".podCliqueScalingGroups",reason=FieldValueForbidden
+type PodCliqueSetTemplateSpec struct {
+	// Cliques are the roles of one replica; at least one.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Cliques []*PodCliqueTemplateSpec `json:"cliques"`
+
+	// StartupType orders the start of the cliques.
+	// +kubebuilder:default=CliqueStartupTypeAnyOrder
+	// +optional
+	StartupType *CliqueStartupType `json:"cliqueStartupType,omitempty"`
+
+	// PriorityClassName is given to every pod and PodGang.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// HeadlessServiceConfig configures the headless Service of each replica.
+	// +optional
+	HeadlessServiceConfig *HeadlessServiceConfig `json:"headlessServiceConfig,omitempty"`
+
+	// TopologyConstraint packs each replica into one topology domain.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// TerminationDelay is how long a replica may stay below minAvailable before it is
+	// gang-terminated. Unset disables gang termination; 0 terminates at once.
+	// +optional
+	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
+
+	// PodCliqueScalingGroupConfigs groups cliques that scale together as one unit.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	PodCliqueScalingGroupConfigs []PodCliqueScalingGroupConfig `json:"podCliqueScalingGroups,omitempty"`
+}
+
+// HeadlessServiceConfig configures the headless Service of each replica.
+type HeadlessServiceConfig struct {
+	// PublishNotReadyAddresses publishes DNS records of pods before they are ready, which
+	// distributed runtimes need to rendezvous.
+	// +kubebuilder:default=true
+	PublishNotReadyAddresses bool `json:"publishNotReadyAddresses"`
+}
+
+// PodCliqueTemplateSpec describes one clique of a replica.
+type PodCliqueTemplateSpec struct {
+	// Name of the clique, unique in the PodCliqueSet and part of every generated name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Labels are added to the PodClique and its pods.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations are added to the PodClique and its pods.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// TopologyConstraint packs the pods of this clique into one topology domain.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// Spec is the PodClique spec.
+	Spec PodCliqueSpec `json:"spec"`
+}
+
+// PodCliqueScalingGroupConfig groups cliques whose PodCliques are created, scaled and
+// gang-terminated together as one replica of the group.
+// +kubebuilder:validation:XValidation:rule="!has(self.minAvailable) || !has(self.replicas) || self.replicas == 0 || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
+type PodCliqueScalingGroupConfig struct {
+	// Name of the scaling group, unique in the PodCliqueSet.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// CliqueNames are the member cliques.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	CliqueNames []string `json:"cliqueNames"`
+
+	// Annotations are added to the PodCliqueScalingGroup.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Replicas is the number of group replicas.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// MinAvailable is how many group replicas are gang-scheduled together with the base gang,
+	// and how many must stay healthy before the whole PodCliqueSet replica is terminated.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MinAvailable *int32 `json:"minAvailable,omitempty"`
+
+	// ScaleConfig makes the group autoscaled.
+	// +optional
+	ScaleConfig *AutoScalingConfig `json:"scaleConfig,omitempty"`
+
+	// TerminationDelay overrides the PodCliqueSet terminationDelay for this group; it requires
+	// the PodCliqueSet-level value to be set.
+	// +optional
+	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
+
+	// TopologyConstraint packs each group replica into one topology domain.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+}
+
+// PodCliqueSetPhase is the coarse state of a PodCliqueSet.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type PodCliqueSetPhase string
+
+const (
+	// PodCliqueSetPhasePending means no replica runs yet.
+	PodCliqueSetPhasePending PodCliqueSetPhase = "Pending"
+	// PodCliqueSetPhaseRunning means at least one replica runs.
+	PodCliqueSetPhaseRunning PodCliqueSetPhase = "Running"
+	// PodCliqueSetPhaseSucceeded means every pod of a Training workload exited 0 (terminal).
+	PodCliqueSetPhaseSucceeded PodCliqueSetPhase = "Succeeded"
+	// PodCliqueSetPhaseFailed means a Training workload ran out of restarts or time (terminal).
+	PodCliqueSetPhaseFailed PodCliqueSetPhase = "Failed"
+)
+
+// PodCliqueSetStatus is the observed state of a PodCliqueSet.
+type PodCliqueSetStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions are the latest observations.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastErrors are the errors of the last reconcile.
+	// +optional
+	LastErrors []LastError `json:"lastErrors,omitempty"`
+
+	// Replicas is the number of replicas created.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// UpdatedReplicas is the number of replicas at the current template.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+
+	// AvailableReplicas is the number of replicas whose PodCliques and scaling groups all have
+	// MinAvailableBreached=False.
+	AvailableReplicas int32 `json:"availableReplicas"`
+
+	// Selector selects the pods of the PodCliqueSet, for the scale subresource.
+	// +optional
+	Selector *string `json:"hpaPodSelector,omitempty"`
+
+	// PodGangStatuses summarise the PodGangs of the PodCliqueSet.
+	// +optional
+	PodGangStatuses []PodGangStatus `json:"podGangStatuses,omitempty"`
+
+	// CurrentGenerationHash identifies the template revision the replicas converge to.
+	// +optional
+	CurrentGenerationHash *string `json:"currentGenerationHash,omitempty"`
+
+	// UpdateProgress tracks a rolling update.
+	// +optional
+	UpdateProgress *PodCliqueSetUpdateProgress `json:"updateProgress,omitempty"`
+
+	// Phase is Pending, Running, Succeeded or Failed (the last two for Training only).
+	// +optional
+	Phase PodCliqueSetPhase `json:"phase,omitempty"`
+
+	// RestartCount is the number of replica restarts consumed, summed over replicas.
+	// +optional
+	RestartCount int32 `json:"restartCount,omitempty"`
+
+	// StartTime is when the phase first became Running; maxRuntime counts from it. Never reset.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+}
+
+// PodGangStatus summarises one PodGang of the PodCliqueSet.
+type PodGangStatus struct {
+	// Name of the PodGang.
+	Name string `json:"name"`
+	// Phase of the PodGang.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// Conditions copied from the PodGang.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PodCliqueSetUpdateProgress tracks a rolling update of a PodCliqueSet.
+type PodCliqueSetUpdateProgress struct {
+	// UpdateStartedAt is when the update began.
+	UpdateStartedAt metav1.Time `json:"updateStartedAt,omitempty"`
+	// UpdateEndedAt is when no update work was left; nil while in progress.
+	// +optional
+	UpdateEndedAt *metav1.Time `json:"updateEndedAt,omitempty"`
+	// UpdatedPodCliquesCount counts PodCliques at the current generation hash.
+	// +optional
+	UpdatedPodCliquesCount int32 `json:"updatedPodCliquesCount,omitempty"`
+	// TotalPodCliquesCount counts the PodCliques the current spec wants.
+	// +optional
+	TotalPodCliquesCount int32 `json:"totalPodCliquesCount,omitempty"`
+	// UpdatedPodCliqueScalingGroupsCount counts scaling groups at the current generation hash.
+	// +optional
+	UpdatedPodCliqueScalingGroupsCount int32 `json:"updatedPodCliqueScalingGroupsCount,omitempty"`
+	// TotalPodCliqueScalingGroupsCount counts the scaling groups the current spec wants.
+	// +optional
+	TotalPodCliqueScalingGroupsCount int32 `json:"totalPodCliqueScalingGroupsCount,omitempty"`
+	// CurrentlyUpdating lists the replicas being replaced now.
+	// +optional
+	CurrentlyUpdating []PodCliqueSetReplicaUpdateProgress `json:"currentlyUpdating,omitempty"`
+}
+
+// PodCliqueSetReplicaUpdateProgress tracks the update of one replica.
+type PodCliqueSetReplicaUpdateProgress struct {
+	// ReplicaIndex is the replica being updated.
+	ReplicaIndex int32 `json:"replicaIndex"`
+	// UpdateStartedAt is when its update began.
+	UpdateStartedAt metav1.Time `json:"updateStartedAt,omitempty"`
+	// UpdateEndedAt is when all its children ran the new template.
+	// +optional
+	UpdateEndedAt *metav1.Time `json:"updateEndedAt,omitempty"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PodCliqueSet{}, &PodCliqueSetList{})
+}

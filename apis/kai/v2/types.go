@@ -1,0 +1,70 @@
+// Package v2 holds local Go types for KAI scheduler's scheduling.run.ai/v2 Queue, mirroring the
+// JSON of KAI's published CRD (the KAI modules cannot be fetched here).
+// +kubebuilder:object:generate=true
+// +kubebuilder:skip
+// +groupName=scheduling.run.ai
+package v2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the API group and version of KAI's Queue.
+	GroupVersion = schema.GroupVersion{Group: "scheduling.run.ai", Version: "v2"}
+
+	// SchemeBuilder registers this package's kinds with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds this package's kinds to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// +kubebuilder:object:root=true
+
+// Queue is a KAI quota queue; a PodGroup names one, and KAI leaves the gang pending without it.
+type Queue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec QueueSpec `json:"spec,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// QueueList is a list of Queues.
+type QueueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Queue `json:"items"`
+}
+
+// QueueSpec is the quota of a queue.
+type QueueSpec struct {
+	DisplayName       string          `json:"displayName,omitempty"`
+	ParentQueue       string          `json:"parentQueue,omitempty"`
+	Priority          *int            `json:"priority,omitempty"`
+	PreemptMinRuntime *string         `json:"preemptMinRuntime,omitempty"`
+	ReclaimMinRuntime *string         `json:"reclaimMinRuntime,omitempty"`
+	Resources         *QueueResources `json:"resources,omitempty"`
+}
+
+// QueueResources is the quota per resource kind.
+type QueueResources struct {
+	CPU    *ResourceQuota `json:"cpu,omitempty"`
+	GPU    *ResourceQuota `json:"gpu,omitempty"`
+	Memory *ResourceQuota `json:"memory,omitempty"`
+}
+
+// ResourceQuota is the quota of one resource kind.
+type ResourceQuota struct {
+	Quota           float64 `json:"quota"`
+	Limit           float64 `json:"limit"`
+	OverQuotaWeight float64 `json:"overQuotaWeight,omitempty"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Queue{}, &QueueList{})
+}

@@ -1,0 +1,22 @@
+// Package v1alpha1 holds the scheduler.grove.io/v1alpha1 API: the PodGang, the contract between
+// the grove-operator (which writes its spec) and the backend-controllers (which translate it for
+// one scheduler and report back in its status).
+// +kubebuilder:object:generate=true
+// +groupName=scheduler.grove.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the API group and version of this package.
+	GroupVersion = schema.GroupVersion{Group: "scheduler.grove.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers this package's kinds with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds this package's kinds to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

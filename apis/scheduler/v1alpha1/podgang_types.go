@@ -1,0 +1,166 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pg
+// +kubebuilder:printcolumn:name="Scheduler",type=string,JSONPath=`.metadata.labels.grove\.io/scheduler-name`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Initialized",type=string,JSONPath=`.status.conditions[?(@.type=="Initialized")].status`
+// +kubebuilder:printcolumn:name="BackendReady",type=string,JSONPath=`.status.conditions[?(@.type=="SchedulerBackendReady")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// PodGang is a group of pods that must be scheduled all together or not at all.
+type PodGang struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodGangSpec   `json:"spec"`
+	Status PodGangStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodGangList is a list of PodGangs.
+type PodGangList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodGang `json:"items"`
+}
+
+// PodGangSpec is what the operator asks of the scheduler.
+type PodGangSpec struct {
+	// PodGroups are the member groups, one per PodClique.
+	// +listType=map
+	// +listMapKey=name
+	PodGroups []PodGroup `json:"podgroups"`
+
+	// TopologyConstraint packs the whole gang.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// TopologyConstraintGroupConfigs pack subsets of the pod groups (e.g. one scaling-group
+	// replica) more tightly than the whole gang.
+	// +optional
+	TopologyConstraintGroupConfigs []TopologyConstraintGroupConfig `json:"topologyConstraintGroupConfigs,omitempty"`
+
+	// PriorityClassName is the priority of the gang.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// ReuseReservationRef suggests the scheduler reuse the placement of an earlier gang.
+	// +optional
+	ReuseReservationRef *NamespacedName `json:"reuseReservationRef,omitempty"`
+}
+
+// PodGroup is the set of pods of one PodClique within a gang.
+type PodGroup struct {
+	// Name of the group (the PodClique name).
+	Name string `json:"name"`
+	// PodReferences are the member pods; filled once all pods exist.
+	PodReferences []NamespacedName `json:"podReferences"`
+	// MinReplicas is how many pods of the group must be placed together.
+	// +kubebuilder:validation:Minimum=0
+	MinReplicas int32 `json:"minReplicas"`
+	// TopologyConstraint packs the pods of this group.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+}
+
+// TopologyConstraint holds topology packing constraints as node-label keys.
+type TopologyConstraint struct {
+	// PackConstraint holds the required and preferred keys.
+	// +optional
+	PackConstraint *TopologyPackConstraint `json:"packConstraint,omitempty"`
+}
+
+// TopologyPackConstraint holds node-label keys (e.g. kubernetes.io/hostname).
+type TopologyPackConstraint struct {
+	// Required is the key whose single value all pods must share.
+	// +optional
+	Required *string `json:"required,omitempty"`
+	// Preferred is a narrower key the scheduler tries first.
+	// +optional
+	Preferred *string `json:"preferred,omitempty"`
+}
+
+// TopologyConstraintGroupConfig packs a subset of the pod groups.
+type TopologyConstraintGroupConfig struct {
+	// Name of the subset.
+	Name string `json:"name"`
+	// PodGroupNames are the members.
+	PodGroupNames []string `json:"podGroupNames"`
+	// TopologyConstraint packs the members.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+}
+
+// NamespacedName names a pod; types.NamespacedName has no JSON tags.
+type NamespacedName struct {
+	// Namespace of the object.
+	Namespace string `json:"namespace"`
+	// Name of the object.
+	Name string `json:"name"`
+}
+
+// PodGangPhase is the coarse scheduling state of a gang.
+// +kubebuilder:validation:Enum=Pending;Starting;Running;Failed;Succeeded
+type PodGangPhase string
+
+const (
+	// PodGangPhasePending means the gang waits for placement.
+	PodGangPhasePending PodGangPhase = "Pending"
+	// PodGangPhaseStarting means pods are being bound.
+	PodGangPhaseStarting PodGangPhase = "Starting"
+	// PodGangPhaseRunning means every pod is placed and running.
+	PodGangPhaseRunning PodGangPhase = "Running"
+	// PodGangPhaseFailed means a pod failed (batch workloads).
+	PodGangPhaseFailed PodGangPhase = "Failed"
+	// PodGangPhaseSucceeded means every pod succeeded (batch workloads).
+	PodGangPhaseSucceeded PodGangPhase = "Succeeded"
+)
+
+// Condition types of a PodGang, and which side writes them.
+const (
+	// ConditionInitialized (operator): all pods exist and podReferences are complete.
+	ConditionInitialized = "Initialized"
+	// ConditionSchedulerBackendReady (backend-controller): the scheduler's own objects exist
+	// for the PodGang's current generation.
+	ConditionSchedulerBackendReady = "SchedulerBackendReady"
+	// ConditionScheduled (backend-controller): the scheduler placed the gang.
+	ConditionScheduled = "Scheduled"
+	// ConditionReady (operator): every pod group has minReplicas ready pods.
+	ConditionReady = "Ready"
+	// ConditionUnhealthy (operator): the gang is a candidate for gang termination.
+	ConditionUnhealthy = "Unhealthy"
+)
+
+// Reasons of the PodGang conditions.
+const (
+	// ReasonPodsPending: not all pods of the gang exist yet.
+	ReasonPodsPending = "PodsPending"
+	// ReasonReady: the gang is fully initialized.
+	ReasonReady = "Ready"
+)
+
+// PodGangStatus is what the scheduler side reports.
+type PodGangStatus struct {
+	// Phase is the coarse scheduling state.
+	// +optional
+	Phase PodGangPhase `json:"phase,omitempty"`
+	// Conditions are Initialized, SchedulerBackendReady, Scheduled, Ready and Unhealthy.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// PlacementScore rates the network optimality of the placement, 1.0 being the best.
+	// +optional
+	PlacementScore *float64 `json:"placementScore,omitempty"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PodGang{}, &PodGangList{})
+}
