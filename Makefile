@@ -56,7 +56,8 @@ build: ## Build the four binaries into bin/.
 ##@ Test
 
 .PHONY: test
-test: tools verify-generated vet test-unit test-integration test-e2e ## Run every test: unit, integration and e2e (what CI runs).
+test: ## Run every test: tools, generated-file check, vet, unit, integration and e2e (what CI runs).
+	@hack/phases.sh tools verify-generated vet test-unit test-integration test-e2e
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
