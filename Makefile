@@ -34,7 +34,7 @@ generate: ## Generate deepcopy code.
 .PHONY: manifests
 manifests: ## Generate CRDs and per-binary RBAC into config/.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated files differ from the committed ones.
