@@ -1,0 +1,102 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Defaults of the configuration file.
+const (
+	DefaultQPS             = 100
+	DefaultBurst           = 150
+	DefaultMetricsPort     = 8080
+	DefaultHealthPort      = 8081
+	DefaultWebhookPort     = 9443
+	DefaultConcurrentSyncs = 3
+	DefaultServerCertDir   = "/etc/grove/webhook-certs"
+	DefaultNamespace       = "grove-system"
+)
+
+// SetDefaults fills every unset field.
+func SetDefaults(c *OperatorConfiguration) {
+	if c.APIVersion == "" {
+		c.APIVersion = GroupVersion.String()
+	}
+	if c.Kind == "" {
+		c.Kind = Kind
+	}
+	if c.ClientConnection.QPS == 0 {
+		c.ClientConnection.QPS = DefaultQPS
+	}
+	if c.ClientConnection.Burst == 0 {
+		c.ClientConnection.Burst = DefaultBurst
+	}
+
+	le := &c.LeaderElection
+	if le.Enabled == nil {
+		le.Enabled = ptr.To(true)
+	}
+	setDuration(&le.LeaseDuration, 15*time.Second)
+	setDuration(&le.RenewDeadline, 10*time.Second)
+	setDuration(&le.RetryPeriod, 2*time.Second)
+
+	setPort(&c.Server.Metrics.Port, DefaultMetricsPort)
+	setPort(&c.Server.HealthProbes.Port, DefaultHealthPort)
+	setPort(&c.Server.Webhooks.Port, DefaultWebhookPort)
+	if c.Server.Webhooks.ServerCertDir == "" {
+		c.Server.Webhooks.ServerCertDir = DefaultServerCertDir
+	}
+
+	if c.LogLevel == "" {
+		c.LogLevel = LogLevelInfo
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = LogFormatJSON
+	}
+	for _, o := range c.Controllers.all() {
+		if o.ConcurrentSyncs == nil {
+			o.ConcurrentSyncs = ptr.To(DefaultConcurrentSyncs)
+		}
+	}
+
+	cm := &c.CertManagement
+	if cm.Mode == "" {
+		cm.Mode = CertManagementAuto
+	}
+	setString(&cm.SecretName, "grove-webhook-server-cert")
+	setString(&cm.Namespace, DefaultNamespace)
+	setString(&cm.ServiceName, "grove-webhook")
+	setString(&cm.MutatingWebhookConfigurationName, "grove-mutating-webhook")
+	setString(&cm.ValidatingWebhookConfigurationName, "grove-validating-webhook")
+}
+
+// all returns every controller's options, so defaulting and validation cannot miss one.
+func (c *ControllerConfiguration) all() map[string]*ControllerOptions {
+	return map[string]*ControllerOptions{
+		"podCliqueSet":          &c.PodCliqueSet,
+		"podClique":             &c.PodClique,
+		"podCliqueScalingGroup": &c.PodCliqueScalingGroup,
+		"podGang":               &c.PodGang,
+		"trainJob":              &c.TrainJob,
+	}
+}
+
+func setDuration(d *metav1.Duration, def time.Duration) {
+	if d.Duration == 0 {
+		d.Duration = def
+	}
+}
+
+func setPort(p *int, def int) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+func setString(s *string, def string) {
+	if *s == "" {
+		*s = def
+	}
+}

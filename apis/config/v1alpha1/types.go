@@ -1,0 +1,252 @@
+// Package v1alpha1 holds operator.config.grove.io/v1alpha1 OperatorConfiguration: the one file
+// all four binaries read (`--config`), each taking the parts it needs. It is a file format, not a
+// CRD: loading decodes strictly, applies defaults and validates, naming every bad field.
+// +kubebuilder:object:generate=true
+// +kubebuilder:skip
+// +groupName=operator.config.grove.io
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is the API group and version of the configuration file.
+var GroupVersion = schema.GroupVersion{Group: "operator.config.grove.io", Version: "v1alpha1"}
+
+// Kind is the kind of the configuration file.
+const Kind = "OperatorConfiguration"
+
+// +kubebuilder:object:root=true
+
+// OperatorConfiguration configures the grove-operator, grove-webhook, backend-controller and
+// trainer-controller processes.
+type OperatorConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// ClientConnection sets the rate limits of the API client.
+	ClientConnection ClientConnectionConfiguration `json:"clientConnection"`
+	// LeaderElection configures leader election of the three controller binaries.
+	LeaderElection LeaderElectionConfiguration `json:"leaderElection"`
+	// Server configures the metrics, health-probe and webhook listeners.
+	Server ServerConfiguration `json:"server"`
+	// LogLevel is debug, info or error.
+	LogLevel LogLevel `json:"logLevel,omitempty"`
+	// LogFormat is json or text.
+	LogFormat LogFormat `json:"logFormat,omitempty"`
+	// Controllers configures each reconciler.
+	Controllers ControllerConfiguration `json:"controllers"`
+	// CertManagement says who provides the webhook's serving certificate.
+	CertManagement CertManagementConfiguration `json:"certManagement"`
+	// Authorizer protects the operator's children from edits by anyone but the operator.
+	Authorizer AuthorizerConfiguration `json:"authorizer"`
+	// Scheduler enables scheduler backends and picks the default one.
+	Scheduler SchedulerConfiguration `json:"scheduler"`
+	// TopologyAwareScheduling turns topology constraints on.
+	TopologyAwareScheduling TopologyAwareSchedulingConfiguration `json:"topologyAwareScheduling"`
+}
+
+// ClientConnectionConfiguration sets the rate limits of the API client; a 1000-pod gang is
+// limited by these, so they are tunable.
+type ClientConnectionConfiguration struct {
+	// QPS is the sustained request rate.
+	QPS float32 `json:"qps,omitempty"`
+	// Burst is the short-term request allowance.
+	Burst int `json:"burst,omitempty"`
+}
+
+// LeaderElectionConfiguration configures leader election. Each binary derives its own lease name
+// when ResourceName is empty, so two binaries never contend for one lease.
+type LeaderElectionConfiguration struct {
+	// Enabled turns leader election on (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+	// LeaseDuration is how long a lease is valid without renewal.
+	LeaseDuration metav1.Duration `json:"leaseDuration,omitempty"`
+	// RenewDeadline is how long the leader retries renewing before giving up.
+	RenewDeadline metav1.Duration `json:"renewDeadline,omitempty"`
+	// RetryPeriod is how often candidates retry.
+	RetryPeriod metav1.Duration `json:"retryPeriod,omitempty"`
+	// ResourceName overrides the lease name.
+	ResourceName string `json:"resourceName,omitempty"`
+	// ResourceNamespace is where the lease lives (default: the pod's namespace, else "default").
+	ResourceNamespace string `json:"resourceNamespace,omitempty"`
+}
+
+// ServerConfiguration configures the listeners.
+type ServerConfiguration struct {
+	// Metrics serves Prometheus metrics at /metrics.
+	Metrics Endpoint `json:"metrics"`
+	// HealthProbes serves /healthz and /readyz.
+	HealthProbes Endpoint `json:"healthProbes"`
+	// Webhooks serves admission requests (grove-webhook only).
+	Webhooks WebhookServer `json:"webhooks"`
+}
+
+// Endpoint is a listen address.
+type Endpoint struct {
+	// BindAddress is the IP to listen on; empty means all.
+	BindAddress string `json:"bindAddress,omitempty"`
+	// Port is the TCP port.
+	Port int `json:"port,omitempty"`
+}
+
+// WebhookServer is the admission listener.
+type WebhookServer struct {
+	Endpoint `json:",inline"`
+	// ServerCertDir holds tls.crt and tls.key.
+	ServerCertDir string `json:"serverCertDir,omitempty"`
+}
+
+// LogLevel is a log verbosity.
+type LogLevel string
+
+// Log levels.
+const (
+	LogLevelDebug LogLevel = "debug"
+	LogLevelInfo  LogLevel = "info"
+	LogLevelError LogLevel = "error"
+)
+
+// LogFormat is a log encoding.
+type LogFormat string
+
+// Log formats.
+const (
+	LogFormatJSON LogFormat = "json"
+	LogFormatText LogFormat = "text"
+)
+
+// ControllerConfiguration configures each reconciler.
+type ControllerConfiguration struct {
+	PodCliqueSet          ControllerOptions `json:"podCliqueSet"`
+	PodClique             ControllerOptions `json:"podClique"`
+	PodCliqueScalingGroup ControllerOptions `json:"podCliqueScalingGroup"`
+	PodGang               ControllerOptions `json:"podGang"`
+	TrainJob              ControllerOptions `json:"trainJob"`
+}
+
+// ControllerOptions configures one reconciler.
+type ControllerOptions struct {
+	// ConcurrentSyncs is how many objects it reconciles at once.
+	ConcurrentSyncs *int `json:"concurrentSyncs,omitempty"`
+}
+
+// CertManagementMode says who provides the webhook's serving certificate.
+type CertManagementMode string
+
+const (
+	// CertManagementAuto: the webhook generates a self-signed CA and certificate, stores them in
+	// a Secret, rotates them and injects the CA bundle into the webhook configurations.
+	CertManagementAuto CertManagementMode = "auto"
+	// CertManagementManual: certificates are mounted into serverCertDir by someone else
+	// (cert-manager), who also injects the CA bundle.
+	CertManagementManual CertManagementMode = "manual"
+)
+
+// CertManagementConfiguration configures the webhook's serving certificate.
+type CertManagementConfiguration struct {
+	// Mode is auto or manual.
+	Mode CertManagementMode `json:"mode,omitempty"`
+	// SecretName is the Secret that holds the generated certificate (auto).
+	SecretName string `json:"secretName,omitempty"`
+	// Namespace is where the Secret and the webhook Service live (auto).
+	Namespace string `json:"namespace,omitempty"`
+	// ServiceName is the webhook Service, the certificate's DNS name (auto).
+	ServiceName string `json:"serviceName,omitempty"`
+	// MutatingWebhookConfigurationName receives the CA bundle (auto).
+	MutatingWebhookConfigurationName string `json:"mutatingWebhookConfigurationName,omitempty"`
+	// ValidatingWebhookConfigurationName receives the CA bundle (auto).
+	ValidatingWebhookConfigurationName string `json:"validatingWebhookConfigurationName,omitempty"`
+}
+
+// AuthorizerConfiguration configures the admission check that stops users from editing the
+// PodCliques, PodGangs and pods the operator manages.
+type AuthorizerConfiguration struct {
+	// Enabled turns the check on.
+	Enabled bool `json:"enabled,omitempty"`
+	// ExemptServiceAccountUserNames may edit managed objects too.
+	ExemptServiceAccountUserNames []string `json:"exemptServiceAccountUserNames,omitempty"`
+}
+
+// SchedulerName names a scheduler backend.
+type SchedulerName string
+
+// Scheduler backends this project supports.
+const (
+	// SchedulerNameKube is Kubernetes' kube-scheduler (pod schedulerName default-scheduler),
+	// optionally gang scheduling through the Workload API.
+	SchedulerNameKube SchedulerName = "kube-scheduler"
+	// SchedulerNameKAI is NVIDIA's KAI scheduler.
+	SchedulerNameKAI SchedulerName = "kai-scheduler"
+	// SchedulerNamePlugins is scheduler-plugins' coscheduling.
+	SchedulerNamePlugins SchedulerName = "scheduler-plugins"
+)
+
+// SupportedSchedulerNames lists every backend a profile may name.
+var SupportedSchedulerNames = []SchedulerName{SchedulerNameKube, SchedulerNameKAI, SchedulerNamePlugins}
+
+// SchedulerConfiguration enables scheduler backends (GREP-375). kube-scheduler is always enabled;
+// other backends are enabled by listing a profile.
+type SchedulerConfiguration struct {
+	// Profiles enable and configure backends; at most one is the default.
+	Profiles []SchedulerProfile `json:"profiles,omitempty"`
+}
+
+// SchedulerProfile enables one backend.
+type SchedulerProfile struct {
+	// Name is the backend.
+	Name SchedulerName `json:"name"`
+	// Config is the backend's own options, decoded by the backend.
+	Config *runtime.RawExtension `json:"config,omitempty"`
+	// Default makes this backend the one used when a workload names none.
+	Default bool `json:"default,omitempty"`
+}
+
+// TopologyAwareSchedulingConfiguration turns topology-aware scheduling on.
+type TopologyAwareSchedulingConfiguration struct {
+	// Enabled turns it on.
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// DefaultProfileName returns the backend workloads get when they name none: the profile marked
+// default, else kube-scheduler. Validation rejects two defaults before this is asked.
+func (s SchedulerConfiguration) DefaultProfileName() SchedulerName {
+	for _, p := range s.Profiles {
+		if p.Default {
+			return p.Name
+		}
+	}
+	return SchedulerNameKube
+}
+
+// EnabledBackends returns kube-scheduler followed by every other profile, in profile order.
+func (s SchedulerConfiguration) EnabledBackends() []SchedulerName {
+	enabled := []SchedulerName{SchedulerNameKube}
+	for _, p := range s.Profiles {
+		if p.Name != SchedulerNameKube {
+			enabled = append(enabled, p.Name)
+		}
+	}
+	return enabled
+}
+
+// IsEnabled reports whether a backend is enabled.
+func (s SchedulerConfiguration) IsEnabled(name SchedulerName) bool {
+	for _, n := range s.EnabledBackends() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Profile returns the profile of a backend, or nil if it has none (kube-scheduler may have none).
+func (s SchedulerConfiguration) Profile(name SchedulerName) *SchedulerProfile {
+	for i := range s.Profiles {
+		if s.Profiles[i].Name == name {
+			return &s.Profiles[i]
+		}
+	}
+	return nil
+}

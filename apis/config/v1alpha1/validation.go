@@ -1,0 +1,141 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate checks a defaulted configuration and returns every problem with its field path.
+func Validate(c *OperatorConfiguration) field.ErrorList {
+	var errs field.ErrorList
+	if c.APIVersion != GroupVersion.String() {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), c.APIVersion, []string{GroupVersion.String()}))
+	}
+	if c.Kind != Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), c.Kind, []string{Kind}))
+	}
+
+	cc := field.NewPath("clientConnection")
+	if c.ClientConnection.QPS <= 0 {
+		errs = append(errs, field.Invalid(cc.Child("qps"), c.ClientConnection.QPS, "must be greater than 0"))
+	}
+	if float32(c.ClientConnection.Burst) < c.ClientConnection.QPS {
+		errs = append(errs, field.Invalid(cc.Child("burst"), c.ClientConnection.Burst, "must be at least qps"))
+	}
+
+	errs = append(errs, validateLeaderElection(&c.LeaderElection, field.NewPath("leaderElection"))...)
+	errs = append(errs, validateServer(&c.Server, field.NewPath("server"))...)
+
+	if c.LogLevel != LogLevelDebug && c.LogLevel != LogLevelInfo && c.LogLevel != LogLevelError {
+		errs = append(errs, field.NotSupported(field.NewPath("logLevel"), c.LogLevel, []LogLevel{LogLevelDebug, LogLevelInfo, LogLevelError}))
+	}
+	if c.LogFormat != LogFormatJSON && c.LogFormat != LogFormatText {
+		errs = append(errs, field.NotSupported(field.NewPath("logFormat"), c.LogFormat, []LogFormat{LogFormatJSON, LogFormatText}))
+	}
+
+	controllers := c.Controllers.all()
+	names := make([]string, 0, len(controllers))
+	for name := range controllers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if n := controllers[name].ConcurrentSyncs; n != nil && *n < 1 {
+			errs = append(errs, field.Invalid(field.NewPath("controllers", name, "concurrentSyncs"), *n, "must be at least 1"))
+		}
+	}
+
+	cm := field.NewPath("certManagement")
+	switch c.CertManagement.Mode {
+	case CertManagementAuto:
+		for name, v := range map[string]string{"secretName": c.CertManagement.SecretName, "namespace": c.CertManagement.Namespace, "serviceName": c.CertManagement.ServiceName} {
+			if v == "" {
+				errs = append(errs, field.Required(cm.Child(name), "required when mode is auto"))
+			}
+		}
+	case CertManagementManual:
+	default:
+		errs = append(errs, field.NotSupported(cm.Child("mode"), c.CertManagement.Mode, []CertManagementMode{CertManagementAuto, CertManagementManual}))
+	}
+
+	errs = append(errs, ValidateScheduler(&c.Scheduler, field.NewPath("scheduler"))...)
+	return errs
+}
+
+func validateLeaderElection(le *LeaderElectionConfiguration, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if le.Enabled == nil || !*le.Enabled {
+		return nil
+	}
+	if le.RetryPeriod.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("retryPeriod"), le.RetryPeriod.Duration.String(), "must be greater than 0"))
+	}
+	if le.RenewDeadline.Duration <= le.RetryPeriod.Duration {
+		errs = append(errs, field.Invalid(path.Child("renewDeadline"), le.RenewDeadline.Duration.String(), "must be greater than retryPeriod"))
+	}
+	if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
+		errs = append(errs, field.Invalid(path.Child("leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
+	}
+	return errs
+}
+
+func validateServer(s *ServerConfiguration, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[int]string{}
+	for _, ep := range []struct {
+		name string
+		port int
+	}{{"metrics", s.Metrics.Port}, {"healthProbes", s.HealthProbes.Port}, {"webhooks", s.Webhooks.Port}} {
+		p := path.Child(ep.name, "port")
+		if ep.port < 1 || ep.port > 65535 {
+			errs = append(errs, field.Invalid(p, ep.port, "must be between 1 and 65535"))
+			continue
+		}
+		if other, dup := seen[ep.port]; dup {
+			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%d (also %s)", ep.port, path.Child(other, "port"))))
+			continue
+		}
+		seen[ep.port] = ep.name
+	}
+	return errs
+}
+
+// ValidateScheduler applies GREP-375's rules: known backend names, no backend listed twice, at
+// most one default.
+func ValidateScheduler(s *SchedulerConfiguration, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	profiles := path.Child("profiles")
+	seen := map[SchedulerName]int{}
+	firstDefault := -1
+	for i, p := range s.Profiles {
+		pp := profiles.Index(i)
+		if !isSupported(p.Name) {
+			errs = append(errs, field.NotSupported(pp.Child("name"), p.Name, SupportedSchedulerNames))
+		}
+		if j, dup := seen[p.Name]; dup {
+			errs = append(errs, field.Duplicate(pp.Child("name"), fmt.Sprintf("%s (also %s)", p.Name, profiles.Index(j).Child("name"))))
+		} else {
+			seen[p.Name] = i
+		}
+		if p.Default {
+			if firstDefault >= 0 {
+				errs = append(errs, field.Invalid(pp.Child("default"), true,
+					fmt.Sprintf("only one profile may be the default, but %s is too", profiles.Index(firstDefault).Child("default"))))
+			} else {
+				firstDefault = i
+			}
+		}
+	}
+	return errs
+}
+
+func isSupported(name SchedulerName) bool {
+	for _, n := range SupportedSchedulerNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
