@@ -127,5 +127,14 @@ func Start() (*Env, error) {
 	return &Env{env: env, Config: cfg, Client: c}, nil
 }
 
+// AdminKubeconfig returns a kubeconfig of a system:masters user, for processes the test starts.
+func (e *Env) AdminKubeconfig() ([]byte, error) {
+	user, err := e.env.AddUser(envtest.User{Name: "test-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
+}
+
 // Stop stops the API server and etcd.
 func (e *Env) Stop() error { return e.env.Stop() }

@@ -1,0 +1,9 @@
+// Command grove-webhook serves defaulting and validation for the grove.io and
+// trainer.kubeflow.org kinds. It holds no state, so any number of replicas may run.
+package main
+
+import "github.com/kubegrove/grove/internal/app"
+
+func main() {
+	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true})
+}

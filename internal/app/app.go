@@ -1,0 +1,251 @@
+// Package app is the process setup the four binaries share: flags, the OperatorConfiguration
+// file, logging, the API client's rate limits, a controller-runtime manager with metrics, health
+// probes, leader election (controllers) or a webhook server (grove-webhook), and graceful
+// shutdown. Each binary only adds what it reconciles or serves.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+// Options describe one binary.
+type Options struct {
+	// Name is the binary's name, used in logs and the default lease name.
+	Name string
+	// LeaderElection makes the manager elect a leader (the three controller binaries).
+	LeaderElection bool
+	// LeaseName returns the lease name when the configuration sets none; nil means
+	// "<Name>-leader". It runs after flags are parsed, so it may use them.
+	LeaseName func() string
+	// WebhookServer makes the manager serve admission webhooks (grove-webhook).
+	WebhookServer bool
+	// Validate checks the binary's flags against the configuration before anything starts.
+	Validate func(cfg *configv1alpha1.OperatorConfiguration) error
+	// Setup registers the binary's reconcilers or webhooks with the manager.
+	Setup func(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error
+	// AddToScheme adds kinds beyond the ones every binary knows.
+	AddToScheme []func(*runtime.Scheme) error
+}
+
+// Scheme returns the kinds every binary reads: Kubernetes' own and the project's API groups.
+func Scheme(extra ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, grovev1alpha1.AddToScheme, schedulerv1alpha1.AddToScheme, trainerv1alpha1.AddToScheme,
+	}, extra...) {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Main parses the command line, runs the binary until SIGTERM or SIGINT, and exits non-zero with
+// the reason when it cannot start.
+func Main(opts Options) {
+	configPath := flag.String("config", "", "path of the OperatorConfiguration file (defaults apply when empty)")
+	flag.Parse()
+	if err := Run(ctrl.SetupSignalHandler(), *configPath, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", opts.Name, err)
+		os.Exit(1)
+	}
+}
+
+// Run loads the configuration and runs the manager until ctx ends.
+func Run(ctx context.Context, configPath string, opts Options) error {
+	cfg, err := configv1alpha1.Load(configPath)
+	if err != nil {
+		return err
+	}
+	if opts.Validate != nil {
+		if err := opts.Validate(cfg); err != nil {
+			return err
+		}
+	}
+	ctrl.SetLogger(newLogger(cfg))
+	log := ctrl.Log.WithName(opts.Name)
+
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	if opts.Setup != nil {
+		if err := opts.Setup(mgr, cfg); err != nil {
+			return fmt.Errorf("setting up %s: %w", opts.Name, err)
+		}
+	}
+	log.Info("starting", "leaderElection", opts.LeaderElection && *cfg.LeaderElection.Enabled,
+		"defaultSchedulerBackend", cfg.Scheduler.DefaultProfileName())
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running %s: %w", opts.Name, err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg *configv1alpha1.OperatorConfiguration) logr.Logger {
+	level := zapcore.InfoLevel
+	switch cfg.LogLevel {
+	case configv1alpha1.LogLevelDebug:
+		level = zapcore.DebugLevel
+	case configv1alpha1.LogLevelError:
+		level = zapcore.ErrorLevel
+	}
+	zopts := []zap.Opts{zap.Level(level)}
+	if cfg.LogFormat == configv1alpha1.LogFormatText {
+		zopts = append(zopts, zap.ConsoleEncoder())
+	} else {
+		zopts = append(zopts, zap.JSONEncoder())
+	}
+	return zap.New(zopts...)
+}
+
+func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.Manager, error) {
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	restCfg.QPS = cfg.ClientConnection.QPS
+	restCfg.Burst = cfg.ClientConnection.Burst
+	restCfg.UserAgent = opts.Name
+
+	scheme, err := Scheme(opts.AddToScheme...)
+	if err != nil {
+		return nil, err
+	}
+	le := cfg.LeaderElection
+	gracefulShutdown := 10 * time.Second
+	mopts := ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: hostPort(cfg.Server.Metrics)},
+		HealthProbeBindAddress:  hostPort(cfg.Server.HealthProbes),
+		GracefulShutdownTimeout: &gracefulShutdown,
+	}
+	if opts.LeaderElection && *le.Enabled {
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = leaseName(le, opts)
+		mopts.LeaderElectionNamespace = leaseNamespace(le)
+		mopts.LeaderElectionReleaseOnCancel = true
+		mopts.LeaseDuration = &le.LeaseDuration.Duration
+		mopts.RenewDeadline = &le.RenewDeadline.Duration
+		mopts.RetryPeriod = &le.RetryPeriod.Duration
+	}
+	if opts.WebhookServer {
+		mopts.WebhookServer = webhook.NewServer(webhook.Options{
+			Host:    cfg.Server.Webhooks.BindAddress,
+			Port:    cfg.Server.Webhooks.Port,
+			CertDir: cfg.Server.Webhooks.ServerCertDir,
+		})
+	}
+	mgr, err := ctrl.NewManager(restCfg, mopts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	ready := healthz.Ping
+	if opts.WebhookServer {
+		ready, err = webhookReadiness(mgr, cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// webhookReadiness reports ready once the webhook server serves TLS. In auto mode the
+// certificate rotator generates the certificate first, so readiness also waits for it.
+func webhookReadiness(mgr manager.Manager, cfg *configv1alpha1.OperatorConfiguration) (healthz.Checker, error) {
+	started := mgr.GetWebhookServer().StartedChecker()
+	if cfg.CertManagement.Mode != configv1alpha1.CertManagementAuto {
+		return started, nil
+	}
+	cm := cfg.CertManagement
+	certsReady := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: cm.Namespace, Name: cm.SecretName},
+		CertDir:        cfg.Server.Webhooks.ServerCertDir,
+		CAName:         "grove-webhook-ca",
+		CAOrganization: "grove",
+		DNSName:        fmt.Sprintf("%s.%s.svc", cm.ServiceName, cm.Namespace),
+		IsReady:        certsReady,
+		Webhooks: []rotator.WebhookInfo{
+			{Name: cm.MutatingWebhookConfigurationName, Type: rotator.Mutating},
+			{Name: cm.ValidatingWebhookConfigurationName, Type: rotator.Validating},
+		},
+		// Every replica may rotate; the Secret is the single source of truth.
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding certificate rotator: %w", err)
+	}
+	return func(req *http.Request) error {
+		select {
+		case <-certsReady:
+			return started(req)
+		default:
+			return errors.New("webhook certificates not ready")
+		}
+	}, nil
+}
+
+func hostPort(e configv1alpha1.Endpoint) string {
+	return net.JoinHostPort(e.BindAddress, strconv.Itoa(e.Port))
+}
+
+func leaseName(le configv1alpha1.LeaderElectionConfiguration, opts Options) string {
+	switch {
+	case le.ResourceName != "":
+		return le.ResourceName
+	case opts.LeaseName != nil:
+		return opts.LeaseName()
+	default:
+		return opts.Name + "-leader"
+	}
+}
+
+// serviceAccountNamespaceFile holds the pod's namespace when running in a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+func leaseNamespace(le configv1alpha1.LeaderElectionConfiguration) string {
+	if le.ResourceNamespace != "" {
+		return le.ResourceNamespace
+	}
+	if data, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}

@@ -1,0 +1,263 @@
+// Package binaries proves each of the four binaries starts against a real API server, reports
+// ready, serves Prometheus metrics, holds its own leader lease, and exits cleanly on SIGTERM —
+// and that a bad configuration stops it with a message naming the field.
+package binaries
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/certs"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+var (
+	env        *apiserver.Env
+	binDir     string
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "grove-binaries-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	binDir = filepath.Join(tmp, "bin")
+	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the binaries: %v\n%s", err, out)
+		return 1
+	}
+	env, err = apiserver.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	kc, err := env.AdminKubeconfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kubeconfig = filepath.Join(tmp, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type ports struct{ metrics, health, webhook int }
+
+// writeConfig writes an OperatorConfiguration on free loopback ports. The webhook gets a
+// certificate from a test CA (manual mode, as with cert-manager).
+func writeConfig(t *testing.T, p ports, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := certs.NewCA("test-ca")
+	require.NoError(t, err)
+	serving, err := ca.Serving("127.0.0.1", "localhost")
+	require.NoError(t, err)
+	certDir := filepath.Join(dir, "certs")
+	require.NoError(t, serving.WriteTLS(certDir))
+	cfg := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+logFormat: text
+leaderElection:
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 1s
+server:
+  metrics: {bindAddress: 127.0.0.1, port: %d}
+  healthProbes: {bindAddress: 127.0.0.1, port: %d}
+  webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
+certManagement:
+  mode: manual
+%s`, p.metrics, p.health, p.webhook, certDir, extra)
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
+func start(t *testing.T, binary string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.Command(filepath.Join(binDir, binary), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", binary, out.String())
+		}
+	})
+	return cmd, out
+}
+
+func httpGet(url string) (int, string, error) {
+	resp, err := http.Get(url) //nolint:gosec // loopback test endpoint
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
+	cases := []struct {
+		binary string
+		args   []string
+		lease  string // empty: the binary does not elect a leader
+	}{
+		{binary: "grove-operator", lease: "grove-operator-leader"},
+		{binary: "grove-webhook"},
+		{binary: "backend-controller", args: []string{"--backend=kube-scheduler"}, lease: "grove-backend-controller-kube-scheduler-leader"},
+		{binary: "trainer-controller", lease: "trainer-controller-leader"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.binary, func(t *testing.T) {
+			t.Parallel()
+			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
+			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, "")}, tc.args...)...)
+			begin := time.Now()
+
+			waitFor(t, 60*time.Second, tc.binary+" /readyz", func() bool {
+				code, _, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/readyz", p.health))
+				return err == nil && code == http.StatusOK
+			})
+			t.Logf("%s ready after %s", tc.binary, time.Since(begin).Round(time.Millisecond))
+
+			code, body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, code)
+			assert.Contains(t, body, "# TYPE ", "Prometheus text format")
+
+			if tc.lease != "" {
+				lease := &coordinationv1.Lease{}
+				waitFor(t, 30*time.Second, "lease "+tc.lease, func() bool {
+					err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: tc.lease}, lease)
+					return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
+				})
+			}
+
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				require.NoError(t, err, "clean exit on SIGTERM")
+				assert.Equal(t, 0, cmd.ProcessState.ExitCode())
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s did not exit within 20s of SIGTERM", tc.binary)
+			}
+			assert.Contains(t, out.String(), "stopped")
+
+			if tc.lease != "" {
+				lease := &coordinationv1.Lease{}
+				require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: tc.lease}, lease))
+				assert.True(t, lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "",
+					"the lease is released on shutdown so a successor need not wait for it to expire")
+			}
+		})
+	}
+}
+
+func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
+	cases := []struct {
+		name   string
+		binary string
+		args   []string
+		extra  string
+		want   []string
+	}{
+		{
+			name:   "two default scheduler profiles",
+			binary: "grove-operator",
+			extra:  "scheduler:\n  profiles:\n    - {name: kube-scheduler, default: true}\n    - {name: kai-scheduler, default: true}\n",
+			want:   []string{"scheduler.profiles[1].default", "scheduler.profiles[0].default"},
+		},
+		{
+			name:   "unknown field",
+			binary: "grove-webhook",
+			extra:  "logLevl: debug\n",
+			want:   []string{`unknown field "logLevl"`},
+		},
+		{
+			name:   "backend not enabled",
+			binary: "backend-controller",
+			args:   []string{"--backend=kai-scheduler"},
+			want:   []string{`--backend="kai-scheduler" is not an enabled scheduler backend`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
+			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, tc.extra)}, tc.args...)...)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				require.Error(t, err)
+				assert.Equal(t, 1, cmd.ProcessState.ExitCode())
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s kept running with a bad configuration", tc.binary)
+			}
+			for _, w := range tc.want {
+				assert.True(t, strings.Contains(out.String(), w), "output %q should contain %q", out.String(), w)
+			}
+		})
+	}
+}
