@@ -1,0 +1,420 @@
+// Package cluster starts a whole local Kubernetes cluster as processes for e2e tests: etcd,
+// kube-apiserver (RBAC, the Workload API), kube-controller-manager (garbage collector, Job,
+// namespace and service-account controllers), kube-scheduler, kwok with fake GPU nodes and the
+// JobSet controller with its webhooks — all built from Go modules by `make tools`, each logging to
+// its own file, all torn down on Stop, on a failed start and on SIGINT/SIGTERM.
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/kubegrove/grove/test/certs"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// Options configure a local cluster.
+type Options struct {
+	// Nodes is the number of kwok nodes (default 4).
+	Nodes int
+	// Node sets the capacity and topology labels of each node (default: DefaultNode).
+	Node func(index int) NodeSpec
+	// CRDDirs are extra directories of CRDs to install (JobSet's are always installed).
+	CRDDirs []string
+	// Dir holds logs, certificates and data; empty means a new temp dir removed on Stop
+	// unless KeepDir is set.
+	Dir string
+	// KeepDir keeps Dir after Stop (for reading logs of a failed run).
+	KeepDir bool
+	// Scheme is used by Client (default: client-go's kinds plus JobSet).
+	Scheme *runtime.Scheme
+	// StartTimeout bounds the whole start (default 3 minutes).
+	StartTimeout time.Duration
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	opts      Options
+	dir       string
+	ca        *certs.CA
+	apiURL    string
+	etcdURL   string
+	admin     *rest.Config
+	client    client.Client
+	procs     []*process
+	stopOnce  sync.Once
+	stopSig   chan os.Signal
+	StartedIn time.Duration
+}
+
+// DefaultScheme is client-go's kinds plus JobSet.
+func DefaultScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
+	return s
+}
+
+// Start builds nothing and starts everything; it returns when every component is ready, or
+// stops what it started and returns why not.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	begin := time.Now()
+	if opts.Nodes == 0 {
+		opts.Nodes = 4
+	}
+	if opts.Node == nil {
+		opts.Node = DefaultNode
+	}
+	if opts.Scheme == nil {
+		opts.Scheme = DefaultScheme()
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	c := &Cluster{opts: opts, dir: opts.Dir}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "grove-cluster-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, err
+	}
+	c.stopOnInterrupt()
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n(logs in %s)", err, c.dir)
+			c.opts.KeepDir = true
+			c.Stop()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	if c.ca, err = certs.NewCA("grove-local-cluster-ca"); err != nil {
+		return nil, err
+	}
+	steps := []func(context.Context) error{c.startEtcd, c.startAPIServer, c.installCRDs, c.startControlPlane, c.createNodes, c.startJobSet}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	c.StartedIn = time.Since(begin)
+	return c, nil
+}
+
+// RESTConfig returns the admin (system:masters) client configuration.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.admin) }
+
+// Client returns an admin client with the cluster's scheme.
+func (c *Cluster) Client() client.Client { return c.client }
+
+// Dir is where logs, certificates and kubeconfigs are.
+func (c *Cluster) Dir() string { return c.dir }
+
+// AdminKubeconfig is the path of the admin kubeconfig.
+func (c *Cluster) AdminKubeconfig() string { return filepath.Join(c.dir, "kubeconfig-admin") }
+
+// CAPEM is the cluster CA, for webhook configurations of processes tests start.
+func (c *Cluster) CAPEM() []byte { return c.ca.CertPEM }
+
+// CA signs serving certificates for webhook servers tests start.
+func (c *Cluster) CA() *certs.CA { return c.ca }
+
+// Stop stops every component, newest first, and removes the directory unless asked to keep it.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		if c.stopSig != nil {
+			signal.Stop(c.stopSig)
+		}
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			c.procs[i].stop(10 * time.Second)
+		}
+		if !c.opts.KeepDir && c.opts.Dir == "" {
+			_ = os.RemoveAll(c.dir)
+		}
+	})
+}
+
+// LogTails returns the end of every component's log, for a failed test's output.
+func (c *Cluster) LogTails(lines int) string {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s (%s) ---\n%s\n", p.name, p.logPath, p.tail(lines))
+	}
+	return b.String()
+}
+
+// stopOnInterrupt tears the cluster down when the test binary is interrupted, so ^C or a CI
+// timeout leaves no processes behind.
+func (c *Cluster) stopOnInterrupt() {
+	c.stopSig = make(chan os.Signal, 1)
+	signal.Notify(c.stopSig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-c.stopSig; ok {
+			c.Stop()
+			os.Exit(130)
+		}
+	}()
+}
+
+func (c *Cluster) start(ctx context.Context, name, tool string, args ...string) (*process, error) {
+	bin, err := toolpath.Bin(tool)
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(name, bin, c.dir, args)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	return ports, nil
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	p, err := c.start(ctx, "etcd", "etcd",
+		"--data-dir", filepath.Join(c.dir, "etcd"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "default="+peer,
+		"--unsafe-no-fsync", "--quota-backend-bytes", strconv.Itoa(4<<30),
+		"--log-level", "warn",
+	)
+	if err != nil {
+		return err
+	}
+	c.etcdURL = client
+	return waitUntil(ctx, "etcd health", time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		resp, err := http.Get(client + "/health")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	serving, err := c.ca.Serving("127.0.0.1", "localhost", "kubernetes.default.svc")
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(c.dir, "apiserver")
+	if err := serving.WriteTLS(certDir); err != nil {
+		return err
+	}
+	caFile, err := writeFile(c.dir, "ca.crt", c.ca.CertPEM)
+	if err != nil {
+		return err
+	}
+	saKey, saPub, err := c.serviceAccountKeys()
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.apiURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	p, err := c.start(ctx, "kube-apiserver", "kube-apiserver",
+		"--etcd-servers", c.etcdURL,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--tls-cert-file", filepath.Join(certDir, "tls.crt"), "--tls-private-key-file", filepath.Join(certDir, "tls.key"),
+		"--client-ca-file", caFile,
+		"--service-account-key-file", saPub, "--service-account-signing-key-file", saKey,
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--authorization-mode", "RBAC",
+		"--endpoint-reconciler-type", "none",
+		"--feature-gates", "GenericWorkload=true",
+		"--runtime-config", "scheduling.k8s.io/v1beta1=true",
+		// Pods of a fresh namespace must not wait for its default ServiceAccount; kwok runs no
+		// containers that would use a token.
+		"--disable-admission-plugins", "ServiceAccount",
+		"--allow-privileged",
+		"--cert-dir", certDir,
+	)
+	if err != nil {
+		return err
+	}
+	if _, err := c.KubeconfigFor("admin", "system:masters"); err != nil {
+		return err
+	}
+	if c.admin, err = c.RESTConfigFor("admin", "system:masters"); err != nil {
+		return err
+	}
+	c.admin.QPS, c.admin.Burst = 200, 400
+	if c.client, err = client.New(c.admin, client.Options{Scheme: c.opts.Scheme}); err != nil {
+		return err
+	}
+	httpClient, err := rest.HTTPClientFor(c.admin)
+	if err != nil {
+		return err
+	}
+	return waitUntil(ctx, "kube-apiserver /readyz", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		resp, err := httpClient.Get(c.apiURL + "/readyz")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+func (c *Cluster) serviceAccountKeys() (keyPath, pubPath string, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", "", err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return "", "", err
+	}
+	if keyPath, err = writeFile(c.dir, "sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})); err != nil {
+		return "", "", err
+	}
+	pubPath, err = writeFile(c.dir, "sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+	return keyPath, pubPath, err
+}
+
+// installCRDs installs JobSet's CRDs and the extra directories, and waits until they are served.
+func (c *Cluster) installCRDs(ctx context.Context) error {
+	jobsetDir, err := moduleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return err
+	}
+	dirs := append([]string{filepath.Join(jobsetDir, "config", "components", "crd", "bases")}, c.opts.CRDDirs...)
+	_, err = envtest.InstallCRDs(c.admin, envtest.CRDInstallOptions{Paths: dirs, ErrorIfPathMissing: true})
+	return err
+}
+
+func (c *Cluster) startControlPlane(ctx context.Context) error {
+	kcmConfig, err := c.KubeconfigFor("system:kube-controller-manager", "system:masters")
+	if err != nil {
+		return err
+	}
+	schedConfig, err := c.KubeconfigFor("system:kube-scheduler", "system:masters")
+	if err != nil {
+		return err
+	}
+	kwokConfigPath, err := c.writeKwokConfig()
+	if err != nil {
+		return err
+	}
+	kcm, err := c.start(ctx, "kube-controller-manager", "kube-controller-manager",
+		"--kubeconfig", kcmConfig,
+		"--authentication-kubeconfig", kcmConfig, "--authorization-kubeconfig", kcmConfig,
+		"--secure-port", "0",
+		"--controllers", "*",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file", filepath.Join(c.dir, "sa.key"),
+		"--root-ca-file", filepath.Join(c.dir, "ca.crt"),
+		"--concurrent-gc-syncs", "10",
+	)
+	if err != nil {
+		return err
+	}
+	sched, err := c.start(ctx, "kube-scheduler", "kube-scheduler",
+		"--kubeconfig", schedConfig,
+		"--authentication-kubeconfig", schedConfig, "--authorization-kubeconfig", schedConfig,
+		"--secure-port", "0",
+		"--feature-gates", "GenericWorkload=true",
+	)
+	if err != nil {
+		return err
+	}
+	kwok, err := c.start(ctx, "kwok", "kwok",
+		"--kubeconfig", c.AdminKubeconfig(),
+		"--config", kwokConfigPath,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-label-selector", LabelKwokNode,
+		"--node-lease-duration-seconds", "40",
+		"--cidr", "10.244.0.0/16",
+		"--node-ip", "10.0.0.1",
+	)
+	if err != nil {
+		return err
+	}
+	procs := []*process{kcm, sched, kwok}
+	for _, lease := range []string{"kube-controller-manager", "kube-scheduler"} {
+		if err := c.waitForLease(ctx, "kube-system", lease, procs); err != nil {
+			return err
+		}
+	}
+	return waitUntil(ctx, "the default ServiceAccount", time.Minute, procs, func(ctx context.Context) (bool, error) {
+		err := c.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+}
+
+func (c *Cluster) writeKwokConfig() (string, error) {
+	data, err := kwokConfig()
+	if err != nil {
+		return "", err
+	}
+	return writeFile(c.dir, "kwok.yaml", data)
+}
+
+// waitForLease waits until a component holds its leader lease: the sign that it is running
+// its controllers.
+func (c *Cluster) waitForLease(ctx context.Context, ns, name string, procs []*process) error {
+	return waitUntil(ctx, "leader lease "+ns+"/"+name, 2*time.Minute, procs, func(ctx context.Context) (bool, error) {
+		lease, err := getLease(ctx, c.client, ns, name)
+		if err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
+	})
+}

@@ -1,0 +1,168 @@
+package cluster
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// startJobSet runs the JobSet controller with its webhooks served on loopback and registered by
+// URL (there is no Service network here); JobSet cannot run without its defaulting webhook.
+func (c *Cluster) startJobSet(ctx context.Context) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	webhookPort, healthPort := ports[0], ports[1]
+	serving, err := c.ca.Serving("127.0.0.1", "localhost")
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(c.dir, "jobset-certs")
+	if err := serving.WriteTLS(certDir); err != nil {
+		return err
+	}
+	config := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+clientConnection:
+  qps: 200
+  burst: 300
+`, webhookPort, certDir, healthPort)
+	configPath, err := writeFile(c.dir, "jobset-config.yaml", []byte(config))
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.KubeconfigFor("jobset-controller", "system:masters")
+	if err != nil {
+		return err
+	}
+	if err := c.registerJobSetWebhooks(ctx, webhookPort); err != nil {
+		return err
+	}
+	p, err := c.start(ctx, "jobset-controller", "jobset-controller", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
+	if err != nil {
+		return err
+	}
+	procs := []*process{p}
+	if err := waitUntil(ctx, "jobset-controller /readyz", time.Minute, procs, func(ctx context.Context) (bool, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}); err != nil {
+		return err
+	}
+	// A dry-run create passes through the defaulting and validating webhooks: once it succeeds,
+	// JobSets can be created.
+	probe := &jobsetv1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Namespace: "default"},
+		Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
+			Name: "probe", Replicas: 1,
+		}}},
+	}
+	probe.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec = corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "probe", Image: "busybox"}},
+	}
+	return waitUntil(ctx, "the JobSet webhooks", time.Minute, procs, func(ctx context.Context) (bool, error) {
+		err := c.client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return err == nil, err
+	})
+}
+
+// registerJobSetWebhooks installs JobSet's own webhook configurations, pointed at loopback. The
+// pod webhooks are narrowed to JobSet pods on create, as JobSet's kustomize patches do.
+func (c *Cluster) registerJobSetWebhooks(ctx context.Context, port int) error {
+	dir, err := moduleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("decoding JobSet webhook manifests: %w", err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		obj.SetName("jobset-" + obj.GetName())
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for i := range hooks {
+			hook := hooks[i].(map[string]any)
+			cfg := hook["clientConfig"].(map[string]any)
+			path := cfg["service"].(map[string]any)["path"].(string)
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
+				"caBundle": base64.StdEncoding.EncodeToString(c.ca.CertPEM),
+			}
+			if strings.HasSuffix(path, "-v1-pod") {
+				hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
+					"key": jobsetv1alpha2.JobSetNameKey, "operator": "Exists",
+				}}}
+				for _, r := range hook["rules"].([]any) {
+					r.(map[string]any)["operations"] = []any{"CREATE"}
+				}
+			}
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
+			return err
+		}
+		if err := c.client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
+		}
+	}
+}
+
+// moduleDir returns where a module the project requires lives in the module cache.
+func moduleDir(path string) (string, error) {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w", path, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

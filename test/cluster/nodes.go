@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Node labels of the fake nodes; the topology keys let topology-aware tests pack by rack, block
+// and zone.
+const (
+	// LabelKwokNode marks nodes kwok manages.
+	LabelKwokNode = "type=kwok"
+	// LabelZone, LabelBlock and LabelRack are the topology levels of each node.
+	LabelZone  = "topology.kubernetes.io/zone"
+	LabelBlock = "topology.kubernetes.io/block"
+	LabelRack  = "topology.kubernetes.io/rack"
+	// ResourceGPU is the extended resource the nodes advertise.
+	ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+)
+
+// NodeSpec is the capacity and labels of one fake node.
+type NodeSpec struct {
+	Name     string
+	Capacity corev1.ResourceList
+	Labels   map[string]string
+}
+
+// DefaultNode is a node with 32 CPUs, 256Gi, 110 pods and 8 GPUs, two nodes to a rack, two racks
+// to a block, one zone.
+func DefaultNode(i int) NodeSpec {
+	name := fmt.Sprintf("kwok-node-%d", i)
+	return NodeSpec{
+		Name: name,
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("32"),
+			corev1.ResourceMemory: resource.MustParse("256Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+			ResourceGPU:           resource.MustParse("8"),
+		},
+		Labels: map[string]string{
+			corev1.LabelHostname: name,
+			LabelZone:            "zone-a",
+			LabelBlock:           fmt.Sprintf("block-%d", i/4),
+			LabelRack:            fmt.Sprintf("rack-%d", i/2),
+		},
+	}
+}
+
+func (c *Cluster) createNodes(ctx context.Context) error {
+	for i := 0; i < c.opts.Nodes; i++ {
+		spec := c.opts.Node(i)
+		labels := map[string]string{"type": "kwok", corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}
+		for k, v := range spec.Labels {
+			labels[k] = v
+		}
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        spec.Name,
+				Labels:      labels,
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			},
+			Status: corev1.NodeStatus{Capacity: spec.Capacity, Allocatable: spec.Capacity},
+		}
+		if err := c.client.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", spec.Name, err)
+		}
+	}
+	return waitUntil(ctx, fmt.Sprintf("%d Ready nodes", c.opts.Nodes), time.Minute, c.procs, func(ctx context.Context) (bool, error) {
+		nodes := &corev1.NodeList{}
+		if err := c.client.List(ctx, nodes, client.MatchingLabels{"type": "kwok"}); err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			if nodeReady(&n) && !hasNotReadyTaint(&n) {
+				ready++
+			}
+		}
+		return ready == c.opts.Nodes, nil
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// hasNotReadyTaint reports the taint that keeps pods off a node until the node lifecycle
+// controller sees it Ready.
+func hasNotReadyTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady {
+			return true
+		}
+	}
+	return false
+}
+
+func getLease(ctx context.Context, c client.Client, ns, name string) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	return lease, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, lease)
+}

@@ -1,0 +1,56 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Main starts one cluster for an e2e test package, runs its tests and stops the cluster:
+// call it from TestMain. setup, if given, runs once the cluster is up.
+func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
+	c, err := Start(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the local cluster:", err)
+		return 1
+	}
+	fmt.Printf("local cluster started in %s (logs: %s)\n", c.StartedIn.Round(time.Millisecond), c.Dir())
+	code := 1
+	func() {
+		defer c.Stop()
+		if setup != nil {
+			if err := setup(c); err != nil {
+				fmt.Fprintln(os.Stderr, "setting up the local cluster:", err)
+				return
+			}
+		}
+		Current = c
+		code = m.Run()
+		if code != 0 {
+			fmt.Fprintln(os.Stderr, c.LogTails(20))
+		}
+	}()
+	return code
+}
+
+// Current is the cluster Main started for this test package.
+var Current *Cluster
+
+// NewNamespace creates a namespace for one test, so parallel tests never see each other's
+// objects; it is deleted when the test ends.
+func (c *Cluster) NewNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	require.NoError(t, c.client.Create(context.Background(), ns))
+	t.Cleanup(func() {
+		_ = c.client.Delete(context.Background(), ns, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+	return ns.Name
+}
