@@ -117,6 +117,8 @@ func Start() (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// envtest leaves etcd and kube-apiserver running when installing CRDs fails.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})

@@ -183,7 +183,7 @@ func (c *Cluster) stopOnInterrupt() {
 	}()
 }
 
-func (c *Cluster) start(ctx context.Context, name, tool string, args ...string) (*process, error) {
+func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 	bin, err := toolpath.Bin(tool)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	p, err := c.start(ctx, "etcd", "etcd",
+	p, err := c.start("etcd", "etcd",
 		"--data-dir", filepath.Join(c.dir, "etcd"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -268,7 +268,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.apiURL = fmt.Sprintf("https://127.0.0.1:%d", port)
-	p, err := c.start(ctx, "kube-apiserver", "kube-apiserver",
+	p, err := c.start("kube-apiserver", "kube-apiserver",
 		"--etcd-servers", c.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--tls-cert-file", filepath.Join(certDir, "tls.crt"), "--tls-private-key-file", filepath.Join(certDir, "tls.key"),
@@ -353,7 +353,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kcm, err := c.start(ctx, "kube-controller-manager", "kube-controller-manager",
+	kcm, err := c.start("kube-controller-manager", "kube-controller-manager",
 		"--kubeconfig", kcmConfig,
 		"--authentication-kubeconfig", kcmConfig, "--authorization-kubeconfig", kcmConfig,
 		"--secure-port", "0",
@@ -366,7 +366,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sched, err := c.start(ctx, "kube-scheduler", "kube-scheduler",
+	sched, err := c.start("kube-scheduler", "kube-scheduler",
 		"--kubeconfig", schedConfig,
 		"--authentication-kubeconfig", schedConfig, "--authorization-kubeconfig", schedConfig,
 		"--secure-port", "0",
@@ -375,7 +375,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kwok, err := c.start(ctx, "kwok", "kwok",
+	kwok, err := c.start("kwok", "kwok",
 		"--kubeconfig", c.AdminKubeconfig(),
 		"--config", kwokConfigPath,
 		"--manage-all-nodes=false",

@@ -68,7 +68,7 @@ clientConnection:
 	if err := c.registerJobSetWebhooks(ctx, webhookPort); err != nil {
 		return err
 	}
-	p, err := c.start(ctx, "jobset-controller", "jobset-controller", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
+	p, err := c.start("jobset-controller", "jobset-controller", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
 	if err != nil {
 		return err
 	}
