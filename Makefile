@@ -70,3 +70,9 @@ test-integration: ## Integration tests against a real kube-apiserver + etcd (env
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster of processes (apiserver, controller-manager, scheduler, kwok, JobSet).
 	$(GO_TEST) -timeout 30m ./test/e2e/...
+
+##@ Run
+
+.PHONY: run-local
+run-local: tools manifests build ## Start the local cluster, the four binaries and the samples; Ctrl-C stops all.
+	go run ./hack/run-local

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// configTemplate is the OperatorConfiguration of the local run; the *_PORT placeholders get a
+// free port per binary.
+const configTemplate = `apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+logFormat: text
+leaderElection:
+  resourceNamespace: grove-system
+server:
+  metrics: {bindAddress: 127.0.0.1, port: METRICS_PORT}
+  healthProbes: {bindAddress: 127.0.0.1, port: HEALTH_PORT}
+  webhooks: {bindAddress: 127.0.0.1, port: WEBHOOK_PORT, serverCertDir: %s}
+certManagement:
+  mode: manual
+`
+
+// writeConfig returns the configuration template with the webhook's certificate written (signed
+// by the cluster CA) and enough free ports for the four binaries.
+func writeConfig(c *cluster.Cluster, dir string) (string, []int, error) {
+	certDir := filepath.Join(dir, "webhook-certs")
+	serving, err := c.CA().Serving("127.0.0.1", "localhost")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := serving.WriteTLS(certDir); err != nil {
+		return "", nil, err
+	}
+	ports := make([]int, 12)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+		defer l.Close()
+	}
+	return fmt.Sprintf(configTemplate, certDir), ports, nil
+}
+
+func waitReady(ctx context.Context, name string, port int) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
+	for {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not become ready: %w", name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,155 @@
+// Command run-local starts the whole system on this machine: the local cluster of processes
+// (etcd, kube-apiserver, controller-manager, scheduler, kwok GPU nodes, JobSet), the project's
+// CRDs, the four binaries each with its own identity, and the samples of config/samples; then it
+// prints how to reach it and runs until interrupted. `make run-local` builds everything first.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// namespace is where the binaries hold their leases, as in a real deployment.
+const namespace = "grove-system"
+
+func main() {
+	nodes := flag.Int("nodes", 4, "number of kwok GPU nodes")
+	dir := flag.String("dir", "", "directory for logs, kubeconfigs and data (default bin/local-cluster)")
+	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
+	flag.Parse()
+	if err := run(*nodes, *dir, *runFor); err != nil {
+		fmt.Fprintln(os.Stderr, "run-local:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nodes int, dir string, runFor time.Duration) error {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		dir = filepath.Join(root, "bin", "local-cluster")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	crdDirs, err := apiserver.CRDDirs()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	fmt.Println("starting the local cluster ...")
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme()})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	fmt.Printf("cluster up in %s\n", c.StartedIn.Round(time.Millisecond))
+
+	if err := c.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return err
+	}
+	binaries, err := startBinaries(ctx, c, root, dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, b := range binaries {
+			_ = b.Process.Signal(syscall.SIGTERM)
+			_ = b.Wait()
+		}
+	}()
+
+	samples := filepath.Join(root, "config", "samples")
+	kubectl, err := toolpath.Bin("kubectl")
+	if err != nil {
+		return err
+	}
+	apply := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-k", samples)
+	apply.Stdout, apply.Stderr = os.Stdout, os.Stderr
+	if err := apply.Run(); err != nil {
+		return fmt.Errorf("applying %s: %w", samples, err)
+	}
+
+	fmt.Printf(`
+The local cluster is running. Logs of every component are in %s.
+  export KUBECONFIG=%s
+  %s get pcs,pclq,pcsg,pg,trainjobs -A
+Press Ctrl-C to stop everything.
+`, dir, c.AdminKubeconfig(), kubectl)
+	if runFor > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(runFor):
+		}
+	} else {
+		<-ctx.Done()
+	}
+	fmt.Println("stopping ...")
+	return nil
+}
+
+// startBinaries runs the four binaries from bin/, each with its own identity and the shared
+// OperatorConfiguration, and waits until each reports ready.
+func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string) ([]*exec.Cmd, error) {
+	configPath, ports, err := writeConfig(c, dir)
+	if err != nil {
+		return nil, err
+	}
+	var cmds []*exec.Cmd
+	for i, b := range []struct {
+		name string
+		args []string
+	}{
+		{name: "grove-operator"},
+		{name: "grove-webhook"},
+		{name: "backend-controller", args: []string{"--backend=kube-scheduler"}},
+		{name: "trainer-controller"},
+	} {
+		// Least-privilege roles per binary arrive with the deployment manifests; until then each
+		// runs as its own user in system:masters.
+		kubeconfig, err := c.KubeconfigFor("system:serviceaccount:"+namespace+":"+b.name, "system:masters")
+		if err != nil {
+			return cmds, err
+		}
+		cfg := strings.NewReplacer("METRICS_PORT", fmt.Sprint(ports[3*i]), "HEALTH_PORT", fmt.Sprint(ports[3*i+1]), "WEBHOOK_PORT", fmt.Sprint(ports[3*i+2])).Replace(configPath)
+		cfgPath := filepath.Join(dir, b.name+"-config.yaml")
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return cmds, err
+		}
+		logFile, err := os.Create(filepath.Join(dir, b.name+".log"))
+		if err != nil {
+			return cmds, err
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", b.name), append([]string{"--kubeconfig", kubeconfig, "--config", cfgPath}, b.args...)...)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return cmds, fmt.Errorf("starting %s (run `make build`): %w", b.name, err)
+		}
+		cmds = append(cmds, cmd)
+		if err := waitReady(ctx, b.name, ports[3*i+1]); err != nil {
+			return cmds, err
+		}
+		fmt.Printf("%s ready (log: %s)\n", b.name, logFile.Name())
+	}
+	return cmds, nil
+}
