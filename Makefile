@@ -32,7 +32,7 @@ generate: ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate CRDs and per-binary RBAC into config/.
+manifests: ## Generate the CRDs into config/crd/bases.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
 
@@ -46,8 +46,10 @@ fmt: ## Run gofmt.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet and check that every kustomization builds.
 	go vet ./...
+	@test -x $(KUSTOMIZE) || hack/tools.sh gen
+	@for k in deploy/base config/crd config/samples; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
 build: ## Build the four binaries into bin/.
