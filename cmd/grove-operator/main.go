@@ -2,8 +2,28 @@
 // pods, Services and PodGangs.
 package main
 
-import "github.com/kubegrove/grove/internal/app"
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	"github.com/kubegrove/grove/controllers/podclique"
+	"github.com/kubegrove/grove/controllers/podcliqueset"
+	"github.com/kubegrove/grove/controllers/podcliquescalinggroup"
+	"github.com/kubegrove/grove/internal/app"
+)
 
 func main() {
-	app.Main(app.Options{Name: "grove-operator", LeaderElection: true})
+	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup})
+}
+
+func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	recorder := mgr.GetEventRecorder("grove-operator")
+	c := cfg.Controllers
+	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
+		return err
+	}
+	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {
+		return err
+	}
+	return (&podclique.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
 }

@@ -1,0 +1,191 @@
+// Package children builds the objects the grove-operator derives from a PodCliqueSet — the
+// PodCliques of a replica or of a scaling-group replica, and their labels — so the PodCliqueSet
+// and PodCliqueScalingGroup reconcilers build them the same way.
+package children
+
+import (
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// Annotations the operator puts on PodCliques to carry what the PodClique reconciler needs from
+// the PodCliqueSet without reading it.
+const (
+	// AnnotationStartsAfter lists the PodCliques (full names, comma separated) whose minAvailable
+	// pods must be Ready before this PodClique's pods start.
+	AnnotationStartsAfter = "grove.io/starts-after"
+	// AnnotationPCSGTemplateNumPods is the number of pods of one scaling-group replica.
+	AnnotationPCSGTemplateNumPods = "grove.io/pcsg-template-num-pods"
+	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
+	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
+)
+
+// ReplicaLabels are the labels of every object of one PodCliqueSet replica.
+func ReplicaLabels(pcs string, replica int) map[string]string {
+	return map[string]string{
+		grovev1alpha1.LabelManagedBy:                grovev1alpha1.LabelManagedByValue,
+		grovev1alpha1.LabelPartOf:                   pcs,
+		grovev1alpha1.LabelPodCliqueSetReplicaIndex: strconv.Itoa(replica),
+	}
+}
+
+// ScalingGroup identifies the scaling-group replica a PodClique belongs to.
+type ScalingGroup struct {
+	// Name is the PodCliqueScalingGroup's name.
+	Name string
+	// ConfigName is the scaling group's name in the PodCliqueSet template.
+	ConfigName string
+	// Replica is the scaling-group replica index.
+	Replica int
+	// TemplateNumPods is the number of pods of one scaling-group replica.
+	TemplateNumPods int32
+}
+
+// PodClique builds the PodClique of one clique of a PodCliqueSet replica (group nil) or of a
+// scaling-group replica. podGang is the PodGang its pods join; startsAfter are the full names of
+// the PodCliques it waits for.
+func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1.PodCliqueTemplateSpec,
+	group *ScalingGroup, podGang string, startsAfter []string) *grovev1alpha1.PodClique {
+	name := grovev1alpha1.PodCliqueName(pcs.Name, replica, tmpl.Name)
+	labels := ReplicaLabels(pcs.Name, replica)
+	annotations := map[string]string{}
+	if group != nil {
+		name = grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, tmpl.Name)
+		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name
+		labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = strconv.Itoa(group.Replica)
+		annotations[AnnotationPCSGTemplateNumPods] = strconv.Itoa(int(group.TemplateNumPods))
+	}
+	for k, v := range tmpl.Labels {
+		if _, reserved := labels[k]; !reserved {
+			labels[k] = v
+		}
+	}
+	labels[grovev1alpha1.LabelPodGang] = podGang
+	for k, v := range tmpl.Annotations {
+		annotations[k] = v
+	}
+	if len(startsAfter) > 0 {
+		annotations[AnnotationStartsAfter] = strings.Join(startsAfter, ",")
+	}
+	spec := *tmpl.Spec.DeepCopy()
+	if spec.MinAvailable == nil {
+		spec.MinAvailable = &spec.Replicas
+	}
+	spec.ScaleConfig = nil // the PodCliqueSet owns the autoscaler; the PodClique is its target
+	return &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+		Spec:       spec,
+	}
+}
+
+// ParentCliques returns the template names of the cliques a clique waits for under the
+// PodCliqueSet's startup type.
+func ParentCliques(pcs *grovev1alpha1.PodCliqueSet, clique string) []string {
+	startup := grovev1alpha1.CliqueStartupTypeAnyOrder
+	if pcs.Spec.Template.StartupType != nil {
+		startup = *pcs.Spec.Template.StartupType
+	}
+	cliques := pcs.Spec.Template.Cliques
+	switch startup {
+	case grovev1alpha1.CliqueStartupTypeInOrder:
+		for i, c := range cliques {
+			if c.Name == clique && i > 0 {
+				return []string{cliques[i-1].Name}
+			}
+		}
+	case grovev1alpha1.CliqueStartupTypeExplicit:
+		for _, c := range cliques {
+			if c.Name == clique {
+				return c.Spec.StartsAfter
+			}
+		}
+	}
+	return nil
+}
+
+// Template returns the clique template of that name.
+func Template(pcs *grovev1alpha1.PodCliqueSet, clique string) *grovev1alpha1.PodCliqueTemplateSpec {
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c.Name == clique {
+			return c
+		}
+	}
+	return nil
+}
+
+// GroupOf returns the scaling group a clique belongs to, or nil when it is standalone.
+func GroupOf(pcs *grovev1alpha1.PodCliqueSet, clique string) *grovev1alpha1.PodCliqueScalingGroupConfig {
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		for _, n := range g.CliqueNames {
+			if n == clique {
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+// GroupReplicas and GroupMinAvailable read a scaling group's counts with their defaults.
+func GroupReplicas(g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	if g.Replicas == nil {
+		return 1
+	}
+	return *g.Replicas
+}
+
+// GroupMinAvailable returns a scaling group's minAvailable (default 1).
+func GroupMinAvailable(g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	if g.MinAvailable == nil {
+		return 1
+	}
+	return *g.MinAvailable
+}
+
+// GroupTemplateNumPods is the number of pods of one scaling-group replica.
+func GroupTemplateNumPods(pcs *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	var n int32
+	for _, name := range g.CliqueNames {
+		if t := Template(pcs, name); t != nil {
+			n += t.Spec.Replicas
+		}
+	}
+	return n
+}
+
+// ParentPodCliques resolves the parent cliques of a clique to the PodClique names its pods wait
+// for within the same PodCliqueSet replica: a standalone parent is that replica's PodClique; a
+// parent in the dependent's own scaling group is the PodClique of the same group replica; a parent
+// in another scaling group is that group's PodCliques in the base gang (replicas below
+// minAvailable), the ones guaranteed to be scheduled together with the dependent.
+func ParentPodCliques(pcs *grovev1alpha1.PodCliqueSet, replica int, clique string, group *ScalingGroup) []string {
+	var names []string
+	for _, parent := range ParentCliques(pcs, clique) {
+		g := GroupOf(pcs, parent)
+		switch {
+		case g == nil:
+			names = append(names, grovev1alpha1.PodCliqueName(pcs.Name, replica, parent))
+		case group != nil && g.Name == group.ConfigName:
+			names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, parent))
+		default:
+			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+			for j := 0; j < int(GroupMinAvailable(g)); j++ {
+				names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, parent))
+			}
+		}
+	}
+	return names
+}
+
+// PodGangOfGroupReplica names the PodGang of a scaling-group replica: the base gang for the
+// first minAvailable replicas, a scaled gang of its own for each one beyond.
+func PodGangOfGroupReplica(pcs string, replica int, pcsg string, groupReplica, minAvailable int) string {
+	if groupReplica < minAvailable {
+		return grovev1alpha1.BasePodGangName(pcs, replica)
+	}
+	return grovev1alpha1.ScaledPodGangName(pcsg, groupReplica, minAvailable)
+}

@@ -1,0 +1,201 @@
+// Package podclique is the grove-operator's PodClique reconciler: it keeps one pod per index,
+// gated until the pod's PodGang is ready for scheduling and its parent cliques are up, and
+// reports the clique's counts.
+package podclique
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
+)
+
+// Reconciler reconciles PodCliques.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler and indexes pods by PodClique.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podclique").
+		For(&grovev1alpha1.PodClique{}).
+		Owns(&corev1.Pod{}).
+		// A PodGang becoming ready lifts the gates of its cliques' pods.
+		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
+		// A parent clique becoming ready lets its dependents start.
+		Watches(&grovev1alpha1.PodClique{}, handler.EnqueueRequestsFromMapFunc(r.dependents)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{grovev1alpha1.LabelPodGang: obj.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+	}
+	return reqs
+}
+
+// dependents maps a PodClique to the cliques of the same PodCliqueSet replica that wait for it.
+func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{
+		grovev1alpha1.LabelPartOf:                   obj.GetLabels()[grovev1alpha1.LabelPartOf],
+		grovev1alpha1.LabelPodCliqueSetReplicaIndex: obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex],
+	}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, p := range list.Items {
+		for _, parent := range startsAfter(&p) {
+			if parent == obj.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+			}
+		}
+	}
+	return reqs
+}
+
+func startsAfter(pclq *grovev1alpha1.PodClique) []string {
+	v := pclq.Annotations[children.AnnotationStartsAfter]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// Reconcile observes the clique's pods once, creates missing indices, deletes surplus and
+// failed pods, lifts gates that may be lifted, and writes status if it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pclq := &grovev1alpha1.PodClique{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pclq); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pclq.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the garbage collector removes the pods
+	}
+	podList := &corev1.PodList{}
+	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodClique: pclq.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	var all, active []*corev1.Pod
+	for i := range podList.Items {
+		p := &podList.Items[i]
+		if !metav1.IsControlledBy(p, pclq) {
+			continue
+		}
+		all = append(all, p)
+		if p.DeletionTimestamp.IsZero() {
+			active = append(active, p)
+		}
+	}
+
+	hash := PodTemplateHash(pclq)
+	var errs []error
+	if err := r.deletePods(ctx, pclq, r.podsToDelete(active, int(pclq.Spec.Replicas))); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.createPods(ctx, pclq, missingIndices(all, int(pclq.Spec.Replicas)), hash); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.liftGates(ctx, pclq, active); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
+	}
+	return ctrl.Result{}, nil
+}
+
+// podsToDelete are pods above the wanted count and, for inference, failed pods (recreated at the
+// same index on the next pass).
+func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int) []*corev1.Pod {
+	out := surplusPods(active, replicas)
+	for _, p := range active {
+		if i, ok := podIndex(p); ok && i < replicas && p.Status.Phase == corev1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod) error {
+	for _, p := range pods {
+		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
+			r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
+			return err
+		}
+		podsDeleted.Inc()
+	}
+	return nil
+}
+
+func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string) error {
+	if len(indices) == 0 {
+		return nil
+	}
+	created, err := slowStart(ctx, len(indices), func(ctx context.Context, i int) error {
+		err := r.Client.Create(ctx, buildPod(pclq, indices[i], hash))
+		if apierrors.IsAlreadyExists(err) {
+			return nil // the cache was behind; the next pass sees it
+		}
+		return err
+	})
+	podsCreated.Add(float64(created))
+	if err != nil {
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
+	}
+	return err
+}
+
+// conditionsChanged passes PodGang updates whose status conditions changed.
+type conditionsChanged struct{ predicate.Funcs }
+
+func (conditionsChanged) Update(e event.UpdateEvent) bool {
+	oldPG, ok1 := e.ObjectOld.(*schedulerv1alpha1.PodGang)
+	newPG, ok2 := e.ObjectNew.(*schedulerv1alpha1.PodGang)
+	if !ok1 || !ok2 {
+		return true
+	}
+	for _, t := range []string{schedulerv1alpha1.ConditionInitialized, schedulerv1alpha1.ConditionSchedulerBackendReady} {
+		o, n := meta.FindStatusCondition(oldPG.Status.Conditions, t), meta.FindStatusCondition(newPG.Status.Conditions, t)
+		if (o == nil) != (n == nil) || (o != nil && (o.Status != n.Status || o.ObservedGeneration != n.ObservedGeneration)) {
+			return true
+		}
+	}
+	return false
+}

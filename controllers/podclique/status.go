@@ -1,0 +1,82 @@
+package podclique
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// Reasons of the PodCliqueScheduled condition.
+const (
+	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
+	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
+)
+
+// computeStatus derives the clique's status from its pods.
+func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) grovev1alpha1.PodCliqueStatus {
+	st := *pclq.Status.DeepCopy()
+	st.ObservedGeneration = &pclq.Generation
+	st.Replicas, st.ReadyReplicas, st.ScheduledReplicas, st.ScheduleGatedReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
+	for _, p := range active {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		st.Replicas++
+		if podCondition(p, corev1.PodReady) {
+			st.ReadyReplicas++
+		}
+		if podCondition(p, corev1.PodScheduled) {
+			st.ScheduledReplicas++
+		}
+		if len(p.Spec.SchedulingGates) > 0 {
+			st.ScheduleGatedReplicas++
+		}
+		if p.Labels[grovev1alpha1.LabelPodTemplateHash] == hash {
+			st.UpdatedReplicas++
+		}
+	}
+	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodClique: pclq.Name}).String()
+	st.Selector = &selector
+	if st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas {
+		st.CurrentPodTemplateHash = &hash
+	}
+	cond := metav1.Condition{
+		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
+		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
+	}
+	if st.ScheduledReplicas >= minAvailable(pclq) {
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonSufficientScheduledPods
+	}
+	cond.Message = scheduledMessage(st.ScheduledReplicas, minAvailable(pclq))
+	meta.SetStatusCondition(&st.Conditions, cond)
+	return st
+}
+
+func scheduledMessage(scheduled, min int32) string {
+	return formatCount(scheduled) + " of minAvailable " + formatCount(min) + " pods scheduled"
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// updateStatus writes the status only when it changed, so a clique at rest costs no writes.
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) error {
+	st := computeStatus(pclq, active, hash)
+	if equality.Semantic.DeepEqual(st, pclq.Status) {
+		return nil
+	}
+	pclq.Status = st
+	return r.Client.Status().Update(ctx, pclq)
+}

@@ -1,0 +1,194 @@
+// Package podcliquescalinggroup is the grove-operator's PodCliqueScalingGroup reconciler: one
+// PodClique per member clique per group replica, each joining the base PodGang or its own scaled
+// PodGang, and the group's counts in status.
+package podcliquescalinggroup
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
+)
+
+// Reconciler reconciles PodCliqueScalingGroups.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+
+// SetupWithManager registers the reconciler.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podcliquescalinggroup").
+		For(&grovev1alpha1.PodCliqueScalingGroup{}).
+		Owns(&grovev1alpha1.PodClique{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// Reconcile converges the group's PodCliques from its PodCliqueSet's template and writes status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pcsg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pcsg.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pcsg.Namespace, Name: pcsg.Labels[grovev1alpha1.LabelPartOf]}, pcs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	replica, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	if err != nil {
+		return ctrl.Result{}, nil // not one of ours
+	}
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	have := map[string]*grovev1alpha1.PodClique{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], pcsg) {
+			have[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+
+	var errs []error
+	want := r.wanted(pcs, pcsg, replica)
+	for _, w := range want {
+		if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name, pclq := range have {
+		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, pclq); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := r.updateStatus(ctx, pcsg, have); err != nil {
+		errs = append(errs, err)
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+func (r *Reconciler) wanted(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
+	want := map[string]*grovev1alpha1.PodClique{}
+	var config *grovev1alpha1.PodCliqueScalingGroupConfig
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name) == pcsg.Name {
+			config = g
+		}
+	}
+	if config == nil {
+		return want
+	}
+	minAvailable := int(children.GroupMinAvailable(config))
+	numPods := children.GroupTemplateNumPods(pcs, config)
+	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
+		group := &children.ScalingGroup{Name: pcsg.Name, ConfigName: config.Name, Replica: j, TemplateNumPods: numPods}
+		gang := children.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
+		for _, clique := range pcsg.Spec.CliqueNames {
+			tmpl := children.Template(pcs, clique)
+			if tmpl == nil {
+				continue
+			}
+			pclq := children.PodClique(pcs, replica, tmpl, group, gang, children.ParentPodCliques(pcs, replica, clique, group))
+			pclq.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
+			want[pclq.Name] = pclq
+		}
+	}
+	return want
+}
+
+func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have *grovev1alpha1.PodClique) error {
+	if have == nil {
+		err := r.Client.Create(ctx, want)
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if err != nil {
+			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating PodClique %s: %v", want.Name, err)
+		}
+		return err
+	}
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && equality.Semantic.DeepEqual(have.Labels, want.Labels) && equality.Semantic.DeepEqual(have.Annotations, want.Annotations) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec, updated.Labels, updated.Annotations = want.Spec, want.Labels, want.Annotations
+	return r.Client.Update(ctx, updated)
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique) error {
+	st := *pcsg.Status.DeepCopy()
+	st.ObservedGeneration = &pcsg.Generation
+	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}).String()
+	st.Selector = &selector
+	type counts struct{ members, scheduled, available, updated int }
+	perReplica := map[string]*counts{}
+	for _, p := range pclqs {
+		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		if idx, err := strconv.Atoi(j); err != nil || idx >= int(pcsg.Spec.Replicas) {
+			continue
+		}
+		c := perReplica[j]
+		if c == nil {
+			c = &counts{}
+			perReplica[j] = c
+		}
+		c.members++
+		min := p.Spec.Replicas
+		if p.Spec.MinAvailable != nil {
+			min = *p.Spec.MinAvailable
+		}
+		if meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled) {
+			c.scheduled++
+		}
+		if p.Status.ReadyReplicas >= min {
+			c.available++
+		}
+		if p.Status.UpdatedReplicas == p.Spec.Replicas {
+			c.updated++
+		}
+	}
+	st.Replicas, st.ScheduledReplicas, st.AvailableReplicas, st.UpdatedReplicas = int32(len(perReplica)), 0, 0, 0
+	members := len(pcsg.Spec.CliqueNames)
+	for _, c := range perReplica {
+		if c.scheduled == members {
+			st.ScheduledReplicas++
+		}
+		if c.available == members {
+			st.AvailableReplicas++
+		}
+		if c.updated == members {
+			st.UpdatedReplicas++
+		}
+	}
+	if equality.Semantic.DeepEqual(st, pcsg.Status) {
+		return nil
+	}
+	pcsg.Status = st
+	return r.Client.Status().Update(ctx, pcsg)
+}

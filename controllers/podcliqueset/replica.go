@@ -1,0 +1,161 @@
+package podcliqueset
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
+)
+
+// syncReplica converges one PodCliqueSet replica: Service, standalone PodCliques, scaling groups
+// and PodGangs. Each child is written only when it is missing or differs from what is wanted.
+func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+	var errs []error
+	if err := r.syncService(ctx, pcs, replica, obs); err != nil {
+		errs = append(errs, err)
+	}
+	for _, tmpl := range standaloneCliques(pcs) {
+		want := children.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
+			children.ParentPodCliques(pcs, replica, tmpl.Name, nil))
+		if err := r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, obs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if err := r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], obs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := r.syncPodGangs(ctx, pcs, replica, obs); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliqueTemplateSpec {
+	var out []*grovev1alpha1.PodCliqueTemplateSpec
+	for _, c := range pcs.Spec.Template.Cliques {
+		if children.GroupOf(pcs, c.Name) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+	publish := true
+	if c := pcs.Spec.Template.HeadlessServiceConfig; c != nil {
+		publish = c.PublishNotReadyAddresses
+	}
+	labels := children.ReplicaLabels(pcs.Name, replica)
+	want := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.HeadlessServiceName(pcs.Name, replica), Namespace: pcs.Namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 labels,
+			PublishNotReadyAddresses: publish,
+		},
+	}
+	have := obs.services[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want)
+	}
+	if have.Spec.PublishNotReadyAddresses == publish && equality.Semantic.DeepEqual(have.Spec.Selector, labels) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec.PublishNotReadyAddresses, updated.Spec.Selector = publish, labels
+	return r.Client.Update(ctx, updated)
+}
+
+// syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
+// belong to its autoscaler once created.
+func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled bool, obs *observed) error {
+	have := obs.cliques[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want)
+	}
+	if autoscaled {
+		want.Spec.Replicas = have.Spec.Replicas
+	}
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec = want.Spec
+	updated.Labels = merge(updated.Labels, want.Labels)
+	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	return r.Client.Update(ctx, updated)
+}
+
+func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, obs *observed) error {
+	labels := children.ReplicaLabels(pcs.Name, replica)
+	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+	want := &grovev1alpha1.PodCliqueScalingGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: g.Annotations},
+		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
+			Replicas:         children.GroupReplicas(g),
+			MinAvailable:     g.MinAvailable,
+			CliqueNames:      g.CliqueNames,
+			TerminationDelay: g.TerminationDelay,
+		},
+	}
+	if want.Spec.TerminationDelay == nil {
+		want.Spec.TerminationDelay = pcs.Spec.Template.TerminationDelay
+	}
+	have := obs.groups[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want)
+	}
+	if g.ScaleConfig != nil {
+		want.Spec.Replicas = have.Spec.Replicas
+	}
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec = want.Spec
+	updated.Labels = merge(updated.Labels, want.Labels)
+	return r.Client.Update(ctx, updated)
+}
+
+// create creates a child; one that already exists is fine (the cache was behind).
+func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object) error {
+	err := r.Client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)
+	}
+	return err
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func merge(into, from map[string]string) map[string]string {
+	out := maps.Clone(into)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, from)
+	return out
+}

@@ -1,0 +1,117 @@
+package podcliqueset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/podclique"
+)
+
+// PodCliqueSet condition telling whether every PodGang may be scheduled.
+const (
+	// ConditionPodGangsSchedulable is False while a PodGang waits for its pods or for its
+	// scheduler backend, whose pods then stay gated; the message names the PodGang and why.
+	ConditionPodGangsSchedulable   = "PodGangsSchedulable"
+	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
+	ReasonPodGangPodsPending       = "PodGangPodsPending"
+	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
+	// ErrorCodeReconcile marks a failed reconcile step in status.lastErrors.
+	ErrorCodeReconcile grovev1alpha1.ErrorCode = "ERR_RECONCILE"
+)
+
+// updateStatus derives the status from the observed children and writes it only if it changed.
+func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, errs []error) error {
+	st := *pcs.Status.DeepCopy()
+	st.ObservedGeneration = &pcs.Generation
+	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPartOf: pcs.Name, grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue}).String()
+	st.Selector = &selector
+	if st.Phase == "" {
+		st.Phase = grovev1alpha1.PodCliqueSetPhasePending
+	}
+
+	replicas, available, updated := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		available[i], updated[i] = true, true
+	}
+	for _, pclq := range obs.cliques {
+		i, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		if err != nil || i >= int(pcs.Spec.Replicas) {
+			continue
+		}
+		replicas[i] = true
+		if pclq.Status.ReadyReplicas < minAvailable(pclq) {
+			available[i] = false
+		}
+		if pclq.Status.UpdatedReplicas < pclq.Spec.Replicas {
+			updated[i] = false
+		}
+	}
+	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0
+	for i := range replicas {
+		st.Replicas++
+		if available[i] {
+			st.AvailableReplicas++
+		}
+		if updated[i] {
+			st.UpdatedReplicas++
+		}
+	}
+	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
+		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
+	}
+
+	st.PodGangStatuses = nil
+	var waiting []string
+	reason := ReasonAllPodGangsSchedulable
+	names := make([]string, 0, len(obs.wantGangs))
+	for name := range obs.wantGangs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pg := obs.gangs[name]
+		if pg == nil {
+			continue
+		}
+		st.PodGangStatuses = append(st.PodGangStatuses, grovev1alpha1.PodGangStatus{Name: name, Phase: string(pg.Status.Phase), Conditions: pg.Status.Conditions})
+		if podclique.PodGangSchedulable(pg) {
+			continue
+		}
+		if !meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized) {
+			waiting = append(waiting, name+": waiting for its pods to be created")
+			if reason == ReasonAllPodGangsSchedulable {
+				reason = ReasonPodGangPodsPending
+			}
+			continue
+		}
+		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
+			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
+		reason = ReasonSchedulerBackendNotReady
+	}
+	cond := metav1.Condition{Type: ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
+		Message: "every PodGang is initialized and acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
+	if len(waiting) > 0 {
+		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+
+	st.LastErrors = nil
+	for _, err := range errs {
+		st.LastErrors = append(st.LastErrors, grovev1alpha1.LastError{Code: ErrorCodeReconcile, Description: err.Error(), ObservedAt: metav1.Now()})
+	}
+	if equality.Semantic.DeepEqual(st, pcs.Status) {
+		return nil
+	}
+	pcs.Status = st
+	return r.Client.Status().Update(ctx, pcs)
+}
