@@ -20,6 +20,9 @@ const (
 	AnnotationStartsAfter = "grove.io/starts-after"
 	// AnnotationPCSGTemplateNumPods is the number of pods of one scaling-group replica.
 	AnnotationPCSGTemplateNumPods = "grove.io/pcsg-template-num-pods"
+	// AnnotationTemplateReplicas is the template's replica count last applied to a child, so a
+	// child scaled directly keeps its replicas until the template itself changes.
+	AnnotationTemplateReplicas = "grove.io/template-replicas"
 	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
 	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -80,14 +81,13 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 // syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
 // belong to its autoscaler once created.
 func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled bool, obs *observed) error {
+	want.Annotations[children.AnnotationTemplateReplicas] = strconv.Itoa(int(want.Spec.Replicas))
 	have := obs.cliques[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
 		return r.create(ctx, pcs, want)
 	}
-	if autoscaled {
-		want.Spec.Replicas = have.Spec.Replicas
-	}
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, autoscaled)
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
 		return nil
 	}
@@ -101,8 +101,9 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, obs *observed) error {
 	labels := children.ReplicaLabels(pcs.Name, replica)
 	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+	annotations := merge(g.Annotations, map[string]string{children.AnnotationTemplateReplicas: strconv.Itoa(int(children.GroupReplicas(g)))})
 	want := &grovev1alpha1.PodCliqueScalingGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: g.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
 		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
 			Replicas:         children.GroupReplicas(g),
 			MinAvailable:     g.MinAvailable,
@@ -118,15 +119,14 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 		setOwner(pcs, want)
 		return r.create(ctx, pcs, want)
 	}
-	if g.ScaleConfig != nil {
-		want.Spec.Replicas = have.Spec.Replicas
-	}
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) {
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, g.ScaleConfig != nil)
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
 		return nil
 	}
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
 	updated.Labels = merge(updated.Labels, want.Labels)
+	updated.Annotations = merge(updated.Annotations, want.Annotations)
 	return r.Client.Update(ctx, updated)
 }
 
@@ -140,6 +140,17 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)
 	}
 	return err
+}
+
+// keepScaledReplicas decides a child's replicas: an autoscaled child keeps what its autoscaler
+// chose; otherwise the template wins only when the template's value changed since it was last
+// applied (recorded in an annotation), so `kubectl scale` on the child sticks until the template
+// is edited.
+func keepScaledReplicas(template, current int32, annotations map[string]string, autoscaled bool) int32 {
+	if autoscaled || annotations[children.AnnotationTemplateReplicas] == strconv.Itoa(int(template)) {
+		return current
+	}
+	return template
 }
 
 func subset(want, have map[string]string) bool {

@@ -108,3 +108,34 @@ func waitUntil(ctx context.Context, what string, timeout time.Duration, procs []
 		}
 	}
 }
+
+// Process is a process a test started on the cluster (an operator binary), stopped with the
+// cluster unless stopped or killed first.
+type Process struct{ p *process }
+
+// StartProcess runs a binary next to the cluster, logging to <Dir>/<name>.log.
+func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, error) {
+	p, err := startProcess(name, binary, c.dir, args)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return &Process{p: p}, nil
+}
+
+// Stop sends SIGTERM and waits (SIGKILL after 10s).
+func (p *Process) Stop() { p.p.stop(10 * time.Second) }
+
+// Kill sends SIGKILL, as a crash would, and waits for the process to end.
+func (p *Process) Kill() {
+	if done, _ := p.p.exited(); !done {
+		_ = syscall.Kill(-p.p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.p.done
+	}
+}
+
+// Exited reports whether the process ended, and how.
+func (p *Process) Exited() (bool, error) { return p.p.exited() }
+
+// LogTail returns the end of the process's log.
+func (p *Process) LogTail(lines int) string { return p.p.tail(lines) }
