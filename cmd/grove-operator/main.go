@@ -7,8 +7,8 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/controllers/podclique"
-	"github.com/kubegrove/grove/controllers/podcliqueset"
 	"github.com/kubegrove/grove/controllers/podcliquescalinggroup"
+	"github.com/kubegrove/grove/controllers/podcliqueset"
 	"github.com/kubegrove/grove/internal/app"
 )
 
