@@ -46,7 +46,8 @@ fmt: ## Run gofmt.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet and check that every kustomization builds.
+vet: ## Run gofmt and go vet, and check that every kustomization builds.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	@test -x $(KUSTOMIZE) || hack/tools.sh gen
 	@for k in deploy/base config/crd config/samples; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
