@@ -4,6 +4,9 @@
 package children
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -23,6 +26,12 @@ const (
 	// AnnotationTemplateReplicas is the template's replica count last applied to a child, so a
 	// child scaled directly keeps its replicas until the template itself changes.
 	AnnotationTemplateReplicas = "grove.io/template-replicas"
+	// AnnotationGenerationHash is the PodCliqueSet generation hash a child was last updated to;
+	// a rolling update moves it replica by replica.
+	AnnotationGenerationHash = "grove.io/pcs-generation-hash"
+	// AnnotationUpdateStrategy is the PodCliqueSet's update strategy, read by the PodClique
+	// reconciler to decide whether it replaces outdated pods itself.
+	AnnotationUpdateStrategy = "grove.io/update-strategy"
 	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
 	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
 )
@@ -74,6 +83,8 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	if len(startsAfter) > 0 {
 		annotations[AnnotationStartsAfter] = strings.Join(startsAfter, ",")
 	}
+	annotations[AnnotationGenerationHash] = GenerationHash(pcs)
+	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
 	spec := *tmpl.Spec.DeepCopy()
 	if spec.MinAvailable == nil {
 		spec.MinAvailable = &spec.Replicas
@@ -191,4 +202,48 @@ func PodGangOfGroupReplica(pcs string, replica int, pcsg string, groupReplica, m
 		return grovev1alpha1.BasePodGangName(pcs, replica)
 	}
 	return grovev1alpha1.ScaledPodGangName(pcsg, groupReplica, minAvailable)
+}
+
+// Hash is a short stable hash of values, for template identities.
+func Hash(values ...any) string {
+	data, _ := json.Marshal(values)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+// UserAnnotations drops the operator's own grove.io/ annotations, which change with scaling and
+// rollout bookkeeping and must not make pods look outdated.
+func UserAnnotations(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if !strings.HasPrefix(k, "grove.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// GenerationHash identifies what of a PodCliqueSet's template its pods are made from; replica
+// counts and scaling settings are left out, so scaling never rolls pods.
+func GenerationHash(pcs *grovev1alpha1.PodCliqueSet) string {
+	type clique struct {
+		Name        string
+		Labels      map[string]string
+		Annotations map[string]string
+		RoleName    string
+		PodSpec     any
+	}
+	var cliques []clique
+	for _, c := range pcs.Spec.Template.Cliques {
+		cliques = append(cliques, clique{c.Name, c.Labels, c.Annotations, c.Spec.RoleName, c.Spec.PodSpec})
+	}
+	return Hash(cliques, pcs.Spec.Template.PriorityClassName)
+}
+
+// UpdateStrategy returns the PodCliqueSet's update strategy (default RollingRecreate).
+func UpdateStrategy(pcs *grovev1alpha1.PodCliqueSet) grovev1alpha1.UpdateStrategyType {
+	if s := pcs.Spec.UpdateStrategy; s != nil && s.Type != "" {
+		return s.Type
+	}
+	return grovev1alpha1.RollingRecreateStrategy
 }

@@ -2,9 +2,6 @@ package podclique
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -21,13 +18,7 @@ import (
 // PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can
 // tell old pods from new ones.
 func PodTemplateHash(pclq *grovev1alpha1.PodClique) string {
-	data, _ := json.Marshal(struct {
-		Spec        corev1.PodSpec
-		Labels      map[string]string
-		Annotations map[string]string
-	}{pclq.Spec.PodSpec, templateLabels(pclq), pclq.Annotations})
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:10]
+	return children.Hash(pclq.Spec.PodSpec, templateLabels(pclq), children.UserAnnotations(pclq.Annotations))
 }
 
 // templateLabels are the PodClique's own labels that pods inherit.

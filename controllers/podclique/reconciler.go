@@ -123,7 +123,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	hash := PodTemplateHash(pclq)
 	var errs []error
-	if err := r.deletePods(ctx, pclq, r.podsToDelete(active, int(pclq.Spec.Replicas))); err != nil {
+	victims := r.podsToDelete(active, int(pclq.Spec.Replicas))
+	if pclq.Annotations[children.AnnotationUpdateStrategy] != string(grovev1alpha1.OnDeleteStrategy) {
+		victims = append(victims, rollingVictims(pclq, active, victims, hash)...)
+	}
+	if err := r.deletePods(ctx, pclq, victims); err != nil {
 		errs = append(errs, err)
 	}
 	if err := r.createPods(ctx, pclq, missingIndices(all, int(pclq.Spec.Replicas)), hash); err != nil {

@@ -74,7 +74,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	var errs []error
 	want := r.wanted(pcs, pcsg, replica)
+	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
+	allowUpdate := pcsg.Annotations[children.AnnotationGenerationHash] == children.GenerationHash(pcs)
 	for _, w := range want {
+		if have[w.Name] != nil && !allowUpdate {
+			continue
+		}
 		if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
 			errs = append(errs, err)
 		}

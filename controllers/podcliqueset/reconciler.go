@@ -88,15 +88,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var errs []error
+	ro := newRollout(pcs)
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		if err := r.syncReplica(ctx, pcs, i, obs); err != nil {
+		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
 			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
 		}
 	}
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.updateStatus(ctx, pcs, obs, errs); err != nil {
+	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
 		errs = append(errs, err)
 	}
 	return ctrl.Result{}, errors.Join(errs...)

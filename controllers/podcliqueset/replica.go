@@ -18,7 +18,10 @@ import (
 
 // syncReplica converges one PodCliqueSet replica: Service, standalone PodCliques, scaling groups
 // and PodGangs. Each child is written only when it is missing or differs from what is wanted.
-func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+//
+// allowUpdate is false while a rolling update has not reached this replica: existing children
+// then keep their template, and only missing ones are created.
+func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed, allowUpdate bool) error {
 	var errs []error
 	if err := r.syncService(ctx, pcs, replica, obs); err != nil {
 		errs = append(errs, err)
@@ -26,12 +29,12 @@ func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	for _, tmpl := range standaloneCliques(pcs) {
 		want := children.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
 			children.ParentPodCliques(pcs, replica, tmpl.Name, nil))
-		if err := r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, obs); err != nil {
+		if err := r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, allowUpdate, obs); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		if err := r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], obs); err != nil {
+		if err := r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], allowUpdate, obs); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -80,12 +83,15 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 
 // syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
 // belong to its autoscaler once created.
-func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled bool, obs *observed) error {
+func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled, allowUpdate bool, obs *observed) error {
 	want.Annotations[children.AnnotationTemplateReplicas] = strconv.Itoa(int(want.Spec.Replicas))
 	have := obs.cliques[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
 		return r.create(ctx, pcs, want)
+	}
+	if !allowUpdate {
+		return nil
 	}
 	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, autoscaled)
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
@@ -98,10 +104,15 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 	return r.Client.Update(ctx, updated)
 }
 
-func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, obs *observed) error {
+func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
 	labels := children.ReplicaLabels(pcs.Name, replica)
 	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
-	annotations := merge(g.Annotations, map[string]string{children.AnnotationTemplateReplicas: strconv.Itoa(int(children.GroupReplicas(g)))})
+	annotations := merge(g.Annotations, map[string]string{
+		children.AnnotationTemplateReplicas: strconv.Itoa(int(children.GroupReplicas(g))),
+		// The PodCliqueScalingGroup reconciler applies the template to its PodCliques only once
+		// the rollout has moved this hash onto the group.
+		children.AnnotationGenerationHash: children.GenerationHash(pcs),
+	})
 	want := &grovev1alpha1.PodCliqueScalingGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
 		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
@@ -118,6 +129,9 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	if have == nil {
 		setOwner(pcs, want)
 		return r.create(ctx, pcs, want)
+	}
+	if !allowUpdate {
+		return nil
 	}
 	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, g.ScaleConfig != nil)
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {

@@ -14,6 +14,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/podclique"
 )
 
@@ -30,7 +31,7 @@ const (
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
-func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, errs []error) error {
+func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, errs []error) error {
 	st := *pcs.Status.DeepCopy()
 	st.ObservedGeneration = &pcs.Generation
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPartOf: pcs.Name, grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue}).String()
@@ -41,7 +42,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 
 	replicas, available, updated := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		available[i], updated[i] = true, true
+		available[i], updated[i] = true, ro.replicaRolledOut(i, obs)
 	}
 	for _, pclq := range obs.cliques {
 		i, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
@@ -51,9 +52,6 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		replicas[i] = true
 		if pclq.Status.ReadyReplicas < minAvailable(pclq) {
 			available[i] = false
-		}
-		if pclq.Status.UpdatedReplicas < pclq.Spec.Replicas {
-			updated[i] = false
 		}
 	}
 	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0
@@ -105,6 +103,8 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 
+	r.trackUpdate(pcs, &st, ro.hash)
+
 	st.LastErrors = nil
 	for _, err := range errs {
 		st.LastErrors = append(st.LastErrors, grovev1alpha1.LastError{Code: ErrorCodeReconcile, Description: err.Error(), ObservedAt: metav1.Now()})
@@ -114,4 +114,30 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	}
 	pcs.Status = st
 	return r.Client.Status().Update(ctx, pcs)
+}
+
+// trackUpdate records a rollout in status: when the template's generation hash changes an update
+// starts; it ends when every replica runs the newest template.
+func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, hash string) {
+	now := metav1.Now()
+	if st.CurrentGenerationHash == nil || *st.CurrentGenerationHash != hash {
+		if st.CurrentGenerationHash != nil {
+			r.Recorder.Eventf(pcs, nil, "Normal", "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", hash, children.UpdateStrategy(pcs))
+		}
+		st.CurrentGenerationHash = &hash
+		st.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: now}
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "UpdateComplete",
+		Message: "every replica runs the current template", ObservedGeneration: pcs.Generation}
+	if st.UpdatedReplicas < pcs.Spec.Replicas {
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonUpdateInProgress
+		cond.Message = fmt.Sprintf("%d of %d replicas run the current template", st.UpdatedReplicas, pcs.Spec.Replicas)
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt == nil && cond.Status == metav1.ConditionFalse {
+		p.UpdateEndedAt = &now
+		if !p.UpdateStartedAt.Equal(&now) {
+			r.Recorder.Eventf(pcs, nil, "Normal", "UpdateCompleted", "Update", "every replica runs generation %s", hash)
+		}
+	}
 }

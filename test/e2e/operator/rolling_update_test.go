@@ -1,0 +1,154 @@
+package operator
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// rolloutRecorder follows every pod of a namespace and checks, after every event, that no
+// PodClique has fewer Ready pods than its minAvailable once the rollout started.
+type rolloutRecorder struct {
+	mu            sync.Mutex
+	ready         map[string]bool   // pod → Ready
+	clique        map[string]string // pod → PodClique
+	image         map[string]string // pod → image
+	replica       map[string]string // pod → PodCliqueSet replica
+	minAvailable  int
+	armed         bool
+	violations    []string
+	firstDeletion map[string]time.Time // replica → first deletion of a pod
+	lastNewReady  map[string]time.Time // replica → last time a pod with the new image became Ready
+	newImage      string
+}
+
+func (r *rolloutRecorder) observe(ev watch.Event) {
+	pod, ok := ev.Object.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := pod.Name
+	r.clique[name] = pod.Labels[grovev1alpha1.LabelPodClique]
+	r.replica[name] = pod.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+	r.image[name] = pod.Spec.Containers[0].Image
+	wasReady := r.ready[name]
+	ready := ev.Type != watch.Deleted && pod.DeletionTimestamp.IsZero()
+	if ready {
+		ready = false
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+	}
+	r.ready[name] = ready
+	if r.armed && !pod.DeletionTimestamp.IsZero() {
+		if _, seen := r.firstDeletion[r.replica[name]]; !seen {
+			r.firstDeletion[r.replica[name]] = time.Now()
+		}
+	}
+	if ready && !wasReady && r.image[name] == r.newImage {
+		r.lastNewReady[r.replica[name]] = time.Now()
+	}
+	if !r.armed {
+		return
+	}
+	perClique := map[string]int{}
+	for p, c := range r.clique {
+		perClique[c] += 0
+		if r.ready[p] {
+			perClique[c]++
+		}
+	}
+	for c, n := range perClique {
+		if n < r.minAvailable {
+			r.violations = append(r.violations, c)
+		}
+	}
+}
+
+func TestRollingUpdateReplacesOneReplicaAtATimeAboveMinAvailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: ns},
+		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 2, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("router", 3)},
+		}},
+	}
+	pcs.Spec.Template.Cliques[0].Spec.MinAvailable = ptr.To[int32](2)
+	require.NoError(t, k8s().Create(ctx, pcs))
+	waitRunning(t, ns, "roll", 6, 2*time.Minute)
+	require.Eventually(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && got.Status.AvailableReplicas == 2
+	}, time.Minute, 200*time.Millisecond)
+
+	rec := &rolloutRecorder{
+		ready: map[string]bool{}, clique: map[string]string{}, image: map[string]string{}, replica: map[string]string{},
+		firstDeletion: map[string]time.Time{}, lastNewReady: map[string]time.Time{}, minAvailable: 2, newImage: "busybox:1.37",
+	}
+	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
+	require.NoError(t, err)
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for i := range list.Items {
+		rec.observe(watch.Event{Type: watch.Added, Object: &list.Items[i]})
+	}
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	go func() {
+		for ev := range w.ResultChan() {
+			rec.observe(ev)
+		}
+	}()
+	rec.mu.Lock()
+	rec.armed = true
+	rec.mu.Unlock()
+
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.37" })
+	require.Eventually(t, func() bool {
+		pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "roll"})
+		if len(pods) != 6 {
+			return false
+		}
+		for _, p := range pods {
+			if p.Spec.Containers[0].Image != "busybox:1.37" || p.Status.Phase != corev1.PodRunning || !p.DeletionTimestamp.IsZero() {
+				return false
+			}
+		}
+		got := &grovev1alpha1.PodCliqueSet{}
+		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && got.Status.UpdatedReplicas == 2 &&
+			meta.IsStatusConditionFalse(got.Status.Conditions, grovev1alpha1.ConditionUpdateInProgress)
+	}, 3*time.Minute, 200*time.Millisecond, "every pod runs the new image")
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Empty(t, rec.violations, "no PodClique dropped below minAvailable Ready pods")
+	require.Contains(t, rec.firstDeletion, "1")
+	require.Contains(t, rec.lastNewReady, "0")
+	assert.True(t, rec.firstDeletion["1"].After(rec.lastNewReady["0"]), "replica 1 starts only after replica 0 is fully rolled")
+
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
+	require.NotNil(t, got.Status.UpdateProgress)
+	assert.NotNil(t, got.Status.UpdateProgress.UpdateEndedAt)
+}
