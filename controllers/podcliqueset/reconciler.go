@@ -5,8 +5,10 @@ package podcliqueset
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}).
 		Owns(&schedulerv1alpha1.PodGang{}).
 		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		// A pod appearing or going changes its PodGang's references.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podCliqueSetOf), builder.WithPredicates(podCreatedOrDeleted())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here.
@@ -93,6 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
 			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
 		}
+	}
+	if err := r.syncAutoscalers(ctx, pcs); err != nil {
+		errs = append(errs, err)
 	}
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
 		errs = append(errs, err)

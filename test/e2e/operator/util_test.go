@@ -84,3 +84,5 @@ func waitRunning(t *testing.T, ns, pcs string, n int, timeout time.Duration) []c
 	}, timeout, 200*time.Millisecond, "waiting for %d Running pods of %s/%s (last saw %d)", n, ns, pcs, len(pods))
 	return pods
 }
+
+func pcsMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
