@@ -263,6 +263,10 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	policy, err := writeFile(c.dir, "audit-policy.yaml", []byte(auditPolicy))
+	if err != nil {
+		return err
+	}
 	port, err := freePort()
 	if err != nil {
 		return err
@@ -284,6 +288,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		// containers that would use a token.
 		"--disable-admission-plugins", "ServiceAccount",
 		"--allow-privileged",
+		"--audit-policy-file", policy, "--audit-log-path", c.auditLogPath(), "--audit-log-format", "json",
+		"--audit-log-maxsize", "0",
 		"--cert-dir", certDir,
 	)
 	if err != nil {

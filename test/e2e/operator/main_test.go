@@ -17,6 +17,15 @@ import (
 // binDir holds the project's binaries, built once per package run.
 var binDir string
 
+// operator is the running grove-operator process; the crash test kills and replaces it.
+var operator *cluster.Process
+
+// Identities the binaries run as; the audit log attributes writes to them.
+const (
+	operatorUser = "system:serviceaccount:grove-system:grove-operator"
+	backendUser  = "system:serviceaccount:grove-system:backend-controller"
+)
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -46,17 +55,19 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return cluster.Main(m, cluster.Options{Nodes: 4, CRDDirs: crds, Scheme: apiserver.Scheme()}, func(c *cluster.Cluster) error {
-		if _, err := startBinary(c, "grove-operator"); err != nil {
+		var err error
+		if operator, err = startBinary(c, "grove-operator", "grove-operator"); err != nil {
 			return err
 		}
-		_, err := startBinary(c, "backend-controller", "--backend=kube-scheduler")
+		_, err = startBinary(c, "backend-controller", "backend-controller", "--backend=kube-scheduler")
 		return err
 	})
 }
 
 // startBinary runs one of the project's binaries as its own user with a configuration on free
 // ports; least-privilege roles come with the deployment manifests, so it is in system:masters.
-func startBinary(c *cluster.Cluster, name string, args ...string) (*cluster.Process, error) {
+// logName names the process's log, so a restarted binary gets a log of its own.
+func startBinary(c *cluster.Cluster, name, logName string, args ...string) (*cluster.Process, error) {
 	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:grove-system:"+name, "system:masters")
 	if err != nil {
 		return nil, err
@@ -67,7 +78,7 @@ func startBinary(c *cluster.Cluster, name string, args ...string) (*cluster.Proc
 			return nil, err
 		}
 	}
-	certDir := filepath.Join(c.Dir(), name+"-certs")
+	certDir := filepath.Join(c.Dir(), logName+"-certs")
 	serving, err := c.CA().Serving("127.0.0.1")
 	if err != nil {
 		return nil, err
@@ -86,9 +97,9 @@ server:
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
 certManagement: {mode: manual}
 `, ports[0], ports[1], ports[2], certDir)
-	configPath := filepath.Join(c.Dir(), name+"-config.yaml")
+	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	return c.StartProcess(name, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+	return c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
 }
