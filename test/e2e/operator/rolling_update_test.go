@@ -32,8 +32,11 @@ type rolloutRecorder struct {
 	armed         bool
 	violations    []string
 	firstDeletion map[string]time.Time // replica → first deletion of a pod
-	lastNewReady  map[string]time.Time // replica → last time a pod with the new image became Ready
 	newImage      string
+	deleted       map[string]bool // pod → being deleted or gone
+	// replica0AtReplica1Start counts replica 0's new-image pods (all, Ready) when replica 1's
+	// first pod was deleted.
+	replica0New, replica0NewReady int
 }
 
 func (r *rolloutRecorder) observe(ev watch.Event) {
@@ -47,7 +50,6 @@ func (r *rolloutRecorder) observe(ev watch.Event) {
 	r.clique[name] = pod.Labels[grovev1alpha1.LabelPodClique]
 	r.replica[name] = pod.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
 	r.image[name] = pod.Spec.Containers[0].Image
-	wasReady := r.ready[name]
 	ready := ev.Type != watch.Deleted && pod.DeletionTimestamp.IsZero()
 	if ready {
 		ready = false
@@ -58,13 +60,21 @@ func (r *rolloutRecorder) observe(ev watch.Event) {
 		}
 	}
 	r.ready[name] = ready
-	if r.armed && !pod.DeletionTimestamp.IsZero() {
+	r.deleted[name] = ev.Type == watch.Deleted || !pod.DeletionTimestamp.IsZero()
+	if r.armed && r.deleted[name] {
 		if _, seen := r.firstDeletion[r.replica[name]]; !seen {
 			r.firstDeletion[r.replica[name]] = time.Now()
+			if r.replica[name] == "1" {
+				for p := range r.clique {
+					if r.replica[p] == "0" && r.image[p] == r.newImage && !r.deleted[p] {
+						r.replica0New++
+						if r.ready[p] {
+							r.replica0NewReady++
+						}
+					}
+				}
+			}
 		}
-	}
-	if ready && !wasReady && r.image[name] == r.newImage {
-		r.lastNewReady[r.replica[name]] = time.Now()
 	}
 	if !r.armed {
 		return
@@ -103,7 +113,8 @@ func TestRollingUpdateReplacesOneReplicaAtATimeAboveMinAvailable(t *testing.T) {
 
 	rec := &rolloutRecorder{
 		ready: map[string]bool{}, clique: map[string]string{}, image: map[string]string{}, replica: map[string]string{},
-		firstDeletion: map[string]time.Time{}, lastNewReady: map[string]time.Time{}, minAvailable: 2, newImage: "busybox:1.37",
+		firstDeletion: map[string]time.Time{}, minAvailable: 2, newImage: "busybox:1.37",
+		deleted: map[string]bool{},
 	}
 	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
 	require.NoError(t, err)
@@ -144,8 +155,8 @@ func TestRollingUpdateReplacesOneReplicaAtATimeAboveMinAvailable(t *testing.T) {
 	defer rec.mu.Unlock()
 	assert.Empty(t, rec.violations, "no PodClique dropped below minAvailable Ready pods")
 	require.Contains(t, rec.firstDeletion, "1")
-	require.Contains(t, rec.lastNewReady, "0")
-	assert.True(t, rec.firstDeletion["1"].After(rec.lastNewReady["0"]), "replica 1 starts only after replica 0 is fully rolled")
+	assert.Equal(t, 3, rec.replica0New, "replica 1 starts only after every pod of replica 0 runs the new template")
+	assert.GreaterOrEqual(t, rec.replica0NewReady, 2, "... and replica 0 is available on it")
 
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
