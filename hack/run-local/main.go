@@ -89,6 +89,10 @@ func run(nodes int, dir string, runFor time.Duration) error {
 		return fmt.Errorf("applying %s: %w", samples, err)
 	}
 
+	if err := showProgress(ctx, c, "default", "inference"); err != nil {
+		return err
+	}
+
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
   export KUBECONFIG=%s

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// showProgress prints how the sample PodCliqueSet's pods move from created to ungated to Running
+// until every pod it wants runs on a kwok node.
+func showProgress(ctx context.Context, c *cluster.Cluster, ns, name string) error {
+	begin := time.Now()
+	last := ""
+	for {
+		want, created, ungated, running, err := counts(ctx, c.Client(), ns, name)
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("PodCliqueSet %s/%s: %d pods wanted, %d created, %d ungated, %d Running", ns, name, want, created, ungated, running)
+		if line != last {
+			fmt.Printf("[%5.1fs] %s\n", time.Since(begin).Seconds(), line)
+			last = line
+		}
+		if want > 0 && running == want && created == want {
+			fmt.Printf("every pod of %s is Running on kwok nodes after %s\n", name, time.Since(begin).Round(time.Millisecond))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func counts(ctx context.Context, k8s client.Client, ns, name string) (want, created, ungated, running int, err error) {
+	sel := client.MatchingLabels{grovev1alpha1.LabelPartOf: name}
+	cliques := &grovev1alpha1.PodCliqueList{}
+	if err = k8s.List(ctx, cliques, client.InNamespace(ns), sel); err != nil {
+		return
+	}
+	for _, p := range cliques.Items {
+		want += int(p.Spec.Replicas)
+	}
+	pods := &corev1.PodList{}
+	if err = k8s.List(ctx, pods, client.InNamespace(ns), sel); err != nil {
+		return
+	}
+	for _, p := range pods.Items {
+		if !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		created++
+		if len(p.Spec.SchedulingGates) == 0 {
+			ungated++
+		}
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+	}
+	return
+}
