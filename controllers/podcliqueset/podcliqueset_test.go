@@ -1,0 +1,119 @@
+package podcliqueset
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
+)
+
+func samplePCS() *grovev1alpha1.PodCliqueSet {
+	clique := func(name string) *grovev1alpha1.PodCliqueTemplateSpec {
+		return &grovev1alpha1.PodCliqueTemplateSpec{Name: name, Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2,
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "a"}}}}}
+	}
+	return &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "inf", Namespace: "ns"},
+		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 2, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("router"), clique("leader"), clique("worker")},
+			PodCliqueScalingGroupConfigs: []grovev1alpha1.PodCliqueScalingGroupConfig{
+				{Name: "prefill", CliqueNames: []string{"leader", "worker"}, Replicas: ptr.To[int32](3), MinAvailable: ptr.To[int32](2)},
+			},
+		}},
+	}
+}
+
+func emptyObserved() *observed {
+	return &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
+		gangs: map[string]*schedulerv1alpha1.PodGang{}, pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{}}
+}
+
+func TestWantedGangsSplitBaseAndScaledGroupReplicas(t *testing.T) {
+	obs := emptyObserved()
+	gangs := wantedGangs(samplePCS(), 1, obs)
+	assert.Equal(t, []gang{
+		{name: "inf-1", cliques: []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"}},
+		{name: "inf-1-prefill-0", cliques: []string{"inf-1-prefill-2-leader", "inf-1-prefill-2-worker"}},
+	}, gangs)
+
+	// The scaling group's own replica count (set by kubectl scale or an autoscaler) wins over the template.
+	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
+	gangs = wantedGangs(samplePCS(), 1, obs)
+	assert.Equal(t, []gang{{name: "inf-1", cliques: []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}}}, gangs)
+}
+
+func TestKeepScaledReplicas(t *testing.T) {
+	applied := map[string]string{children.AnnotationTemplateReplicas: "2"}
+	cases := []struct {
+		name        string
+		template    int32
+		current     int32
+		annotations map[string]string
+		autoscaled  bool
+		want        int32
+	}{
+		{"scaled directly, template unchanged: keep", 2, 5, applied, false, 5},
+		{"template edited: the template wins", 3, 5, applied, false, 3},
+		{"never applied: the template wins", 2, 5, nil, false, 2},
+		{"autoscaled: the autoscaler wins even over a template edit", 3, 5, applied, true, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, keepScaledReplicas(tc.template, tc.current, tc.annotations, tc.autoscaled))
+		})
+	}
+}
+
+func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
+	pcs := samplePCS()
+	hash := children.GenerationHash(pcs)
+	pclq := func(replica, hash string, rolledOut bool) *grovev1alpha1.PodClique {
+		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Generation: 2,
+			Labels:      map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica},
+			Annotations: map[string]string{children.AnnotationGenerationHash: hash}},
+			Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2}}
+		if rolledOut {
+			p.Status = grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](2), Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		state map[string]*grovev1alpha1.PodClique
+		want  []bool
+	}{
+		{"nothing exists yet: every replica is created", nil, []bool{true, true, true}},
+		{"all at the old hash: only replica 0 rolls", map[string]*grovev1alpha1.PodClique{"a": pclq("0", "old", true), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, false, false}},
+		{"replica 0 at the new hash but still replacing pods: the others wait", map[string]*grovev1alpha1.PodClique{"a": pclq("0", hash, false), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, false, false}},
+		{"replica 0 rolled out: replica 1 takes the turn", map[string]*grovev1alpha1.PodClique{"a": pclq("0", hash, true), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, true, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := emptyObserved()
+			for k, v := range tc.state {
+				obs.cliques[k] = v
+			}
+			ro := newRollout(pcs)
+			var got []bool
+			for i := 0; i < 3; i++ {
+				got = append(got, ro.allow(i, obs))
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	t.Run("OnDelete updates every replica's template at once", func(t *testing.T) {
+		p := samplePCS()
+		p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.OnDeleteStrategy}
+		obs := emptyObserved()
+		obs.cliques["a"], obs.cliques["b"] = pclq("0", "old", true), pclq("1", "old", true)
+		ro := newRollout(p)
+		assert.True(t, ro.allow(0, obs))
+		assert.True(t, ro.allow(1, obs))
+	})
+}
