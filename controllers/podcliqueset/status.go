@@ -116,28 +116,30 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	return r.Client.Status().Update(ctx, pcs)
 }
 
-// trackUpdate records a rollout in status: when the template's generation hash changes an update
-// starts; it ends when every replica runs the newest template.
+// trackUpdate records a rollout in status: an update starts when the template's generation hash
+// changes (creating the PodCliqueSet is not an update) and ends when every replica runs the
+// newest template.
 func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, hash string) {
 	now := metav1.Now()
-	if st.CurrentGenerationHash == nil || *st.CurrentGenerationHash != hash {
-		if st.CurrentGenerationHash != nil {
-			r.Recorder.Eventf(pcs, nil, "Normal", "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", hash, children.UpdateStrategy(pcs))
-		}
+	switch {
+	case st.CurrentGenerationHash == nil:
+		st.CurrentGenerationHash = &hash
+	case *st.CurrentGenerationHash != hash:
+		r.Recorder.Eventf(pcs, nil, "Normal", "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", hash, children.UpdateStrategy(pcs))
 		st.CurrentGenerationHash = &hash
 		st.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: now}
 	}
-	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "UpdateComplete",
+	inProgress := st.UpdateProgress != nil && st.UpdateProgress.UpdateEndedAt == nil
+	if inProgress && st.UpdatedReplicas >= pcs.Spec.Replicas {
+		st.UpdateProgress.UpdateEndedAt = &now
+		r.Recorder.Eventf(pcs, nil, "Normal", "UpdateCompleted", "Update", "every replica runs generation %s", hash)
+		inProgress = false
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "NoUpdateInProgress",
 		Message: "every replica runs the current template", ObservedGeneration: pcs.Generation}
-	if st.UpdatedReplicas < pcs.Spec.Replicas {
+	if inProgress {
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonUpdateInProgress
 		cond.Message = fmt.Sprintf("%d of %d replicas run the current template", st.UpdatedReplicas, pcs.Spec.Replicas)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
-	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt == nil && cond.Status == metav1.ConditionFalse {
-		p.UpdateEndedAt = &now
-		if !p.UpdateStartedAt.Equal(&now) {
-			r.Recorder.Eventf(pcs, nil, "Normal", "UpdateCompleted", "Update", "every replica runs generation %s", hash)
-		}
-	}
 }
