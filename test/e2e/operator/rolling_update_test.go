@@ -163,3 +163,32 @@ func TestRollingUpdateReplacesOneReplicaAtATimeAboveMinAvailable(t *testing.T) {
 	require.NotNil(t, got.Status.UpdateProgress)
 	assert.NotNil(t, got.Status.UpdateProgress.UpdateEndedAt)
 }
+
+func TestAChangeDuringARollingUpdateConvergesOnTheNewestTemplate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "twice", Namespace: ns},
+		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 2, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("router", 3)},
+		}},
+	}
+	require.NoError(t, k8s().Create(ctx, pcs))
+	waitRunning(t, ns, "twice", 6, 2*time.Minute)
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.37" })
+	time.Sleep(300 * time.Millisecond) // mid-rollout
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.38" })
+	require.Eventually(t, func() bool {
+		pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "twice"})
+		if len(pods) != 6 {
+			return false
+		}
+		for _, p := range pods {
+			if p.Spec.Containers[0].Image != "busybox:1.38" || p.Status.Phase != corev1.PodRunning || !p.DeletionTimestamp.IsZero() {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 200*time.Millisecond, "every pod ends on the newest image")
+}
