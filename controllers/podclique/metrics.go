@@ -1,8 +1,6 @@
 package podclique
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -19,5 +17,3 @@ var (
 func init() {
 	metrics.Registry.MustRegister(podsCreated, podsDeleted)
 }
-
-func formatCount(n int32) string { return strconv.Itoa(int(n)) }

@@ -2,6 +2,7 @@ package podclique
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -46,6 +47,7 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	if st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas {
 		st.CurrentPodTemplateHash = &hash
 	}
+	setMinAvailableBreached(pclq, &st)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
 		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
@@ -59,7 +61,7 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 }
 
 func scheduledMessage(scheduled, min int32) string {
-	return formatCount(scheduled) + " of minAvailable " + formatCount(min) + " pods scheduled"
+	return fmt.Sprintf("%d of minAvailable %d pods scheduled", scheduled, min)
 }
 
 func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
@@ -79,4 +81,32 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 	}
 	pclq.Status = st
 	return r.Client.Status().Update(ctx, pclq)
+}
+
+// setMinAvailableBreached evaluates the gang-termination condition in the seed's order: enough
+// Ready pods; never available yet; rolling update in progress; breached. Only Ready pods count.
+// WasAvailable is sticky and is not set while pods of an older template remain, so a rollout
+// cannot make a clique look healthy, nor breached.
+func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus) {
+	min := minAvailable(pclq)
+	updating := st.UpdatedReplicas < st.Replicas
+	if st.ReadyReplicas >= min && !updating {
+		st.WasAvailable = true
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, ObservedGeneration: pclq.Generation}
+	msg := fmt.Sprintf("%d Ready pods, minAvailable %d", st.ReadyReplicas, min)
+	switch {
+	case st.ReadyReplicas >= min:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
+	case !st.WasAvailable:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable
+		msg += "; never available yet, so not a breach"
+	case updating:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress
+		msg += "; a rolling update is replacing pods"
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods
+	}
+	cond.Message = msg
+	meta.SetStatusCondition(&st.Conditions, cond)
 }

@@ -73,10 +73,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var errs []error
+	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	want := r.wanted(pcs, pcsg, replica)
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
 	allowUpdate := pcsg.Annotations[children.AnnotationGenerationHash] == children.GenerationHash(pcs)
 	for _, w := range want {
+		if terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]] {
+			continue // recreated on the next pass, once the deletions are observed
+		}
 		if have[w.Name] != nil && !allowUpdate {
 			continue
 		}
@@ -91,10 +98,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	if err := r.updateStatus(ctx, pcsg, have); err != nil {
+	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
 		errs = append(errs, err)
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
 func (r *Reconciler) wanted(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
@@ -146,7 +153,7 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	return r.Client.Update(ctx, updated)
 }
 
-func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique) error {
+func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition) error {
 	st := *pcsg.Status.DeepCopy()
 	st.ObservedGeneration = &pcsg.Generation
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}).String()
@@ -191,6 +198,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			st.UpdatedReplicas++
 		}
 	}
+	meta.SetStatusCondition(&st.Conditions, breach)
 	if equality.Semantic.DeepEqual(st, pcsg.Status) {
 		return nil
 	}

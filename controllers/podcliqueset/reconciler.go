@@ -91,8 +91,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var errs []error
+	terminated, requeue, err := r.gangTerminate(ctx, pcs, obs)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	ro := newRollout(pcs)
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		if terminated[i] {
+			// Recreated on the next pass, once the deletions are observed; keep its PodGangs.
+			for _, g := range wantedGangs(pcs, i, obs) {
+				obs.wantGangs[g.name] = true
+			}
+			continue
+		}
 		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
 			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
 		}
@@ -106,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
 		errs = append(errs, err)
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
 // observed holds every child of a PodCliqueSet, read once per reconcile from the cache.
