@@ -1,0 +1,39 @@
+package podclique
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}
+	cases := []struct {
+		name          string
+		status        grovev1alpha1.PodCliqueStatus
+		wantStatus    metav1.ConditionStatus
+		wantReason    string
+		wantAvailable bool
+	}{
+		{"enough Ready pods", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true},
+		{"starting up, never available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable, false},
+		{"rolling update after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 1, WasAvailable: true}, metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress, true},
+		{"breached after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3, WasAvailable: true}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, true},
+		{"a rolling update never sets wasAvailable", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 1}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.status
+			setMinAvailableBreached(pclq, &st)
+			c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+			assert.Equal(t, tc.wantStatus, c.Status)
+			assert.Equal(t, tc.wantReason, c.Reason)
+			assert.Equal(t, tc.wantAvailable, st.WasAvailable)
+		})
+	}
+}
