@@ -32,9 +32,10 @@ generate: ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs into config/crd/bases.
+manifests: ## Generate the CRDs into config/crd/bases and the webhook configurations into config/webhook.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated files differ from the committed ones.

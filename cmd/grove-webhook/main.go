@@ -2,8 +2,11 @@
 // trainer.kubeflow.org kinds. It holds no state, so any number of replicas may run.
 package main
 
-import "github.com/kubegrove/grove/internal/app"
+import (
+	"github.com/kubegrove/grove/internal/app"
+	"github.com/kubegrove/grove/webhooks/podcliqueset"
+)
 
 func main() {
-	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true})
+	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: podcliqueset.SetupWithManager})
 }

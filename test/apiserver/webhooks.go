@@ -1,0 +1,39 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// RegisterWebhooks installs the webhook configurations of a controller-gen manifest, pointed at
+// a webhook server on loopback (https://<hostPort><path>) with caPEM as bundle: there is no
+// Service network in the test control planes. Names get a prefix so several servers can coexist.
+func RegisterWebhooks(ctx context.Context, c client.Client, manifest, prefix, hostPort string, caPEM []byte) error {
+	objs, err := ReadManifests(manifest)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		obj.SetName(prefix + obj.GetName())
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for i := range hooks {
+			hook := hooks[i].(map[string]any)
+			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://%s%s", hostPort, path),
+				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
+			}
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
+		}
+	}
+	return nil
+}

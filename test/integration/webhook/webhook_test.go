@@ -1,0 +1,244 @@
+// Package webhook runs grove-webhook as its own process, registered with a real API server over
+// TLS, and checks what users see: defaults applied and invalid objects rejected with field paths.
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/certs"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+var (
+	env        *apiserver.Env
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return fail(err)
+	}
+	tmp, err := os.MkdirTemp("", "grove-webhook-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/grove-webhook")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("building grove-webhook: %v\n%s", err, out))
+	}
+	if env, err = apiserver.Start(); err != nil {
+		return fail(err)
+	}
+	defer func() { _ = env.Stop() }()
+	kc, err := env.AdminKubeconfig()
+	if err != nil {
+		return fail(err)
+	}
+	kubeconfig = filepath.Join(tmp, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return fail(err)
+	}
+
+	ca, err := certs.NewCA("webhook-test-ca")
+	if err != nil {
+		return fail(err)
+	}
+	serving, err := ca.Serving("127.0.0.1")
+	if err != nil {
+		return fail(err)
+	}
+	certDir := filepath.Join(tmp, "certs")
+	if err := serving.WriteTLS(certDir); err != nil {
+		return fail(err)
+	}
+	ports := make([]int, 3)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fail(err)
+		}
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+logFormat: text
+server:
+  metrics: {bindAddress: 127.0.0.1, port: %d}
+  healthProbes: {bindAddress: 127.0.0.1, port: %d}
+  webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
+certManagement: {mode: manual}
+scheduler:
+  profiles:
+    - name: kai-scheduler
+`, ports[0], ports[1], ports[2], certDir)
+	configPath := filepath.Join(tmp, "config.yaml")
+	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
+		return fail(err)
+	}
+	logFile, err := os.Create(filepath.Join(tmp, "grove-webhook.log"))
+	if err != nil {
+		return fail(err)
+	}
+	cmd := exec.Command(filepath.Join(tmp, "grove-webhook"), "--kubeconfig", kubeconfig, "--config", configPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+		if err == nil && resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logFile.Name())
+			return fail(fmt.Errorf("grove-webhook never became ready:\n%s", log))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := apiserver.RegisterWebhooks(context.Background(), env.Client, filepath.Join(root, "config", "webhook", "manifests.yaml"),
+		"grove-", fmt.Sprintf("127.0.0.1:%d", ports[2]), ca.CertPEM); err != nil {
+		return fail(err)
+	}
+	code := m.Run()
+	if code != 0 {
+		log, _ := os.ReadFile(logFile.Name())
+		fmt.Fprintf(os.Stderr, "grove-webhook log:\n%s\n", log)
+	}
+	return code
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "webhook-"}}
+	require.NoError(t, env.Client.Create(context.Background(), ns))
+	return ns.Name
+}
+
+// kubectlApply applies a manifest the way a user would and returns kubectl's output.
+func kubectlApply(t *testing.T, ns, manifest string) (string, error) {
+	t.Helper()
+	kubectl, err := toolpath.Bin("kubectl")
+	require.NoError(t, err)
+	cmd := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", ns, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifest)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+const trainingPCS = `apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata:
+  name: train
+spec:
+  workloadType: Training
+  template:
+    cliques:
+      - name: trainer
+        spec:
+          roleName: trainer
+          replicas: 2
+          podSpec:
+            containers: [{name: trainer, image: busybox}]
+`
+
+func TestWebhookDefaultsATrainingPodCliqueSet(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	out, err := kubectlApply(t, ns, trainingPCS)
+	require.NoError(t, err, out)
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "train"}, pcs))
+	require.NotNil(t, pcs.Spec.Template.TerminationDelay)
+	assert.Zero(t, pcs.Spec.Template.TerminationDelay.Duration, "Training gang-terminates at once")
+	c := pcs.Spec.Template.Cliques[0]
+	assert.Equal(t, corev1.RestartPolicyNever, c.Spec.PodSpec.RestartPolicy)
+	assert.Equal(t, "default-scheduler", c.Spec.PodSpec.SchedulerName, "the default backend is kube-scheduler")
+	assert.Equal(t, int32(2), *c.Spec.MinAvailable)
+}
+
+func TestWebhookRejectsInvalidPodCliqueSetsWithTheFieldPath(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	cases := []struct {
+		name, manifest string
+		want           []string
+	}{
+		{
+			name: "startsAfter cycle",
+			manifest: `apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: cycle}
+spec:
+  template:
+    cliqueStartupType: CliqueStartupTypeExplicit
+    cliques:
+      - {name: a, spec: {roleName: a, startsAfter: [b], podSpec: {containers: [{name: a, image: busybox}]}}}
+      - {name: b, spec: {roleName: b, startsAfter: [a], podSpec: {containers: [{name: b, image: busybox}]}}}
+`,
+			want: []string{"spec.template.cliques", "a -> b -> a", "must not form a cycle"},
+		},
+		{
+			name: "two scheduler backends",
+			manifest: `apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: mixed}
+spec:
+  template:
+    cliques:
+      - {name: a, spec: {roleName: a, podSpec: {containers: [{name: a, image: busybox}]}}}
+      - {name: b, spec: {roleName: b, podSpec: {schedulerName: kai-scheduler, containers: [{name: b, image: busybox}]}}}
+`,
+			want: []string{"spec.template.cliques[1].spec.podSpec.schedulerName", "one scheduler backend"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := kubectlApply(t, ns, tc.manifest)
+			require.Error(t, err, out)
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+		})
+	}
+}
+
+func TestWebhookRejectsImmutableChangesAndKeepsTheStoredObject(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	out, err := kubectlApply(t, ns, trainingPCS)
+	require.NoError(t, err, out)
+	out, err = kubectlApply(t, ns, strings.Replace(trainingPCS, "roleName: trainer", "roleName: learner", 1))
+	require.Error(t, err, out)
+	assert.Contains(t, out, "spec.template.cliques[0].spec.roleName")
+	assert.Contains(t, out, "field is immutable")
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "train"}, pcs))
+	assert.Equal(t, "trainer", pcs.Spec.Template.Cliques[0].Spec.RoleName)
+}

@@ -1,0 +1,19 @@
+package podcliqueset
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/mutate-grove-io-v1alpha1-podcliqueset,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=grove.io,resources=podcliquesets,verbs=create;update,versions=v1alpha1,name=mpodcliqueset.grove.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-grove-io-v1alpha1-podcliqueset,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=grove.io,resources=podcliquesets,verbs=create;update,versions=v1alpha1,name=vpodcliqueset.grove.io,admissionReviewVersions=v1
+
+// SetupWithManager serves the PodCliqueSet defaulting and validating webhooks.
+func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	return ctrl.NewWebhookManagedBy(mgr, &grovev1alpha1.PodCliqueSet{}).
+		WithDefaulter(&Defaulter{Scheduler: cfg.Scheduler}).
+		WithValidator(&Validator{Scheduler: cfg.Scheduler}).
+		Complete()
+}
