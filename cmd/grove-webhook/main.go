@@ -3,10 +3,21 @@
 package main
 
 import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/podcliqueset"
+	"github.com/kubegrove/grove/webhooks/trainjob"
 )
 
 func main() {
-	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: podcliqueset.SetupWithManager})
+	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup})
+}
+
+func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	if err := podcliqueset.SetupWithManager(mgr, cfg); err != nil {
+		return err
+	}
+	return trainjob.SetupWithManager(mgr, cfg)
 }
