@@ -61,11 +61,24 @@ build: ## Build the four binaries into bin/.
 
 .PHONY: test
 test: ## Run every test: tools, generated-file check, vet, unit, integration and e2e (what CI runs).
-	@hack/phases.sh tools verify-generated vet test-unit test-integration test-e2e
+	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
 	$(GO_TEST) $(UNIT_PKGS)
+
+FUZZ_TARGETS := ./webhooks/podcliqueset:FuzzDefaultAndValidate ./webhooks/trainjob:FuzzValidate
+FUZZ_TIME ?= 5m
+
+.PHONY: test-fuzz-short
+test-fuzz-short: ## A 10-second pass of every fuzz target (part of make test, so they cannot rot).
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz admission for FUZZ_TIME per target (default 5m).
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzzing $$fn in $$pkg for $(FUZZ_TIME)"; \
+		go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
 .PHONY: test-integration
 test-integration: ## Integration tests against a real kube-apiserver + etcd (envtest).

@@ -87,7 +87,8 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
 	spec := *tmpl.Spec.DeepCopy()
 	if spec.MinAvailable == nil {
-		spec.MinAvailable = &spec.Replicas
+		min := max(spec.Replicas, 1)
+		spec.MinAvailable = &min
 	}
 	spec.ScaleConfig = nil // the PodCliqueSet owns the autoscaler; the PodClique is its target
 	return &grovev1alpha1.PodClique{

@@ -60,7 +60,7 @@ func Default(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.Scheduler
 			ps.RestartPolicy = corev1.RestartPolicyNever
 		}
 		if c.Spec.MinAvailable == nil {
-			min := c.Spec.Replicas
+			min := max(c.Spec.Replicas, 1) // an idle clique (0 replicas) still needs 1 to count as up
 			c.Spec.MinAvailable = &min
 		}
 		if sc := c.Spec.ScaleConfig; sc != nil && sc.MinReplicas == nil {
