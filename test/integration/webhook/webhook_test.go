@@ -74,11 +74,49 @@ func run(m *testing.M) int {
 	if err := serving.WriteTLS(certDir); err != nil {
 		return fail(err)
 	}
+	binary = filepath.Join(tmp, "grove-webhook")
+	servingCertDir = certDir
+	hook, err := startWebhook(tmp, "grove-webhook")
+	if err != nil {
+		return fail(err)
+	}
+	defer hook.stop()
+	if err := apiserver.RegisterWebhooks(context.Background(), env.Client, filepath.Join(root, "config", "webhook", "manifests.yaml"),
+		"grove-", fmt.Sprintf("127.0.0.1:%d", hook.webhookPort), ca.CertPEM); err != nil {
+		return fail(err)
+	}
+	caPEM = ca.CertPEM
+	code := m.Run()
+	if code != 0 {
+		log, _ := os.ReadFile(hook.log)
+		fmt.Fprintf(os.Stderr, "grove-webhook log:\n%s\n", log)
+	}
+	return code
+}
+
+var (
+	binary         string
+	servingCertDir string
+	caPEM          []byte
+)
+
+// webhookProcess is one grove-webhook replica.
+type webhookProcess struct {
+	cmd         *exec.Cmd
+	webhookPort int
+	log         string
+}
+
+func (w *webhookProcess) stop() { _ = w.cmd.Process.Kill(); _ = w.cmd.Wait() }
+
+// startWebhook runs a grove-webhook replica on free ports, serving the shared test certificate,
+// and waits until it reports ready.
+func startWebhook(dir, name string) (*webhookProcess, error) {
 	ports := make([]int, 3)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		l.Close()
@@ -94,44 +132,38 @@ certManagement: {mode: manual}
 scheduler:
   profiles:
     - name: kai-scheduler
-`, ports[0], ports[1], ports[2], certDir)
-	configPath := filepath.Join(tmp, "config.yaml")
+`, ports[0], ports[1], ports[2], servingCertDir)
+	configPath := filepath.Join(dir, name+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
-		return fail(err)
+		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(tmp, "grove-webhook.log"))
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(tmp, "grove-webhook"), "--kubeconfig", kubeconfig, "--config", configPath)
+	cmd := exec.Command(binary, "--kubeconfig", kubeconfig, "--config", configPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		return fail(err)
+		return nil, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	w := &webhookProcess{cmd: cmd, webhookPort: ports[2], log: logPath}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
-		if err == nil && resp.StatusCode == http.StatusOK {
+		if err == nil {
 			resp.Body.Close()
-			break
+			if resp.StatusCode == http.StatusOK {
+				return w, nil
+			}
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logFile.Name())
-			return fail(fmt.Errorf("grove-webhook never became ready:\n%s", log))
+			w.stop()
+			log, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("%s never became ready:\n%s", name, log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := apiserver.RegisterWebhooks(context.Background(), env.Client, filepath.Join(root, "config", "webhook", "manifests.yaml"),
-		"grove-", fmt.Sprintf("127.0.0.1:%d", ports[2]), ca.CertPEM); err != nil {
-		return fail(err)
-	}
-	code := m.Run()
-	if code != 0 {
-		log, _ := os.ReadFile(logFile.Name())
-		fmt.Fprintf(os.Stderr, "grove-webhook log:\n%s\n", log)
-	}
-	return code
 }
 
 func newNamespace(t *testing.T) string {
