@@ -35,7 +35,8 @@ generate: ## Generate deepcopy code.
 manifests: ## Generate the CRDs into config/crd/bases and the webhook configurations into config/webhook.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths="./webhooks/podcliqueset/...;./webhooks/trainjob/..." output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths=./webhooks/authorizer/... output:webhook:artifacts:config=config/webhook/authorizer
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated files differ from the committed ones.
@@ -51,7 +52,7 @@ vet: ## Run gofmt and go vet, and check that every kustomization builds.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	@test -x $(KUSTOMIZE) || hack/tools.sh gen
-	@for k in deploy/base config/crd config/samples; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
+	@for k in deploy/base config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
 build: ## Build the four binaries into bin/.

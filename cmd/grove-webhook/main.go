@@ -7,6 +7,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
+	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/podcliqueset"
 	"github.com/kubegrove/grove/webhooks/trainjob"
 )
@@ -19,5 +20,8 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := podcliqueset.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	return trainjob.SetupWithManager(mgr, cfg)
+	if err := trainjob.SetupWithManager(mgr, cfg); err != nil {
+		return err
+	}
+	return authorizer.SetupWithManager(mgr, cfg)
 }

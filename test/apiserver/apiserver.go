@@ -138,5 +138,15 @@ func (e *Env) AdminKubeconfig() ([]byte, error) {
 	return user.KubeConfig()
 }
 
+// ClientFor returns a client authenticated as user with groups (system:masters gives every
+// permission, so only admission can refuse it).
+func (e *Env) ClientFor(user string, groups ...string) (client.Client, error) {
+	u, err := e.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(u.Config(), client.Options{Scheme: e.env.Scheme})
+}
+
 // Stop stops the API server and etcd.
 func (e *Env) Stop() error { return e.env.Stop() }

@@ -4,16 +4,33 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubegrove/grove/test/toolpath"
 )
 
-// RegisterWebhooks installs the webhook configurations of a controller-gen manifest, pointed at
-// a webhook server on loopback (https://<hostPort><path>) with caPEM as bundle: there is no
-// Service network in the test control planes. Names get a prefix so several servers can coexist.
-func RegisterWebhooks(ctx context.Context, c client.Client, manifest, prefix, hostPort string, caPEM []byte) error {
-	objs, err := ReadManifests(manifest)
+// RegisterWebhooks installs the webhook configurations a kustomization under config/ builds (as
+// they would be deployed), pointed at a webhook server on loopback (https://<hostPort><path>)
+// with caPEM as bundle: there is no Service network in the test control planes. Names get a
+// prefix so several servers can coexist.
+func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefix, hostPort string, caPEM []byte) error {
+	kustomize, err := toolpath.Bin("kustomize")
+	if err != nil {
+		return err
+	}
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(kustomize, "build", filepath.Join(root, kustomization)).Output()
+	if err != nil {
+		return fmt.Errorf("kustomize build %s: %w", kustomization, err)
+	}
+	objs, err := DecodeManifests(out)
 	if err != nil {
 		return err
 	}

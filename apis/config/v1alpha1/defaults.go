@@ -70,6 +70,12 @@ func SetDefaults(c *OperatorConfiguration) {
 	setString(&cm.ServiceName, "grove-webhook")
 	setString(&cm.MutatingWebhookConfigurationName, "grove-mutating-webhook")
 	setString(&cm.ValidatingWebhookConfigurationName, "grove-validating-webhook")
+
+	if len(c.Authorizer.ManagerUserNames) == 0 {
+		for _, sa := range []string{"grove-operator", "trainer-controller"} {
+			c.Authorizer.ManagerUserNames = append(c.Authorizer.ManagerUserNames, "system:serviceaccount:"+cm.Namespace+":"+sa)
+		}
+	}
 }
 
 // all returns every controller's options, so defaulting and validation cannot miss one.

@@ -165,6 +165,9 @@ type CertManagementConfiguration struct {
 type AuthorizerConfiguration struct {
 	// Enabled turns the check on.
 	Enabled bool `json:"enabled,omitempty"`
+	// ManagerUserNames are the identities of the binaries that manage the objects (default: the
+	// grove-operator's and trainer-controller's service accounts in certManagement.namespace).
+	ManagerUserNames []string `json:"managerUserNames,omitempty"`
 	// ExemptServiceAccountUserNames may edit managed objects too.
 	ExemptServiceAccountUserNames []string `json:"exemptServiceAccountUserNames,omitempty"`
 }

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegrove/grove/test/apiserver"
-	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // failoverProxy forwards each TCP connection to the first backend that accepts it, standing in
@@ -63,9 +62,7 @@ func TestTwoWebhookReplicasKeepAdmittingWhileOneIsKilled(t *testing.T) {
 	require.NoError(t, err)
 	defer b.stop()
 	proxy := failoverProxy(t, a.webhookPort, b.webhookPort)
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	require.NoError(t, apiserver.RegisterWebhooks(context.Background(), env.Client, root+"/config/webhook/manifests.yaml", "ha-", fmt.Sprintf("127.0.0.1:%d", proxy), caPEM))
+	require.NoError(t, apiserver.RegisterWebhooks(context.Background(), env.Client, "config/webhook", "ha-", fmt.Sprintf("127.0.0.1:%d", proxy), caPEM))
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = env.Client.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "ha-mutating-webhook-configuration"}})

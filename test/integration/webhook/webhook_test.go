@@ -81,9 +81,11 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	defer hook.stop()
-	if err := apiserver.RegisterWebhooks(context.Background(), env.Client, filepath.Join(root, "config", "webhook", "manifests.yaml"),
-		"grove-", fmt.Sprintf("127.0.0.1:%d", hook.webhookPort), ca.CertPEM); err != nil {
-		return fail(err)
+	for _, k := range []string{"config/webhook", "config/webhook/authorizer"} {
+		prefix := "grove-" + filepath.Base(k) + "-"
+		if err := apiserver.RegisterWebhooks(context.Background(), env.Client, k, prefix, fmt.Sprintf("127.0.0.1:%d", hook.webhookPort), ca.CertPEM); err != nil {
+			return fail(err)
+		}
 	}
 	caPEM = ca.CertPEM
 	code := m.Run()
@@ -93,6 +95,9 @@ func run(m *testing.M) int {
 	}
 	return code
 }
+
+// operatorUser is the identity the authorizer lets change managed objects.
+const operatorUser = "system:serviceaccount:grove-system:grove-operator"
 
 var (
 	binary         string
@@ -129,10 +134,13 @@ server:
   healthProbes: {bindAddress: 127.0.0.1, port: %d}
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
 certManagement: {mode: manual}
+authorizer:
+  enabled: true
+  managerUserNames: [%s]
 scheduler:
   profiles:
     - name: kai-scheduler
-`, ports[0], ports[1], ports[2], servingCertDir)
+`, ports[0], ports[1], ports[2], servingCertDir, operatorUser)
 	configPath := filepath.Join(dir, name+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
