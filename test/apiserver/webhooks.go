@@ -17,7 +17,8 @@ import (
 // they would be deployed), pointed at a webhook server on loopback (https://<hostPort><path>)
 // with caPEM as bundle: there is no Service network in the test control planes. Names get a
 // prefix so several servers can coexist.
-func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefix, hostPort string, caPEM []byte) error {
+// Each mutate function may adjust every webhook entry before the configuration is created.
+func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefix, hostPort string, caPEM []byte, mutate ...func(hook map[string]any)) error {
 	kustomize, err := toolpath.Bin("kustomize")
 	if err != nil {
 		return err
@@ -43,6 +44,9 @@ func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefi
 			hook["clientConfig"] = map[string]any{
 				"url":      fmt.Sprintf("https://%s%s", hostPort, path),
 				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
+			}
+			for _, m := range mutate {
+				m(hook)
 			}
 		}
 		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {

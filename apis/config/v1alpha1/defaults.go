@@ -68,8 +68,8 @@ func SetDefaults(c *OperatorConfiguration) {
 	setString(&cm.SecretName, "grove-webhook-server-cert")
 	setString(&cm.Namespace, DefaultNamespace)
 	setString(&cm.ServiceName, "grove-webhook")
-	setString(&cm.MutatingWebhookConfigurationName, "grove-mutating-webhook")
-	setString(&cm.ValidatingWebhookConfigurationName, "grove-validating-webhook")
+	setString(&cm.MutatingWebhookConfigurationName, "grove-mutating-webhook-configuration")
+	setString(&cm.ValidatingWebhookConfigurationName, "grove-validating-webhook-configuration")
 
 	if len(c.Authorizer.ManagerUserNames) == 0 {
 		for _, sa := range []string{"grove-operator", "trainer-controller"} {

@@ -148,7 +148,8 @@ const (
 type CertManagementConfiguration struct {
 	// Mode is auto or manual.
 	Mode CertManagementMode `json:"mode,omitempty"`
-	// SecretName is the Secret that holds the generated certificate (auto).
+	// SecretName is the Secret that holds the generated certificate (auto). It must exist (the
+	// deployment ships it empty); the rotator fills and rotates it.
 	SecretName string `json:"secretName,omitempty"`
 	// Namespace is where the Secret and the webhook Service live (auto).
 	Namespace string `json:"namespace,omitempty"`

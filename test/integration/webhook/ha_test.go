@@ -55,10 +55,10 @@ func failoverProxy(t *testing.T, backends ...int) int {
 // configurations pointing at a failover proxy in front of two more replicas.
 func TestTwoWebhookReplicasKeepAdmittingWhileOneIsKilled(t *testing.T) {
 	dir := t.TempDir()
-	a, err := startWebhook(dir, "replica-a")
+	a, err := startWebhook(dir, "replica-a", manualCerts())
 	require.NoError(t, err)
 	defer a.stop()
-	b, err := startWebhook(dir, "replica-b")
+	b, err := startWebhook(dir, "replica-b", manualCerts())
 	require.NoError(t, err)
 	defer b.stop()
 	proxy := failoverProxy(t, a.webhookPort, b.webhookPort)

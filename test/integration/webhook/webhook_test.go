@@ -76,7 +76,7 @@ func run(m *testing.M) int {
 	}
 	binary = filepath.Join(tmp, "grove-webhook")
 	servingCertDir = certDir
-	hook, err := startWebhook(tmp, "grove-webhook")
+	hook, err := startWebhook(tmp, "grove-webhook", manualCerts())
 	if err != nil {
 		return fail(err)
 	}
@@ -116,7 +116,7 @@ func (w *webhookProcess) stop() { _ = w.cmd.Process.Kill(); _ = w.cmd.Wait() }
 
 // startWebhook runs a grove-webhook replica on free ports, serving the shared test certificate,
 // and waits until it reports ready.
-func startWebhook(dir, name string) (*webhookProcess, error) {
+func startWebhook(dir, name, certManagement string) (*webhookProcess, error) {
 	ports := make([]int, 3)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -133,14 +133,14 @@ server:
   metrics: {bindAddress: 127.0.0.1, port: %d}
   healthProbes: {bindAddress: 127.0.0.1, port: %d}
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
-certManagement: {mode: manual}
+%s
 authorizer:
   enabled: true
   managerUserNames: [%s]
 scheduler:
   profiles:
     - name: kai-scheduler
-`, ports[0], ports[1], ports[2], servingCertDir, operatorUser)
+`, ports[0], ports[1], ports[2], certDirFor(dir, name, certManagement), certManagement, operatorUser)
 	configPath := filepath.Join(dir, name+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
@@ -281,4 +281,16 @@ func TestWebhookRejectsImmutableChangesAndKeepsTheStoredObject(t *testing.T) {
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "train"}, pcs))
 	assert.Equal(t, "trainer", pcs.Spec.Template.Cliques[0].Spec.RoleName)
+}
+
+// manualCerts serves the test CA's certificate, as with cert-manager.
+func manualCerts() string { return "certManagement: {mode: manual}" }
+
+// certDirFor gives auto-mode replicas their own directory (the rotator writes it from the
+// Secret) and manual ones the shared test certificate.
+func certDirFor(dir, name, certManagement string) string {
+	if certManagement == manualCerts() {
+		return servingCertDir
+	}
+	return filepath.Join(dir, name+"-certs")
 }
