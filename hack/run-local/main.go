@@ -154,6 +154,13 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string) ([
 			return cmds, err
 		}
 		fmt.Printf("%s ready (log: %s)\n", b.name, logFile.Name())
+		if b.name == "grove-webhook" {
+			// Admission as deployed: the generated configurations, pointed at the local replica.
+			hostPort := fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
+			if err := apiserver.RegisterWebhooks(ctx, c.Client(), "config/webhook", "grove-", hostPort, c.CAPEM()); err != nil {
+				return cmds, err
+			}
+		}
 	}
 	return cmds, nil
 }
