@@ -32,6 +32,13 @@ const (
 	// AnnotationUpdateStrategy is the PodCliqueSet's update strategy, read by the PodClique
 	// reconciler to decide whether it replaces outdated pods itself.
 	AnnotationUpdateStrategy = "grove.io/update-strategy"
+	// AnnotationWorkloadType marks the PodCliques of a Training PodCliqueSet, whose pods run to
+	// completion.
+	AnnotationWorkloadType = "grove.io/workload-type"
+	// AnnotationRestart records, on the PodCliques of a replica being restarted, which restart
+	// (1-based count) their deletion is; written before the count, so a restarted operator never
+	// counts one restart twice.
+	AnnotationRestart = "grove.io/restart"
 	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
 	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
 )
@@ -85,6 +92,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	}
 	annotations[AnnotationGenerationHash] = GenerationHash(pcs)
 	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
+	if IsTraining(pcs) {
+		annotations[AnnotationWorkloadType] = string(grovev1alpha1.WorkloadTypeTraining)
+	}
 	spec := *tmpl.Spec.DeepCopy()
 	if spec.MinAvailable == nil {
 		min := max(spec.Replicas, 1)
@@ -247,4 +257,9 @@ func UpdateStrategy(pcs *grovev1alpha1.PodCliqueSet) grovev1alpha1.UpdateStrateg
 		return s.Type
 	}
 	return grovev1alpha1.RollingRecreateStrategy
+}
+
+// IsTraining reports whether the PodCliqueSet runs to completion.
+func IsTraining(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining
 }

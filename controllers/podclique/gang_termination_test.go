@@ -29,7 +29,7 @@ func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.status
-			setMinAvailableBreached(pclq, &st)
+			setMinAvailableBreached(pclq, &st, st.ReadyReplicas)
 			c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 			assert.Equal(t, tc.wantStatus, c.Status)
 			assert.Equal(t, tc.wantReason, c.Reason)

@@ -123,8 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	hash := PodTemplateHash(pclq)
 	var errs []error
-	victims := r.podsToDelete(active, int(pclq.Spec.Replicas))
-	if pclq.Annotations[children.AnnotationUpdateStrategy] != string(grovev1alpha1.OnDeleteStrategy) {
+	training := isTraining(pclq)
+	victims := r.podsToDelete(active, int(pclq.Spec.Replicas), training)
+	if !training && pclq.Annotations[children.AnnotationUpdateStrategy] != string(grovev1alpha1.OnDeleteStrategy) {
 		victims = append(victims, rollingVictims(pclq, active, victims, hash)...)
 	}
 	if err := r.deletePods(ctx, pclq, victims); err != nil {
@@ -146,9 +147,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // podsToDelete are pods above the wanted count and, for inference, failed pods (recreated at the
-// same index on the next pass).
-func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int) []*corev1.Pod {
+// same index on the next pass). A Training pod that ended keeps its index: one that exited 0 is
+// never recreated, and a failure is the PodCliqueSet's to act on (restart or fail the workload).
+func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int, training bool) []*corev1.Pod {
 	out := surplusPods(active, replicas)
+	if training {
+		return out
+	}
 	for _, p := range active {
 		if i, ok := podIndex(p); ok && i < replicas && p.Status.Phase == corev1.PodFailed {
 			out = append(out, p)
@@ -202,4 +207,8 @@ func (conditionsChanged) Update(e event.UpdateEvent) bool {
 		}
 	}
 	return false
+}
+
+func isTraining(pclq *grovev1alpha1.PodClique) bool {
+	return pclq.Annotations[children.AnnotationWorkloadType] == string(grovev1alpha1.WorkloadTypeTraining)
 }

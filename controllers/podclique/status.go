@@ -47,7 +47,19 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	if st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas {
 		st.CurrentPodTemplateHash = &hash
 	}
-	setMinAvailableBreached(pclq, &st)
+	succeeded := 0
+	for _, p := range active {
+		if p.Status.Phase == corev1.PodSucceeded {
+			succeeded++
+		}
+	}
+	available := st.ReadyReplicas
+	if isTraining(pclq) {
+		setSucceeded(pclq, &st, succeeded)
+		// A pod that finished its work counts as available: only failures breach.
+		available += int32(succeeded)
+	}
+	setMinAvailableBreached(pclq, &st, available)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
 		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
@@ -87,16 +99,16 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 // Ready pods; never available yet; rolling update in progress; breached. Only Ready pods count.
 // WasAvailable is sticky and is not set while pods of an older template remain, so a rollout
 // cannot make a clique look healthy, nor breached.
-func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus) {
+func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available int32) {
 	min := minAvailable(pclq)
 	updating := st.UpdatedReplicas < st.Replicas
-	if st.ReadyReplicas >= min && !updating {
+	if available >= min && !updating {
 		st.WasAvailable = true
 	}
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, ObservedGeneration: pclq.Generation}
-	msg := fmt.Sprintf("%d Ready pods, minAvailable %d", st.ReadyReplicas, min)
+	msg := fmt.Sprintf("%d Ready pods, minAvailable %d", available, min)
 	switch {
-	case st.ReadyReplicas >= min:
+	case available >= min:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
 	case !st.WasAvailable:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable
@@ -108,5 +120,19 @@ func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.Po
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods
 	}
 	cond.Message = msg
+	meta.SetStatusCondition(&st.Conditions, cond)
+}
+
+// setSucceeded marks a Training PodClique Succeeded once every one of its pods exited 0; the
+// condition is sticky and is written before anything is cleaned up, so the fact survives the pods.
+func setSucceeded(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, succeeded int) {
+	if meta.IsStatusConditionTrue(st.Conditions, grovev1alpha1.ConditionSucceeded) {
+		return
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "PodsRunning",
+		Message: fmt.Sprintf("%d of %d pods exited 0", succeeded, pclq.Spec.Replicas), ObservedGeneration: pclq.Generation}
+	if pclq.Spec.Replicas > 0 && succeeded >= int(pclq.Spec.Replicas) {
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonAllPodsSucceeded
+	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/gangtermination"
 )
 
@@ -62,6 +63,15 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 	if pcsg.Spec.MinAvailable != nil {
 		min = *pcsg.Spec.MinAvailable
 	}
+	training := false
+	for _, p := range have {
+		training = training || p.Annotations[children.AnnotationWorkloadType] == string(grovev1alpha1.WorkloadTypeTraining)
+	}
+	if training {
+		// A Training breach restarts (or fails) the whole PodCliqueSet replica, counted against
+		// one budget, so the group never recycles a replica on its own.
+		min = pcsg.Spec.Replicas
+	}
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: ReasonSufficientAvailableReplicas,
 		Message: fmt.Sprintf("%d of %d replicas healthy, minAvailable %d", healthy, pcsg.Spec.Replicas, min), ObservedGeneration: pcsg.Generation,
@@ -71,7 +81,7 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		cond.Message += "; the PodCliqueSet decides on its replica"
 	}
 	terminated := map[string]bool{}
-	if pcsg.Spec.TerminationDelay == nil || healthy < min {
+	if pcsg.Spec.TerminationDelay == nil || healthy < min || training {
 		return cond, terminated, soonest.After(), nil
 	}
 	replicas := make([]string, 0, len(expired))

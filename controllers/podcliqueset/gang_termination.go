@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/gangtermination"
 )
 
@@ -19,10 +20,14 @@ import (
 // next pending breach expires. An unset terminationDelay disables it.
 func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (map[int]bool, time.Duration, error) {
 	terminated := map[int]bool{}
-	if pcs.Spec.Template.TerminationDelay == nil {
+	training := children.IsTraining(pcs)
+	if pcs.Spec.Template.TerminationDelay == nil && !training {
 		return terminated, 0, nil
 	}
-	delay := pcs.Spec.Template.TerminationDelay.Duration
+	var delay time.Duration // Training without a delay (no webhook defaulted it) terminates at once
+	if pcs.Spec.Template.TerminationDelay != nil {
+		delay = pcs.Spec.Template.TerminationDelay.Duration
+	}
 	now := time.Now()
 	var soonest gangtermination.Soonest
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
@@ -62,6 +67,16 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 			}
 		}
 		if len(why) == 0 {
+			continue
+		}
+		if training {
+			terminated[i] = true
+			if err := r.restartOrFail(ctx, pcs, i, members, strings.Join(why, ", ")+" below minAvailable"); err != nil {
+				return terminated, 0, err
+			}
+			if terminal(pcs.Status.Phase) {
+				return terminated, 0, nil
+			}
 			continue
 		}
 		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, members)

@@ -27,6 +27,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
 )
 
 // Reconciler reconciles PodCliqueSets.
@@ -91,10 +92,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var errs []error
+	if children.IsTraining(pcs) {
+		if !terminal(pcs.Status.Phase) {
+			if _, err = r.checkRuntime(ctx, pcs); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		if terminal(pcs.Status.Phase) {
+			return ctrl.Result{}, r.settle(ctx, pcs, obs)
+		}
+	}
 	terminated, requeue, err := r.gangTerminate(ctx, pcs, obs)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if terminal(pcs.Status.Phase) {
+		return ctrl.Result{}, r.settle(ctx, pcs, obs)
+	}
+
 	ro := newRollout(pcs)
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
 		if terminated[i] {
@@ -117,7 +132,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
 		errs = append(errs, err)
 	}
+	// Status may have just recorded the start: look again when maxRuntime runs out.
+	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
+		requeue = left
+	}
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+// settle finishes a terminal Training workload: a Failed one loses all its PodCliques (and so its
+// pods); a Succeeded one keeps them, and its status stays as recorded.
+func (r *Reconciler) settle(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
+	if pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
+		return r.teardown(ctx, obs)
+	}
+	return nil
 }
 
 // observed holds every child of a PodCliqueSet, read once per reconcile from the cache.

@@ -21,8 +21,9 @@ type rollout struct {
 
 func newRollout(pcs *grovev1alpha1.PodCliqueSet) *rollout {
 	return &rollout{
-		hash:    children.GenerationHash(pcs),
-		rolling: children.UpdateStrategy(pcs) == grovev1alpha1.RollingRecreateStrategy,
+		hash: children.GenerationHash(pcs),
+		// Training pods run to completion; their template does not roll (admission rejects it).
+		rolling: children.UpdateStrategy(pcs) == grovev1alpha1.RollingRecreateStrategy && !children.IsTraining(pcs),
 	}
 }
 

@@ -67,6 +67,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
+	if children.IsTraining(pcs) {
+		r.trainingPhase(pcs, &st, obs)
+	}
 
 	st.PodGangStatuses = nil
 	var waiting []string

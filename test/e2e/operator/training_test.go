@@ -1,0 +1,134 @@
+package operator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// trainingPCS is a Training workload of one 2-pod clique per replica whose pods exit 0 after
+// exitAfter (never, when empty).
+func trainingPCS(ns, name string, replicas int32, exitAfter string, spec *grovev1alpha1.TrainingSpec) *grovev1alpha1.PodCliqueSet {
+	c := clique("trainer", 2)
+	c.Spec.PodSpec.RestartPolicy = corev1.RestartPolicyNever
+	if exitAfter != "" {
+		c.Labels = map[string]string{cluster.LabelExitCode: "0"}
+		c.Annotations = map[string]string{cluster.AnnotationExitAfter: exitAfter}
+	}
+	return &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: grovev1alpha1.PodCliqueSetSpec{
+			Replicas: replicas, WorkloadType: grovev1alpha1.WorkloadTypeTraining, TrainingSpec: spec,
+			Template: grovev1alpha1.PodCliqueSetTemplateSpec{Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{c}},
+		},
+	}
+}
+
+func waitPhase(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, phase grovev1alpha1.PodCliqueSetPhase, timeout time.Duration) *grovev1alpha1.PodCliqueSet {
+	t.Helper()
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.Eventually(t, func() bool {
+		return k8s().Get(context.Background(), client.ObjectKeyFromObject(pcs), got) == nil && got.Status.Phase == phase
+	}, timeout, 100*time.Millisecond, "%s reaches %s", pcs.Name, phase)
+	return got
+}
+
+// failPod makes one running pod exit 1 now, as a crash would.
+func failPod(t *testing.T, ns, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		pod := &corev1.Pod{}
+		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod) != nil || pod.Status.Phase != corev1.PodRunning {
+			return false
+		}
+		patched := pod.DeepCopy()
+		patched.Labels[cluster.LabelExitCode] = "1"
+		patched.Annotations[cluster.AnnotationExitAfter] = "0s"
+		return k8s().Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
+	}, time.Minute, 100*time.Millisecond)
+}
+
+func TestTrainingWhosePodsAllExitZeroSucceedsAndKeepsItsPods(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := trainingPCS(ns, "ok", 1, "2s", nil)
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, 2*time.Minute)
+	require.NotNil(t, got.Status.StartTime)
+	assertEvent(t, ns, "ok", "WorkloadSucceeded")
+	time.Sleep(2 * time.Second)
+	pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "ok"})
+	require.Len(t, pods, 2, "succeeded pods are never recreated")
+	for _, p := range pods {
+		assert.Equal(t, corev1.PodSucceeded, p.Status.Phase)
+	}
+	assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseSucceeded, waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, time.Second).Status.Phase, "terminal phases are sticky")
+}
+
+func TestTrainingFailureWithoutRestartBudgetFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := trainingPCS(ns, "nobudget", 1, "", nil)
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitRunning(t, ns, "nobudget", 2, 2*time.Minute)
+	failPod(t, ns, "nobudget-0-trainer-1")
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, time.Minute)
+	c := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionFailed)
+	require.NotNil(t, c)
+	assert.Equal(t, grovev1alpha1.ReasonMaxRestartsExceeded, c.Reason)
+	assert.Zero(t, got.Status.RestartCount)
+	assertEvent(t, ns, "nobudget", "MaxRestartsExceeded")
+	require.Eventually(t, func() bool { return len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "nobudget"})) == 0 },
+		time.Minute, 200*time.Millisecond, "a failed workload's pods are terminated")
+}
+
+func TestTrainingRestartsWithinItsBudgetThenSucceeds(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := trainingPCS(ns, "retry", 1, "4s", &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](1)})
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	failPod(t, ns, "retry-0-trainer-1")
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, 2*time.Minute)
+	assert.Equal(t, int32(1), got.Status.RestartCount)
+	assertEvent(t, ns, "retry", "ReplicaRestarting")
+}
+
+func TestTrainingPastMaxRuntimeFails(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := trainingPCS(ns, "slow", 1, "", &grovev1alpha1.TrainingSpec{MaxRuntime: &metav1.Duration{Duration: 3 * time.Second}})
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, time.Minute)
+	assert.Equal(t, grovev1alpha1.ReasonMaxRuntimeExceeded, meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionFailed).Reason)
+	assertEvent(t, ns, "slow", "MaxRuntimeExceeded")
+	require.Eventually(t, func() bool { return len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "slow"})) == 0 },
+		time.Minute, 200*time.Millisecond)
+}
+
+func TestFailuresInTwoReplicasShareOneRestartBudget(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := trainingPCS(ns, "shared", 2, "", &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](1)})
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitRunning(t, ns, "shared", 4, 2*time.Minute)
+	failPod(t, ns, "shared-0-trainer-0")
+	require.Eventually(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		return k8s().Get(context.Background(), client.ObjectKeyFromObject(pcs), got) == nil && got.Status.RestartCount == 1
+	}, time.Minute, 100*time.Millisecond)
+	waitRunning(t, ns, "shared", 4, 2*time.Minute)
+	failPod(t, ns, "shared-1-trainer-0")
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, time.Minute)
+	assert.Equal(t, int32(1), got.Status.RestartCount, "the second failure finds the shared budget spent")
+}
