@@ -35,7 +35,7 @@ generate: ## Generate deepcopy code.
 manifests: ## Generate the CRDs into config/crd/bases and the webhook configurations into config/webhook.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) webhook paths="./webhooks/podcliqueset/...;./webhooks/trainjob/..." output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths="./webhooks/podcliqueset/...;./webhooks/trainjob/...;./webhooks/trainingchildren/..." output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) webhook paths=./webhooks/authorizer/... output:webhook:artifacts:config=config/webhook/authorizer
 
 .PHONY: verify-generated

@@ -9,6 +9,7 @@ import (
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/podcliqueset"
+	"github.com/kubegrove/grove/webhooks/trainingchildren"
 	"github.com/kubegrove/grove/webhooks/trainjob"
 )
 
@@ -21,6 +22,9 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		return err
 	}
 	if err := trainjob.SetupWithManager(mgr, cfg); err != nil {
+		return err
+	}
+	if err := trainingchildren.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
 	return authorizer.SetupWithManager(mgr, cfg)

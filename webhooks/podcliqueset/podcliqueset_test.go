@@ -203,3 +203,54 @@ func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {
 func kaiDefault() configv1alpha1.SchedulerConfiguration {
 	return configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI, Default: true}}}
 }
+
+func TestTrainingWorkloadsCannotBeResizedRolledOrAutoscaled(t *testing.T) {
+	training := func() *grovev1alpha1.PodCliqueSet {
+		p := valid()
+		p.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+		return p
+	}
+	t.Run("autoscaling rejected on create", func(t *testing.T) {
+		p := training()
+		p.Spec.Template.Cliques[0].Spec.ScaleConfig = &grovev1alpha1.AutoScalingConfig{MaxReplicas: 3}
+		p.Spec.Template.PodCliqueScalingGroupConfigs[0].ScaleConfig = &grovev1alpha1.AutoScalingConfig{MaxReplicas: 3}
+		var got []string
+		for _, e := range ValidateCreate(p, kaiEnabled) {
+			got = append(got, e.Field)
+		}
+		assert.ElementsMatch(t, []string{"spec.template.cliques[0].spec.autoScalingConfig", "spec.template.podCliqueScalingGroups[0].scaleConfig"}, got)
+	})
+	cases := []struct {
+		name   string
+		mutate func(*grovev1alpha1.PodCliqueSet)
+		paths  []string
+	}{
+		{"replicas", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Replicas = 3 }, []string{"spec.replicas"}},
+		{"clique replicas", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.Replicas = 2 }, []string{"spec.template.cliques[0].spec.replicas"}},
+		{"pod template", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[1].Spec.PodSpec.Containers[0].Image = "v2"
+		}, []string{"spec.template.cliques[1].spec.podSpec"}},
+		{"group replicas", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.PodCliqueScalingGroupConfigs[0].Replicas = ptr.To[int32](3)
+		}, []string{"spec.template.podCliqueScalingGroups[0].replicas"}},
+		{"inference is not affected", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.WorkloadType = grovev1alpha1.WorkloadTypeInference
+			p.Spec.Replicas = 3
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := training()
+			p := training()
+			tc.mutate(p)
+			if p.Spec.WorkloadType == grovev1alpha1.WorkloadTypeInference {
+				old.Spec.WorkloadType = p.Spec.WorkloadType
+			}
+			var got []string
+			for _, e := range validateTrainingUpdate(old, p) {
+				got = append(got, e.Field)
+			}
+			assert.ElementsMatch(t, tc.paths, got)
+		})
+	}
+}

@@ -32,6 +32,8 @@ func (v *Validator) ValidateCreate(_ context.Context, pcs *grovev1alpha1.PodCliq
 func (v *Validator) ValidateUpdate(_ context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Scheduler)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
+	errs = append(errs, validateTrainingCreate(pcs)...)
+	errs = append(errs, validateTrainingUpdate(old, pcs)...)
 	return nil, toError(pcs, errs)
 }
 
@@ -50,6 +52,7 @@ func toError(pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) error {
 // ValidateCreate is Validate plus the rules only new objects must follow.
 func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.SchedulerConfiguration) field.ErrorList {
 	errs := Validate(pcs, scheduler)
+	errs = append(errs, validateTrainingCreate(pcs)...)
 	cliques := field.NewPath("spec", "template", "cliques")
 	for i, c := range pcs.Spec.Template.Cliques {
 		if c == nil {

@@ -89,7 +89,9 @@ func TestTrainingFailureWithoutRestartBudgetFailsAtOnce(t *testing.T) {
 	assert.Equal(t, grovev1alpha1.ReasonMaxRestartsExceeded, c.Reason)
 	assert.Zero(t, got.Status.RestartCount)
 	assertEvent(t, ns, "nobudget", "MaxRestartsExceeded")
-	require.Eventually(t, func() bool { return len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "nobudget"})) == 0 },
+	require.Eventually(t, func() bool {
+		return len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "nobudget"})) == 0
+	},
 		time.Minute, 200*time.Millisecond, "a failed workload's pods are terminated")
 }
 

@@ -294,3 +294,5 @@ func certDirFor(dir, name, certManagement string) string {
 	}
 	return filepath.Join(dir, name+"-certs")
 }
+
+func clientKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
