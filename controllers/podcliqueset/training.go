@@ -69,6 +69,7 @@ func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCl
 			return r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
 				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs)))
 		}
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Restart", "replica %d: %s", replica, why)
 		restart = pcs.Status.RestartCount + 1
 		for _, p := range members {
 			if p.Annotations[children.AnnotationRestart] == "" {
