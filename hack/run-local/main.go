@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
@@ -90,6 +91,14 @@ func run(nodes int, dir string, runFor time.Duration) error {
 	}
 
 	if err := showProgress(ctx, c, "default", "inference"); err != nil {
+		return err
+	}
+	training := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "training.yaml"))
+	training.Stdout, training.Stderr = os.Stdout, os.Stderr
+	if err := training.Run(); err != nil {
+		return fmt.Errorf("applying the training sample: %w", err)
+	}
+	if err := showPhase(ctx, c, "default", "training-local", grovev1alpha1.PodCliqueSetPhaseSucceeded); err != nil {
 		return err
 	}
 

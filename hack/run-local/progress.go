@@ -66,3 +66,24 @@ func counts(ctx context.Context, k8s client.Client, ns, name string) (want, crea
 	}
 	return
 }
+
+// showPhase prints a PodCliqueSet's phase changes until it reaches want.
+func showPhase(ctx context.Context, c *cluster.Cluster, ns, name string, want grovev1alpha1.PodCliqueSetPhase) error {
+	begin := time.Now()
+	last := grovev1alpha1.PodCliqueSetPhase("?")
+	for {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pcs); err == nil && pcs.Status.Phase != last {
+			last = pcs.Status.Phase
+			fmt.Printf("[%5.1fs] PodCliqueSet %s/%s (Training): phase %q, restarts %d\n", time.Since(begin).Seconds(), ns, name, last, pcs.Status.RestartCount)
+			if last == want {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
