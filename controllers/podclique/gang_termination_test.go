@@ -19,17 +19,19 @@ func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
 		wantStatus    metav1.ConditionStatus
 		wantReason    string
 		wantAvailable bool
+		failed        int32
 	}{
-		{"enough Ready pods", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true},
-		{"starting up, never available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable, false},
-		{"rolling update after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 1, WasAvailable: true}, metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress, true},
-		{"breached after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3, WasAvailable: true}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, true},
-		{"a rolling update never sets wasAvailable", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 1}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, false},
+		{"enough Ready pods", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true, 0},
+		{"starting up, never available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable, false, 0},
+		{"rolling update after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 1, WasAvailable: true}, metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress, true, 0},
+		{"breached after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3, WasAvailable: true}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, true, 0},
+		{"a rolling update never sets wasAvailable", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 1}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, false, 0},
+		{"a Training pod that failed breaches even before availability", grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 1, UpdatedReplicas: 2}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, false, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.status
-			setMinAvailableBreached(pclq, &st, st.ReadyReplicas)
+			setMinAvailableBreached(pclq, &st, st.ReadyReplicas, tc.failed)
 			c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 			assert.Equal(t, tc.wantStatus, c.Status)
 			assert.Equal(t, tc.wantReason, c.Reason)

@@ -47,10 +47,13 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	if st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas {
 		st.CurrentPodTemplateHash = &hash
 	}
-	succeeded := 0
+	succeeded, failed := 0, int32(0)
 	for _, p := range active {
-		if p.Status.Phase == corev1.PodSucceeded {
+		switch p.Status.Phase {
+		case corev1.PodSucceeded:
 			succeeded++
+		case corev1.PodFailed:
+			failed++
 		}
 	}
 	available := st.ReadyReplicas
@@ -58,8 +61,10 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		setSucceeded(pclq, &st, succeeded)
 		// A pod that finished its work counts as available: only failures breach.
 		available += int32(succeeded)
+	} else {
+		failed = 0 // an inference pod that failed is recreated in place
 	}
-	setMinAvailableBreached(pclq, &st, available)
+	setMinAvailableBreached(pclq, &st, available, failed)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
 		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
@@ -99,7 +104,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 // Ready pods; never available yet; rolling update in progress; breached. Only Ready pods count.
 // WasAvailable is sticky and is not set while pods of an older template remain, so a rollout
 // cannot make a clique look healthy, nor breached.
-func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available int32) {
+//
+// failed counts Training pods that exited non-zero: a definitive failure, so it breaches even a
+// clique that was never available (the gate only shields pods still starting).
+func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available, failed int32) {
 	min := minAvailable(pclq)
 	updating := st.UpdatedReplicas < st.Replicas
 	if available >= min && !updating {
@@ -110,7 +118,7 @@ func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.Po
 	switch {
 	case available >= min:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
-	case !st.WasAvailable:
+	case !st.WasAvailable && failed == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable
 		msg += "; never available yet, so not a breach"
 	case updating:
@@ -118,6 +126,9 @@ func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.Po
 		msg += "; a rolling update is replacing pods"
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods
+		if failed > 0 {
+			msg += fmt.Sprintf("; %d pods failed", failed)
+		}
 	}
 	cond.Message = msg
 	meta.SetStatusCondition(&st.Conditions, cond)

@@ -67,8 +67,7 @@ func TestTrainingRestartsSurviveOperatorCrashes(t *testing.T) {
 			ns := cluster.Current.NewNamespace(t)
 			pcs := trainingPCS(ns, "crash", 1, "", &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](2)})
 			pcs.Spec.Template.Cliques = append(pcs.Spec.Template.Cliques, clique("launcher", 1))
-			require.NoError(t, k8s().Create(ctx, pcs))
-			waitRunning(t, ns, "crash", 3, 2*time.Minute)
+			startGang(t, pcs, 3) // every PodClique recorded wasAvailable before the crash
 			startAgain := stopOperator(t)
 			failPod(t, ns, "crash-0-trainer-1")
 			before := crashAfterRestartDecision(t, ns, "crash", tc.deleteOne)
