@@ -4,21 +4,21 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
-	"github.com/kubegrove/grove/backends/kube"
+	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/podgang"
 	"github.com/kubegrove/grove/internal/app"
 )
-
-// available are the backends this build can sync.
-var available = map[configv1alpha1.SchedulerName]podgang.Backend{
-	configv1alpha1.SchedulerNameKube: kube.Backend{},
-}
 
 func main() {
 	backend := flag.String("backend", "", fmt.Sprintf("the scheduler backend to sync, one of %v, enabled in the configuration", configv1alpha1.SupportedSchedulerNames))
@@ -26,18 +26,25 @@ func main() {
 		Name:           "backend-controller",
 		LeaderElection: true,
 		LeaseName:      func() string { return "grove-backend-controller-" + *backend + "-leader" },
+		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, schedv1alpha1.AddToScheme},
 		Validate: func(cfg *configv1alpha1.OperatorConfiguration) error {
-			name := configv1alpha1.SchedulerName(*backend)
-			if !cfg.Scheduler.IsEnabled(name) {
+			if name := configv1alpha1.SchedulerName(*backend); !cfg.Scheduler.IsEnabled(name) {
 				return fmt.Errorf("--backend=%q is not an enabled scheduler backend; enabled: %v (enable one with a scheduler.profiles entry)", *backend, cfg.Scheduler.EnabledBackends())
-			}
-			if available[name] == nil {
-				return fmt.Errorf("--backend=%q cannot be synced by this build yet", *backend)
 			}
 			return nil
 		},
 		Setup: func(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-			r := &podgang.Reconciler{Client: mgr.GetClient(), Backend: available[configv1alpha1.SchedulerName(*backend)]}
+			registry, err := backends.NewRegistry(cfg.Scheduler, mgr.GetClient())
+			if err != nil {
+				return err
+			}
+			b := registry.Get(configv1alpha1.SchedulerName(*backend))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := b.Init(ctx); err != nil {
+				return fmt.Errorf("initializing the %s backend: %w", b.Name(), err)
+			}
+			r := &podgang.Reconciler{Client: mgr.GetClient(), Backend: b}
 			return r.SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
 		},
 	})

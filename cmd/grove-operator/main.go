@@ -6,6 +6,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/podclique"
 	"github.com/kubegrove/grove/controllers/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/podcliqueset"
@@ -18,12 +19,16 @@ func main() {
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	recorder := mgr.GetEventRecorder("grove-operator")
+	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
+	if err != nil {
+		return err
+	}
 	c := cfg.Controllers
-	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
+	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
 		return err
 	}
 	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {
 		return err
 	}
-	return (&podclique.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
+	return (&podclique.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
 }

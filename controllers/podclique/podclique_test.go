@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -121,7 +123,7 @@ func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 		}, Annotations: map[string]string{children.AnnotationPCSGTemplateNumPods: "3", children.AnnotationStartsAfter: "x", "team": "a"}},
 		Spec: grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w"}}}},
 	}
-	p := buildPod(pclq, 2, "abc")
+	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil))
 	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
 	assert.Equal(t, p.Name, p.Spec.Hostname)
 	assert.Equal(t, "inf-0", p.Spec.Subdomain)

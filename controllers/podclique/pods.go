@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/backends/kube"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -67,7 +67,7 @@ func surplusPods(pods []*corev1.Pod, replicas int) []*corev1.Pod {
 
 // buildPod makes the pod of one index: stable name and hostname, the headless Service as
 // subdomain, Grove's environment, the gang gate, and the scheduler backend's preparation.
-func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string) *corev1.Pod {
+func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend) *corev1.Pod {
 	name := grovev1alpha1.PodHostname(pclq.Name, index)
 	labels := map[string]string{}
 	for k, v := range templateLabels(pclq) {
@@ -119,7 +119,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string) *corev1.Pod
 		},
 		Spec: *spec,
 	}
-	kube.PreparePod(pod)
+	backend.PreparePod(pod)
 	return pod
 }
 

@@ -25,6 +25,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -32,6 +33,8 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Backends prepares pods for their scheduler backend.
+	Backends *backends.Registry
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
@@ -177,8 +180,14 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	if len(indices) == 0 {
 		return nil
 	}
+	backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName)
+	if backend == nil {
+		err := fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", pclq.Spec.PodSpec.SchedulerName, r.Backends.PodSchedulerNames())
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
+		return err
+	}
 	created, err := slowStart(ctx, len(indices), func(ctx context.Context, i int) error {
-		err := r.Client.Create(ctx, buildPod(pclq, indices[i], hash))
+		err := r.Client.Create(ctx, buildPod(pclq, indices[i], hash, backend))
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the next pass sees it
 		}

@@ -12,7 +12,6 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -54,29 +53,50 @@ func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []
 	return append(append(gangs, base), scaled...)
 }
 
-// backendOf is the scheduler backend of a PodCliqueSet's pods.
-func backendOf(pcs *grovev1alpha1.PodCliqueSet) string {
-	if len(pcs.Spec.Template.Cliques) == 0 {
-		return kube.Name
+// gangLabels are a PodGang's labels: the PodCliqueSet's own (a backend may read its settings
+// there, such as KAI's queue), the replica's, and the backend that serves it.
+func gangLabels(pcs *grovev1alpha1.PodCliqueSet, replica int, backend string) map[string]string {
+	labels := map[string]string{}
+	for k, v := range pcs.Labels {
+		labels[k] = v
 	}
-	return kube.BackendFor(pcs.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName)
+	for k, v := range children.ReplicaLabels(pcs.Name, replica) {
+		labels[k] = v
+	}
+	labels[grovev1alpha1.LabelSchedulerName] = backend
+	return labels
+}
+
+// hasLabels reports whether have holds every label of want.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // syncPodGangs keeps each PodGang of a replica: created early with the member groups and no pod
 // references, references filled as pods appear, and Initialized=True once every member pod
 // exists — the signal, together with the backend's readiness, that gates may be lifted.
 func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+	backend := r.Backends.ForPodCliqueSet(pcs)
 	var errs []error
 	for _, g := range wantedGangs(pcs, replica, obs) {
 		obs.wantGangs[g.name] = true
-		if err := r.syncPodGang(ctx, pcs, replica, g, obs); err != nil {
+		if backend == nil {
+			errs = append(errs, fmt.Errorf("PodGang %s: the cliques' schedulerName is no enabled scheduler backend (enabled: %v)", g.name, r.Backends.PodSchedulerNames()))
+			continue
+		}
+		if err := r.syncPodGang(ctx, pcs, replica, g, string(backend.Name()), obs); err != nil {
 			errs = append(errs, fmt.Errorf("PodGang %s: %w", g.name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, obs *observed) error {
+func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
 	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName}
 	complete := true
 	var missing []string
@@ -101,10 +121,9 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		spec.PodGroups = append(spec.PodGroups, group)
 	}
 
+	labels := gangLabels(pcs, replica, backend)
 	pg := obs.gangs[g.name]
 	if pg == nil {
-		labels := children.ReplicaLabels(pcs.Name, replica)
-		labels[grovev1alpha1.LabelSchedulerName] = backendOf(pcs)
 		pg = &schedulerv1alpha1.PodGang{
 			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels},
 			Spec:       spec,
@@ -113,9 +132,12 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		if err := r.create(ctx, pcs, pg); err != nil {
 			return err
 		}
-	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) {
+	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) {
 		pg = pg.DeepCopy()
 		pg.Spec = spec
+		for k, v := range labels {
+			pg.Labels[k] = v
+		}
 		if err := r.Client.Update(ctx, pg); err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -34,6 +35,8 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Backends resolves a PodCliqueSet's scheduler backend.
+	Backends *backends.Registry
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch

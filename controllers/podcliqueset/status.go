@@ -14,6 +14,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/podclique"
 )
@@ -26,6 +27,12 @@ const (
 	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
 	ReasonPodGangPodsPending       = "PodGangPodsPending"
 	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
+	// ConditionSchedulingConstraintsHonored is False when the scheduler backend admitted
+	// something it does not do (a preferred topology level, a gang on a backend without gangs);
+	// the message lists what.
+	ConditionSchedulingConstraintsHonored = "SchedulingConstraintsHonored"
+	ReasonAllConstraintsHonored           = "AllConstraintsHonored"
+	ReasonConstraintsNotHonored           = "ConstraintsNotHonored"
 	// ErrorCodeReconcile marks a failed reconcile step in status.lastErrors.
 	ErrorCodeReconcile grovev1alpha1.ErrorCode = "ERR_RECONCILE"
 )
@@ -105,6 +112,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
+	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
+		meta.SetStatusCondition(&st.Conditions, honouredCondition(pcs, backend))
+	}
 
 	r.trackUpdate(pcs, &st, ro.hash)
 
@@ -117,6 +127,17 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	}
 	pcs.Status = st
 	return r.Client.Status().Update(ctx, pcs)
+}
+
+// honouredCondition says whether the backend does everything the PodCliqueSet asks for.
+func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerBackend) metav1.Condition {
+	cond := metav1.Condition{Type: ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: ReasonAllConstraintsHonored,
+		Message: fmt.Sprintf("scheduler backend %s honours every scheduling constraint", backend.Name()), ObservedGeneration: pcs.Generation}
+	if missing := backend.NotHonoured(pcs); len(missing) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonConstraintsNotHonored
+		cond.Message = fmt.Sprintf("scheduler backend %s does not honour: %s", backend.Name(), strings.Join(missing, "; "))
+	}
+	return cond
 }
 
 // trackUpdate records a rollout in status: an update starts when the template's generation hash

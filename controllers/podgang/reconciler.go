@@ -1,11 +1,12 @@
 // Package podgang is the backend-controller's PodGang reconciler: for the PodGangs of one
-// scheduler backend it creates that scheduler's objects and reports SchedulerBackendReady for
-// the PodGang's current generation — the acknowledgement the grove-operator waits for before it
-// lifts the pods' gates.
+// scheduler backend it creates that scheduler's objects, repairs them when someone edits or
+// deletes them, and reports SchedulerBackendReady for the PodGang's current generation — the
+// acknowledgement the grove-operator waits for before it lifts the pods' gates.
 package podgang
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,61 +15,78 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 )
-
-// Backend is what one scheduler backend does for a PodGang.
-type Backend interface {
-	// Name is the backend's name, the value of the PodGang's grove.io/scheduler-name label.
-	Name() string
-	// SyncPodGang creates or updates the scheduler's objects for the PodGang and returns the
-	// reason and message of SchedulerBackendReady=True.
-	SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (reason, message string, err error)
-}
 
 // Reconciler reconciles the PodGangs of one backend.
 type Reconciler struct {
 	Client  client.Client
-	Backend Backend
+	Backend backends.SchedulerBackend
 }
 
-// Reasons of SchedulerBackendReady=False.
+// ReasonSyncFailed is the reason of SchedulerBackendReady=False.
 const ReasonSyncFailed = "SchedulerSyncFailed"
 
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.run.ai,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
 
-// SetupWithManager registers the reconciler for PodGangs labelled with this backend.
+// SetupWithManager registers the reconciler for PodGangs labelled with this backend, and for
+// the scheduler objects they own, so an edited or deleted object is put back.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	mine, err := predicate.LabelSelectorPredicate(metav1.LabelSelector{MatchLabels: map[string]string{grovev1alpha1.LabelSchedulerName: r.Backend.Name()}})
+	mine, err := predicate.LabelSelectorPredicate(metav1.LabelSelector{MatchLabels: map[string]string{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}})
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("podgang").
 		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	for _, owned := range r.Backend.OwnedTypes() {
+		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
+		b = b.Owns(owned, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
+	}
+	if err := b.Complete(r); err != nil {
+		return err
+	}
+	return metrics.Registry.Register(&managedObjects{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
 }
 
 // Reconcile syncs the scheduler's objects and acknowledges the PodGang's generation.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	name := string(r.Backend.Name())
 	pg := &schedulerv1alpha1.PodGang{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pg); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		gone := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
+		return ctrl.Result{}, r.Backend.OnPodGangDelete(ctx, gone)
 	}
 	if !pg.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.Backend.OnPodGangDelete(ctx, pg)
+	}
+	if pg.Labels[grovev1alpha1.LabelSchedulerName] != name {
+		// An owned object's event for a PodGang another backend serves now.
 		return ctrl.Result{}, nil
 	}
+	start := time.Now()
 	reason, message, syncErr := r.Backend.SyncPodGang(ctx, pg)
+	syncSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	cond := metav1.Condition{
 		Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
 		Reason: reason, Message: message, ObservedGeneration: pg.Generation,
 	}
 	if syncErr != nil {
+		syncErrors.WithLabelValues(name).Inc()
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSyncFailed, syncErr.Error()
 	}
 	status := pg.Status.DeepCopy()

@@ -9,20 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 )
 
 // Defaulter fills what users leave out.
 type Defaulter struct {
-	// Scheduler decides the default scheduler name of pods that name none.
-	Scheduler configv1alpha1.SchedulerConfiguration
+	// Backends decide the default scheduler name of pods that name none.
+	Backends *backends.Registry
 }
 
 // Default applies the defaults; it is idempotent.
 func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
-	Default(pcs, d.Scheduler)
+	Default(pcs, d.Backends)
 	return nil
 }
 
@@ -30,7 +29,7 @@ func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) 
 // restartPolicy Never; inference gets no terminationDelay. Every clique's pods get the default
 // backend's scheduler, minAvailable defaults to replicas, and autoscalers' minReplicas to
 // minAvailable.
-func Default(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.SchedulerConfiguration) {
+func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 	spec := &pcs.Spec
 	if spec.WorkloadType == "" {
 		spec.WorkloadType = grovev1alpha1.WorkloadTypeInference
@@ -47,7 +46,7 @@ func Default(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.Scheduler
 	if t.HeadlessServiceConfig == nil {
 		t.HeadlessServiceConfig = &grovev1alpha1.HeadlessServiceConfig{PublishNotReadyAddresses: true}
 	}
-	defaultScheduler := backends.PodSchedulerName(scheduler.DefaultProfileName())
+	defaultScheduler := registry.Default().PodSchedulerName()
 	for _, c := range t.Cliques {
 		if c == nil {
 			continue

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
@@ -23,7 +22,7 @@ func FuzzDefaultAndValidate(f *testing.F) {
 		if json.Unmarshal(data, pcs) != nil {
 			return
 		}
-		scheduler := configv1alpha1.SchedulerConfiguration{}
+		scheduler := kubeOnly
 		if kai {
 			scheduler = kaiDefault()
 		}

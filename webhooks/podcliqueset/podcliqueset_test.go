@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 )
 
 func clique(name string, replicas int32, after ...string) *grovev1alpha1.PodCliqueTemplateSpec {
@@ -35,7 +37,18 @@ func valid() *grovev1alpha1.PodCliqueSet {
 	}
 }
 
-var kaiEnabled = configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI}}}
+var kaiEnabled = registryOf(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI}}})
+
+// kubeOnly is the registry of a configuration without profiles.
+var kubeOnly = registryOf(configv1alpha1.SchedulerConfiguration{})
+
+func registryOf(cfg configv1alpha1.SchedulerConfiguration) *backends.Registry {
+	r, err := backends.NewRegistry(cfg, nil)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
 
 func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 	cases := []struct {
@@ -112,7 +125,7 @@ func TestSchedulerBackendMustBeEnabled(t *testing.T) {
 	for _, c := range pcs.Spec.Template.Cliques {
 		c.Spec.PodSpec.SchedulerName = "kai-scheduler"
 	}
-	errs := ValidateCreate(pcs, configv1alpha1.SchedulerConfiguration{})
+	errs := ValidateCreate(pcs, kubeOnly)
 	require.Len(t, errs, 3)
 	assert.Contains(t, errs[0].Error(), `scheduler backend "kai-scheduler" is not enabled`)
 }
@@ -181,7 +194,7 @@ func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {
 	t.Run("training gets terminationDelay 0 and restartPolicy Never", func(t *testing.T) {
 		pcs := valid()
 		pcs.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
-		Default(pcs, configv1alpha1.SchedulerConfiguration{})
+		Default(pcs, kubeOnly)
 		assert.Equal(t, &metav1.Duration{}, pcs.Spec.Template.TerminationDelay)
 		assert.Equal(t, corev1.RestartPolicyNever, pcs.Spec.Template.Cliques[0].Spec.PodSpec.RestartPolicy)
 		assert.Equal(t, "default-scheduler", pcs.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName)
@@ -191,17 +204,19 @@ func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {
 		pcs.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
 		pcs.Spec.Template.TerminationDelay = &metav1.Duration{Duration: time.Minute}
 		pcs.Spec.Template.Cliques[0].Spec.PodSpec.RestartPolicy = corev1.RestartPolicyOnFailure
-		Default(pcs, configv1alpha1.SchedulerConfiguration{})
+		Default(pcs, kubeOnly)
 		once := pcs.DeepCopy()
-		Default(pcs, configv1alpha1.SchedulerConfiguration{})
+		Default(pcs, kubeOnly)
 		assert.Equal(t, once, pcs)
 		assert.Equal(t, time.Minute, pcs.Spec.Template.TerminationDelay.Duration)
 		assert.Equal(t, corev1.RestartPolicyOnFailure, pcs.Spec.Template.Cliques[0].Spec.PodSpec.RestartPolicy)
 	})
 }
 
-func kaiDefault() configv1alpha1.SchedulerConfiguration {
-	return configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI, Default: true}}}
+func kaiDefault() *backends.Registry {
+	return registryOf(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
+		{Name: configv1alpha1.SchedulerNameKAI, Default: true, Config: &runtime.RawExtension{Raw: []byte(`{"defaultQueue":"team-a"}`)}},
+	}})
 }
 
 func TestTrainingWorkloadsCannotBeResizedRolledOrAutoscaled(t *testing.T) {

@@ -12,25 +12,24 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 )
 
 // Validator rejects PodCliqueSets the operator could not run as written.
 type Validator struct {
-	// Scheduler lists the enabled backends.
-	Scheduler configv1alpha1.SchedulerConfiguration
+	// Backends are the enabled scheduler backends.
+	Backends *backends.Registry
 }
 
 // ValidateCreate checks a new PodCliqueSet.
 func (v *Validator) ValidateCreate(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
-	return nil, toError(pcs, ValidateCreate(pcs, v.Scheduler))
+	return nil, toError(pcs, ValidateCreate(pcs, v.Backends))
 }
 
 // ValidateUpdate checks a changed PodCliqueSet, including what may not change.
 func (v *Validator) ValidateUpdate(_ context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
-	errs := Validate(pcs, v.Scheduler)
+	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)
@@ -50,8 +49,8 @@ func toError(pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) error {
 }
 
 // ValidateCreate is Validate plus the rules only new objects must follow.
-func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.SchedulerConfiguration) field.ErrorList {
-	errs := Validate(pcs, scheduler)
+func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
+	errs := Validate(pcs, registry)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	cliques := field.NewPath("spec", "template", "cliques")
 	for i, c := range pcs.Spec.Template.Cliques {
@@ -70,7 +69,7 @@ func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.Sc
 }
 
 // Validate checks the rules every PodCliqueSet must follow.
-func Validate(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.SchedulerConfiguration) field.ErrorList {
+func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
 	var errs field.ErrorList
 	t := &pcs.Spec.Template
 	tp := field.NewPath("spec", "template")
@@ -107,7 +106,7 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.Schedule
 	errs = append(errs, validateGroups(pcs, names)...)
 	errs = append(errs, validateStartup(pcs, names)...)
 	errs = append(errs, validateNameBudget(pcs)...)
-	errs = append(errs, validateScheduler(pcs, scheduler)...)
+	errs = append(errs, validateScheduler(pcs, registry)...)
 	if t.TerminationDelay == nil {
 		for i, g := range t.PodCliqueScalingGroupConfigs {
 			if g.TerminationDelay != nil {
@@ -318,37 +317,34 @@ func validateNameBudget(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	return errs
 }
 
-// validateScheduler requires every clique's pods to go to one scheduler backend that is enabled.
-func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, scheduler configv1alpha1.SchedulerConfiguration) field.ErrorList {
+// validateScheduler requires every clique's pods to go to one enabled scheduler backend, and
+// lets that backend reject what it cannot honour.
+func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
 	var errs field.ErrorList
-	var first configv1alpha1.SchedulerName
+	var first backends.SchedulerBackend
 	for i, c := range pcs.Spec.Template.Cliques {
 		if c == nil {
 			continue
 		}
 		p := field.NewPath("spec", "template", "cliques").Index(i).Child("spec", "podSpec", "schedulerName")
-		backend, known := backends.ForPodScheduler(c.Spec.PodSpec.SchedulerName)
-		switch {
-		case !known:
-			errs = append(errs, field.NotSupported(p, c.Spec.PodSpec.SchedulerName, podSchedulerNames(scheduler)))
-			continue
-		case !scheduler.IsEnabled(backend):
-			errs = append(errs, field.Invalid(p, c.Spec.PodSpec.SchedulerName, fmt.Sprintf("scheduler backend %q is not enabled; enabled: %v", backend, scheduler.EnabledBackends())))
+		name := c.Spec.PodSpec.SchedulerName
+		backend := registry.ForPodScheduler(name)
+		if backend == nil {
+			if known, ok := backends.KnownPodScheduler(name); ok {
+				errs = append(errs, field.Invalid(p, name, fmt.Sprintf("scheduler backend %q is not enabled; enabled: %v (add a scheduler.profiles entry to the operator configuration)", known, registry.PodSchedulerNames())))
+			} else {
+				errs = append(errs, field.NotSupported(p, name, registry.PodSchedulerNames()))
+			}
 			continue
 		}
-		if first == "" {
+		if first == nil {
 			first = backend
 		} else if backend != first {
-			errs = append(errs, field.Invalid(p, c.Spec.PodSpec.SchedulerName, fmt.Sprintf("all cliques must use one scheduler backend; the first uses %q", first)))
+			errs = append(errs, field.Invalid(p, name, fmt.Sprintf("all cliques must use one scheduler backend; the first uses %q", first.PodSchedulerName())))
 		}
 	}
-	return errs
-}
-
-func podSchedulerNames(scheduler configv1alpha1.SchedulerConfiguration) []string {
-	var out []string
-	for _, b := range scheduler.EnabledBackends() {
-		out = append(out, backends.PodSchedulerName(b))
+	if first != nil && len(errs) == 0 {
+		errs = append(errs, first.ValidatePodCliqueSet(pcs)...)
 	}
-	return out
+	return errs
 }

@@ -5,6 +5,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 )
 
 // +kubebuilder:webhook:path=/mutate-grove-io-v1alpha1-podcliqueset,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=grove.io,resources=podcliquesets,verbs=create;update,versions=v1alpha1,name=mpodcliqueset.grove.io,admissionReviewVersions=v1
@@ -12,8 +13,12 @@ import (
 
 // SetupWithManager serves the PodCliqueSet defaulting and validating webhooks.
 func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
+	if err != nil {
+		return err
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &grovev1alpha1.PodCliqueSet{}).
-		WithDefaulter(&Defaulter{Scheduler: cfg.Scheduler}).
-		WithValidator(&Validator{Scheduler: cfg.Scheduler}).
+		WithDefaulter(&Defaulter{Backends: registry}).
+		WithValidator(&Validator{Backends: registry}).
 		Complete()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -74,6 +75,31 @@ func TestSchedulerProfilesAreValidated(t *testing.T) {
 			profiles: []SchedulerProfile{{Name: SchedulerNameKAI}, {Name: SchedulerNameKAI}},
 			want:     []string{"scheduler.profiles[1].name", "Duplicate value", "scheduler.profiles[0].name"},
 		},
+		{
+			name:     "a misspelt backend option is named",
+			profiles: []SchedulerProfile{{Name: SchedulerNameKube, Config: raw(`{"gangScheduler": true}`)}},
+			want:     []string{"scheduler.profiles[0].config", `unknown field "gangScheduler"`},
+		},
+		{
+			name:     "a mistyped backend option is named",
+			profiles: []SchedulerProfile{{Name: SchedulerNameKube, Config: raw(`{"gangScheduling": "yes"}`)}},
+			want:     []string{"scheduler.profiles[0].config", "gangScheduling"},
+		},
+		{
+			name:     "scheduler-plugins may not take another backend's schedulerName",
+			profiles: []SchedulerProfile{{Name: SchedulerNamePlugins, Config: raw(`{"schedulerName": "kai-scheduler"}`)}},
+			want:     []string{"scheduler.profiles[0].config.schedulerName", "another backend"},
+		},
+		{
+			name:     "scheduler-plugins timeout must be positive",
+			profiles: []SchedulerProfile{{Name: SchedulerNamePlugins, Config: raw(`{"scheduleTimeoutSeconds": 0}`)}},
+			want:     []string{"scheduler.profiles[0].config.scheduleTimeoutSeconds", "at least 1"},
+		},
+		{
+			name:     "KAI default queue must be a valid name",
+			profiles: []SchedulerProfile{{Name: SchedulerNameKAI, Config: raw(`{"defaultQueue": "Team A"}`)}},
+			want:     []string{"scheduler.profiles[0].config.defaultQueue"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +112,34 @@ func TestSchedulerProfilesAreValidated(t *testing.T) {
 			}
 		})
 	}
+}
+
+func raw(s string) *runtime.RawExtension { return &runtime.RawExtension{Raw: []byte(s)} }
+
+func TestBackendConfigDecodesEachProfileIntoItsType(t *testing.T) {
+	s := SchedulerConfiguration{Profiles: []SchedulerProfile{
+		{Name: SchedulerNameKube, Config: raw(`{"gangScheduling": true}`)},
+		{Name: SchedulerNameKAI, Config: raw(`{"defaultQueue": "team-a"}`)},
+		{Name: SchedulerNamePlugins},
+	}}
+	cases := []struct {
+		backend SchedulerName
+		want    any
+	}{
+		{SchedulerNameKube, &KubeSchedulerConfig{GangScheduling: true}},
+		{SchedulerNameKAI, &KAISchedulerConfig{DefaultQueue: "team-a"}},
+		{SchedulerNamePlugins, &SchedulerPluginsConfig{SchedulerName: DefaultSchedulerPluginsSchedulerName}},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.backend), func(t *testing.T) {
+			got, err := s.BackendConfig(tc.backend)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	got, err := SchedulerConfiguration{}.BackendConfig(SchedulerNameKube)
+	require.NoError(t, err)
+	assert.Equal(t, &KubeSchedulerConfig{}, got, "kube-scheduler without a profile is plain")
 }
 
 func TestDefaultsFillEveryField(t *testing.T) {

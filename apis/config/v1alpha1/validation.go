@@ -103,7 +103,7 @@ func validateServer(s *ServerConfiguration, path *field.Path) field.ErrorList {
 }
 
 // ValidateScheduler applies GREP-375's rules: known backend names, no backend listed twice, at
-// most one default.
+// most one default, and each profile's config decodes into its backend's typed config.
 func ValidateScheduler(s *SchedulerConfiguration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	profiles := path.Child("profiles")
@@ -113,6 +113,8 @@ func ValidateScheduler(s *SchedulerConfiguration, path *field.Path) field.ErrorL
 		pp := profiles.Index(i)
 		if !isSupported(p.Name) {
 			errs = append(errs, field.NotSupported(pp.Child("name"), p.Name, SupportedSchedulerNames))
+		} else {
+			errs = append(errs, validateBackendConfig(*s, p.Name, pp.Child("config"))...)
 		}
 		if j, dup := seen[p.Name]; dup {
 			errs = append(errs, field.Duplicate(pp.Child("name"), fmt.Sprintf("%s (also %s)", p.Name, profiles.Index(j).Child("name"))))

@@ -164,3 +164,17 @@ type PodGangStatus struct {
 func init() {
 	SchemeBuilder.Register(&PodGang{}, &PodGangList{})
 }
+
+// AnnotationTopologyName on a PodGang names the cluster topology its pack constraints refer to;
+// backends with a topology object of their own (KAI) use it to name that object.
+const AnnotationTopologyName = "grove.io/topology-name"
+
+// MinMember is how many pods of the gang must be placed together: the sum of its groups'
+// minReplicas.
+func (s *PodGangSpec) MinMember() int32 {
+	var n int32
+	for _, g := range s.PodGroups {
+		n += g.MinReplicas
+	}
+	return n
+}

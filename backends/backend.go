@@ -1,0 +1,45 @@
+package backends
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+)
+
+// SchedulerBackend is one scheduler behind Grove (GREP-375). A backend is stateless: every
+// method derives what it does from its arguments, its profile's config and the API server, so
+// the operator, the webhook and the backend-controller can each build their own.
+type SchedulerBackend interface {
+	// Name is the backend's name in scheduler profiles and in the PodGang label
+	// grove.io/scheduler-name.
+	Name() configv1alpha1.SchedulerName
+	// PodSchedulerName is the schedulerName its pods carry.
+	PodSchedulerName() string
+	// Init checks, once at backend-controller start, that the scheduler's API is served, and
+	// explains what to enable when it is not.
+	Init(ctx context.Context) error
+	// SyncPodGang creates or updates the scheduler's objects for a PodGang, repairing any drift,
+	// and returns the reason and message of SchedulerBackendReady=True.
+	SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (reason, message string, err error)
+	// OnPodGangDelete removes what owner references do not: only the name and namespace of pg
+	// are reliable, since the PodGang may be gone already.
+	OnPodGangDelete(ctx context.Context, pg *schedulerv1alpha1.PodGang) error
+	// PreparePod adds the scheduler's fields to a pod before it is created; it reads the
+	// pod's grove.io/podgang and grove.io/podclique labels.
+	PreparePod(pod *corev1.Pod)
+	// ValidatePodCliqueSet rejects at admission what the scheduler cannot honour when
+	// correctness depends on it, naming the field.
+	ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList
+	// NotHonoured lists what a PodCliqueSet asks for that the scheduler admits but does not do;
+	// the operator reports it in the PodCliqueSet's SchedulingConstraintsHonored condition.
+	NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string
+	// OwnedTypes are the kinds of objects SyncPodGang creates, owned by the PodGang; the
+	// backend-controller watches them to repair drift.
+	OwnedTypes() []client.Object
+}

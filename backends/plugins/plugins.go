@@ -1,0 +1,154 @@
+// Package plugins is the scheduler-plugins coscheduling backend: each PodGang becomes a
+// scheduling.x-k8s.io/v1alpha1 PodGroup of the same name, owned by the PodGang, whose minMember
+// and minResources the coscheduling plugin waits for before it binds any member.
+package plugins
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/constraints"
+)
+
+// ReasonPodGroupCreated is the reason of SchedulerBackendReady=True.
+const ReasonPodGroupCreated = "PodGroupCreated"
+
+// Backend is the scheduler-plugins coscheduling backend.
+type Backend struct {
+	cfg    configv1alpha1.SchedulerPluginsConfig
+	client client.Client
+}
+
+// New returns the backend for a profile's config; c may be nil where nothing is synced.
+func New(cfg configv1alpha1.SchedulerPluginsConfig, c client.Client) *Backend {
+	return &Backend{cfg: cfg, client: c}
+}
+
+// Name returns scheduler-plugins.
+func (b *Backend) Name() configv1alpha1.SchedulerName { return configv1alpha1.SchedulerNamePlugins }
+
+// PodSchedulerName is the configured schedulerName of the scheduler-plugins scheduler.
+func (b *Backend) PodSchedulerName() string { return b.cfg.SchedulerName }
+
+// Init checks that the coscheduling PodGroup CRD is installed.
+func (b *Backend) Init(context.Context) error {
+	gvk := schedv1alpha1.SchemeGroupVersion.WithKind("PodGroup")
+	if _, err := b.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			return fmt.Errorf("%s is not served: install scheduler-plugins' CRDs before running the scheduler-plugins backend", gvk)
+		}
+		return fmt.Errorf("looking up %s: %w", gvk, err)
+	}
+	return nil
+}
+
+// SyncPodGang keeps the PodGang's PodGroup as built here. The per-pod requests come from the
+// member PodCliques' pod templates.
+func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
+	templates := map[string]*corev1.PodSpec{}
+	for _, g := range pg.Spec.PodGroups {
+		pclq := &grovev1alpha1.PodClique{}
+		if err := b.client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: g.Name}, pclq); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return "", "", err
+			}
+			continue
+		}
+		templates[g.Name] = &pclq.Spec.PodSpec
+	}
+	want := b.BuildPodGroup(pg, templates)
+	have := &schedv1alpha1.PodGroup{}
+	have.Name, have.Namespace = want.Name, want.Namespace
+	if _, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
+		if have.Labels == nil {
+			have.Labels = map[string]string{}
+		}
+		for k, v := range want.Labels {
+			have.Labels[k] = v
+		}
+		have.Spec = want.Spec
+		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
+	}); err != nil {
+		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
+	}
+	return ReasonPodGroupCreated, fmt.Sprintf("coscheduling PodGroup %s needs %d pods", want.Name, want.Spec.MinMember), nil
+}
+
+// BuildPodGroup is the PodGroup of a PodGang: minMember its minimum, minResources each group's
+// per-pod requests (from templates, by pod-group name) times its minReplicas.
+func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang, templates map[string]*corev1.PodSpec) *schedv1alpha1.PodGroup {
+	total := corev1.ResourceList{}
+	for _, g := range pg.Spec.PodGroups {
+		spec := templates[g.Name]
+		if spec == nil {
+			continue
+		}
+		perPod := resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
+		for name, q := range perPod {
+			q.Mul(int64(g.MinReplicas))
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	out := &schedv1alpha1.PodGroup{Spec: schedv1alpha1.PodGroupSpec{
+		MinMember: pg.Spec.MinMember(), ScheduleTimeoutSeconds: b.cfg.ScheduleTimeoutSeconds,
+	}}
+	if len(total) > 0 {
+		out.Spec.MinResources = total
+	}
+	out.Name, out.Namespace = pg.Name, pg.Namespace
+	out.Labels = map[string]string{grovev1alpha1.LabelManagedBy: "backend-controller", grovev1alpha1.LabelPodGang: pg.Name}
+	return out
+}
+
+// OnPodGangDelete has nothing to do: the PodGroup is owned by the PodGang.
+func (b *Backend) OnPodGangDelete(context.Context, *schedulerv1alpha1.PodGang) error { return nil }
+
+// PreparePod names the scheduler and the pod's PodGroup.
+func (b *Backend) PreparePod(pod *corev1.Pod) {
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = b.cfg.SchedulerName
+	}
+	if gang := pod.Labels[grovev1alpha1.LabelPodGang]; gang != "" {
+		pod.Labels[schedv1alpha1.PodGroupLabel] = gang
+	}
+}
+
+// ValidatePodCliqueSet rejects required topology constraints: coscheduling places a gang
+// anywhere it fits.
+func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range constraints.All(pcs) {
+		if r := constraints.Required(c.Constraint); r != "" {
+			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), r,
+				"scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend"))
+		}
+	}
+	return errs
+}
+
+// NotHonoured lists the preferred topology levels coscheduling ignores.
+func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
+	var out []string
+	for _, c := range constraints.All(pcs) {
+		if p := constraints.Preferred(c.Constraint); p != "" {
+			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by scheduler-plugins", c.Path.Child("pack", "preferred"), p))
+		}
+	}
+	return out
+}
+
+// OwnedTypes is the coscheduling PodGroup.
+func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&schedv1alpha1.PodGroup{}} }
