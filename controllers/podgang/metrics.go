@@ -2,6 +2,7 @@ package podgang
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,24 +28,47 @@ var (
 		"Scheduler objects a backend keeps for PodGangs, per kind, counted from the informer cache.", []string{"backend", "kind"}, nil)
 )
 
+// managed counts every registered backend's objects.
+var managed = &managedObjects{}
+
 func init() {
-	metrics.Registry.MustRegister(syncSeconds, syncErrors)
+	metrics.Registry.MustRegister(syncSeconds, syncErrors, managed)
 }
 
-// managedObjects counts the backend's objects at scrape time from the cache the reconciler
-// already watches, so the figure needs no bookkeeping and survives restarts.
+// managedObjects counts the backends' objects at scrape time from the caches their reconcilers
+// already watch, so the figure needs no bookkeeping and survives restarts.
 type managedObjects struct {
+	mu      sync.Mutex
+	sources []managedSource
+}
+
+type managedSource struct {
 	backend string
 	reader  client.Reader
 	scheme  *runtime.Scheme
 	types   []client.Object
 }
 
+func (m *managedObjects) add(s managedSource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources = append(m.sources, s)
+}
+
 func (m *managedObjects) Describe(ch chan<- *prometheus.Desc) { ch <- managedDesc }
 
 func (m *managedObjects) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	sources := append([]managedSource(nil), m.sources...)
+	m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	for _, s := range sources {
+		s.collect(ctx, ch)
+	}
+}
+
+func (m managedSource) collect(ctx context.Context, ch chan<- prometheus.Metric) {
 	for _, obj := range m.types {
 		gvk, err := apiutil.GVKForObject(obj, m.scheme)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -47,8 +46,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named("podgang").
-		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.GenerationChangedPredicate{})).
+		Named("podgang-" + string(r.Backend.Name())).
+		// Labels carry backend settings (KAI's queue), so a relabel is a change to sync.
+		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	for _, owned := range r.Backend.OwnedTypes() {
 		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
@@ -57,7 +57,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if err := b.Complete(r); err != nil {
 		return err
 	}
-	return metrics.Registry.Register(&managedObjects{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
+	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
+	return nil
 }
 
 // Reconcile syncs the scheduler's objects and acknowledges the PodGang's generation.

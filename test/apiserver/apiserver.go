@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	kaiv2 "github.com/kubegrove/grove/apis/kai/v2"
@@ -38,11 +39,13 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(kaiv2alpha2.AddToScheme(s))
 	utilruntime.Must(kaiv2.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
+	utilruntime.Must(schedv1alpha1.AddToScheme(s))
 	return s
 }
 
 // CRDDirs returns the directories of every CRD to install: the project's generated CRDs,
-// JobSet's from the module cache and KAI's from the shared folder beside the clone.
+// JobSet's and scheduler-plugins' from the module cache and KAI's from the shared folder beside
+// the clone.
 func CRDDirs() ([]string, error) {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
@@ -52,10 +55,15 @@ func CRDDirs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	plugins, err := ModuleDir("sigs.k8s.io/scheduler-plugins", "")
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(jobset, "config", "components", "crd", "bases"),
 		filepath.Join(root, "..", "shared", "crds", "kai"),
+		filepath.Join(plugins, "config", "crd", "bases"),
 	}, nil
 }
 
