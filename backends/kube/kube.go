@@ -83,21 +83,46 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	}
 	wantWorkload, wantGroup := BuildWorkload(pg), BuildPodGroup(pg)
 	if err := b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, wantWorkload, func(have, want client.Object) bool {
-		return equality.Semantic.DeepEqual(have.(*schedulingv1beta1.Workload).Spec, want.(*schedulingv1beta1.Workload).Spec)
+		h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
+		if !equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) || len(h.Spec.PodGroupTemplates) != len(w.Spec.PodGroupTemplates) {
+			return false
+		}
+		for i := range w.Spec.PodGroupTemplates {
+			ht, wt := &h.Spec.PodGroupTemplates[i], &w.Spec.PodGroupTemplates[i]
+			if ht.Name != wt.Name || !samePolicy(ht.SchedulingPolicy, wt.SchedulingPolicy, ht.SchedulingConstraints, wt.SchedulingConstraints) {
+				return false
+			}
+		}
+		return true
+	}, func(have, want client.Object) {
+		have.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates = want.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates
 	}); err != nil {
 		return "", "", fmt.Errorf("Workload %s: %w", wantWorkload.Name, err)
 	}
 	if err := b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, wantGroup, func(have, want client.Object) bool {
-		return equality.Semantic.DeepEqual(have.(*schedulingv1beta1.PodGroup).Spec, want.(*schedulingv1beta1.PodGroup).Spec)
+		h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
+		return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+			samePolicy(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+	}, func(have, want client.Object) {
+		h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
+		h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
 	}); err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", wantGroup.Name, err)
 	}
 	return ReasonWorkloadCreated, fmt.Sprintf("Workload and PodGroup %s ask kube-scheduler for a gang of %d pods", pg.Name, pg.Spec.MinMember()), nil
 }
 
-// ensure creates want, owned by the PodGang, or replaces the existing object when its spec
-// drifted: the Workload API's specs are largely immutable, so a changed gang is recreated.
-func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, have, want client.Object, same func(have, want client.Object) bool) error {
+// samePolicy compares the fields the backend sets; the API server defaults others (disruption
+// mode, priority) that must not count as drift.
+func samePolicy(have, want schedulingv1beta1.PodGroupSchedulingPolicy, haveC, wantC *schedulingv1beta1.PodGroupSchedulingConstraints) bool {
+	return equality.Semantic.DeepEqual(have, want) && equality.Semantic.DeepEqual(haveC, wantC)
+}
+
+// ensure creates want, owned by the PodGang, or repairs the existing object when the fields the
+// backend sets drifted: in place where the API allows it, else by recreating it (the Workload
+// API's specs are largely immutable). A PodGroup still referenced by pods is held by its
+// protection finalizer, so a recreate may have to wait for the old one to go.
+func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, have, want client.Object, same func(have, want client.Object) bool, repair func(have, want client.Object)) error {
 	if err := controllerutil.SetControllerReference(pg, want, b.client.Scheme()); err != nil {
 		return err
 	}
@@ -108,9 +133,16 @@ func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, hav
 	case err != nil:
 		return err
 	case !have.GetDeletionTimestamp().IsZero():
-		return fmt.Errorf("waiting for the old object to be deleted")
+		return fmt.Errorf("waiting for the replaced object to be deleted")
 	case same(have, want) && metav1.IsControlledBy(have, pg):
 		return nil
+	}
+	repair(have, want)
+	if err := controllerutil.SetControllerReference(pg, have, b.client.Scheme()); err != nil {
+		return err
+	}
+	if err := b.client.Update(ctx, have); !apierrors.IsInvalid(err) {
+		return err
 	}
 	if err := b.client.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return err

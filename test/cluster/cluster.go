@@ -58,17 +58,20 @@ type Options struct {
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	opts      Options
-	dir       string
-	ca        *certs.CA
-	apiURL    string
-	etcdURL   string
-	admin     *rest.Config
-	client    client.Client
-	procs     []*process
-	stopOnce  sync.Once
-	stopSig   chan os.Signal
-	StartedIn time.Duration
+	opts    Options
+	dir     string
+	ca      *certs.CA
+	apiURL  string
+	etcdURL string
+	admin   *rest.Config
+	client  client.Client
+	procs   []*process // every process, stopped newest first
+	// components are the cluster's own processes (not the binaries tests start and may kill):
+	// a wait fails early when one of them dies.
+	components []*process
+	stopOnce   sync.Once
+	stopSig    chan os.Signal
+	StartedIn  time.Duration
 }
 
 // DefaultScheme is client-go's kinds plus JobSet.
@@ -193,6 +196,7 @@ func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 		return nil, err
 	}
 	c.procs = append(c.procs, p)
+	c.components = append(c.components, p)
 	return p, nil
 }
 

@@ -54,8 +54,16 @@ func DefaultNode(i int) NodeSpec {
 }
 
 func (c *Cluster) createNodes(ctx context.Context) error {
-	for i := 0; i < c.opts.Nodes; i++ {
-		spec := c.opts.Node(i)
+	specs := make([]NodeSpec, c.opts.Nodes)
+	for i := range specs {
+		specs[i] = c.opts.Node(i)
+	}
+	return c.AddNodes(ctx, specs...)
+}
+
+// AddNodes creates kwok nodes and waits until each is Ready and schedulable.
+func (c *Cluster) AddNodes(ctx context.Context, specs ...NodeSpec) error {
+	for _, spec := range specs {
 		labels := map[string]string{"type": "kwok", corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}
 		for k, v := range spec.Labels {
 			labels[k] = v
@@ -72,18 +80,17 @@ func (c *Cluster) createNodes(ctx context.Context) error {
 			return fmt.Errorf("creating node %s: %w", spec.Name, err)
 		}
 	}
-	return waitUntil(ctx, fmt.Sprintf("%d Ready nodes", c.opts.Nodes), time.Minute, c.procs, func(ctx context.Context) (bool, error) {
-		nodes := &corev1.NodeList{}
-		if err := c.client.List(ctx, nodes, client.MatchingLabels{"type": "kwok"}); err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if nodeReady(&n) && !hasNotReadyTaint(&n) {
-				ready++
+	return waitUntil(ctx, fmt.Sprintf("%d Ready nodes", len(specs)), time.Minute, c.components, func(ctx context.Context) (bool, error) {
+		for _, spec := range specs {
+			n := &corev1.Node{}
+			if err := c.client.Get(ctx, client.ObjectKey{Name: spec.Name}, n); err != nil {
+				return false, err
+			}
+			if !nodeReady(n) || hasNotReadyTaint(n) {
+				return false, nil
 			}
 		}
-		return ready == c.opts.Nodes, nil
+		return true, nil
 	})
 }
 

@@ -5,13 +5,10 @@ package operator
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
-	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // binDir holds the project's binaries, built once per package run.
@@ -31,24 +28,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	root, err := toolpath.RepoRoot()
-	if err != nil {
+	var err error
+	if binDir, err = cluster.BuildBinaries(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	tmp, err := os.MkdirTemp("", "grove-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	binDir = tmp
-	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the binaries: %v\n%s", err, out)
-		return 1
-	}
+	defer os.RemoveAll(binDir)
 	crds, err := apiserver.CRDDirs()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,42 +49,7 @@ func run(m *testing.M) int {
 	})
 }
 
-// startBinary runs one of the project's binaries as its own user with a configuration on free
-// ports; least-privilege roles come with the deployment manifests, so it is in system:masters.
-// logName names the process's log, so a restarted binary gets a log of its own.
+// startBinary runs one of the project's binaries with the default scheduler configuration.
 func startBinary(c *cluster.Cluster, name, logName string, args ...string) (*cluster.Process, error) {
-	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:grove-system:"+name, "system:masters")
-	if err != nil {
-		return nil, err
-	}
-	ports := make([]int, 3)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
-	}
-	certDir := filepath.Join(c.Dir(), logName+"-certs")
-	serving, err := c.CA().Serving("127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	if err := serving.WriteTLS(certDir); err != nil {
-		return nil, err
-	}
-	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
-kind: OperatorConfiguration
-logFormat: text
-clientConnection: {qps: 200, burst: 400}
-leaderElection: {leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s}
-server:
-  metrics: {bindAddress: 127.0.0.1, port: %d}
-  healthProbes: {bindAddress: 127.0.0.1, port: %d}
-  webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
-certManagement: {mode: manual}
-`, ports[0], ports[1], ports[2], certDir)
-	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
-	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
-		return nil, err
-	}
-	return c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+	return c.StartBinary(binDir, name, logName, "", args...)
 }

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -16,15 +15,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 func k8s() client.Client { return cluster.Current.Client() }
 

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// BuildBinaries builds the project's four binaries into a new temporary directory; remove it
+// when the test package ends.
+func BuildBinaries() (string, error) {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "grove-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/...")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("building the binaries: %v\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// StartBinary runs one of the project's binaries (name, from binDir) as its own user
+// system:serviceaccount:grove-system:<name>, with a configuration on free ports plus extraConfig
+// (YAML appended to the OperatorConfiguration, e.g. a scheduler section). Least-privilege roles
+// come with the deployment manifests, so the user is in system:masters. logName names the
+// process's log, so a restarted binary gets a log of its own.
+func (c *Cluster) StartBinary(binDir, name, logName, extraConfig string, args ...string) (*Process, error) {
+	return c.StartBinaryAs(binDir, name, name, logName, extraConfig, args...)
+}
+
+// StartBinaryAs is StartBinary with the service account named identity instead of name, for
+// two instances whose writes the audit log must tell apart.
+func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig string, args ...string) (*Process, error) {
+	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:grove-system:"+identity, "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(c.Dir(), logName+"-certs")
+	serving, err := c.CA().Serving("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	if err := serving.WriteTLS(certDir); err != nil {
+		return nil, err
+	}
+	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+logFormat: text
+clientConnection: {qps: 200, burst: 400}
+leaderElection: {leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s}
+server:
+  metrics: {bindAddress: 127.0.0.1, port: %d}
+  healthProbes: {bindAddress: 127.0.0.1, port: %d}
+  webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
+certManagement: {mode: manual}
+%s`, ports[0], ports[1], ports[2], certDir, extraConfig)
+	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
+	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	return c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+}

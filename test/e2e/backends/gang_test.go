@@ -1,0 +1,275 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+const poolLabel = "grove.test/pool"
+
+func k8s() client.Client { return cluster.Current.Client() }
+
+// pool adds GPU nodes only this test's pods select, so parallel tests never share capacity.
+func pool(t *testing.T, ns string, from, n int) {
+	t.Helper()
+	specs := make([]cluster.NodeSpec, n)
+	for i := range specs {
+		spec := cluster.DefaultNode(0)
+		spec.Name = fmt.Sprintf("%s-node-%d", ns, from+i)
+		spec.Labels = map[string]string{corev1.LabelHostname: spec.Name, poolLabel: ns}
+		specs[i] = spec
+	}
+	require.NoError(t, cluster.Current.AddNodes(context.Background(), specs...))
+	t.Cleanup(func() {
+		for _, s := range specs {
+			_ = k8s().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}})
+		}
+	})
+}
+
+// clique is a clique of pods asking for gpus GPUs each, on this test's pool.
+func clique(ns, name string, replicas int32, gpus int64, schedulerName string) *grovev1alpha1.PodCliqueTemplateSpec {
+	return &grovev1alpha1.PodCliqueTemplateSpec{
+		Name: name,
+		Spec: grovev1alpha1.PodCliqueSpec{
+			RoleName: name, Replicas: replicas,
+			PodSpec: corev1.PodSpec{
+				SchedulerName: schedulerName,
+				NodeSelector:  map[string]string{poolLabel: ns},
+				Containers: []corev1.Container{{
+					Name: name, Image: "vllm:latest",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("1"), cluster.ResourceGPU: *resource.NewQuantity(gpus, resource.DecimalSI),
+					}, Limits: corev1.ResourceList{cluster.ResourceGPU: *resource.NewQuantity(gpus, resource.DecimalSI)}},
+				}},
+			},
+		},
+	}
+}
+
+func podCliqueSet(ns, name string, cliques ...*grovev1alpha1.PodCliqueTemplateSpec) *grovev1alpha1.PodCliqueSet {
+	return &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       grovev1alpha1.PodCliqueSetSpec{Replicas: 1, Template: grovev1alpha1.PodCliqueSetTemplateSpec{Cliques: cliques}},
+	}
+}
+
+func pods(t *testing.T, ns, pcs string) []corev1.Pod {
+	t.Helper()
+	list := &corev1.PodList{}
+	require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs}))
+	return list.Items
+}
+
+// waitUngated waits until the PodCliqueSet has n pods and none is gated any more: the gang is
+// handed to its scheduler.
+func waitUngated(t *testing.T, ns, pcs string, n int) []corev1.Pod {
+	t.Helper()
+	var got []corev1.Pod
+	require.Eventually(t, func() bool {
+		got = pods(t, ns, pcs)
+		if len(got) != n {
+			return false
+		}
+		for _, p := range got {
+			if len(p.Spec.SchedulingGates) > 0 {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 200*time.Millisecond, "waiting for %d ungated pods of %s/%s", n, ns, pcs)
+	return got
+}
+
+// bindTimes returns when each bound pod was bound, by name.
+func bindTimes(ps []corev1.Pod) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range ps {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+				out[p.Name] = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return out
+}
+
+func logPlacement(t *testing.T, what string, ps []corev1.Pod, since time.Time) {
+	t.Helper()
+	times := bindTimes(ps)
+	var lines []string
+	for _, p := range ps {
+		if at, ok := times[p.Name]; ok {
+			lines = append(lines, fmt.Sprintf("%s on %s at +%.1fs", p.Name, p.Spec.NodeName, at.Sub(since).Seconds()))
+		} else {
+			lines = append(lines, p.Name+" unbound")
+		}
+	}
+	sort.Strings(lines)
+	t.Logf("%s:\n  %s", what, strings.Join(lines, "\n  "))
+}
+
+func TestGangThatDoesNotFitStaysWhollyPendingUntilNodesAreAdded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 2)
+	// Three trainer pods of 8 GPUs each need three 8-GPU nodes; two are there. Placed one by one,
+	// two pods would hold both nodes while the third waits.
+	pcs := podCliqueSet(ns, "train", clique(ns, "trainer", 3, 8, ""))
+	start := time.Now()
+	require.NoError(t, k8s().Create(ctx, pcs))
+
+	ungated := waitUngated(t, ns, "train", 3)
+	for _, p := range ungated {
+		require.NotNil(t, p.Spec.SchedulingGroup, "pod %s names its gang's PodGroup", p.Name)
+		assert.Equal(t, "train-0", *p.Spec.SchedulingGroup.PodGroupName)
+	}
+	group := &schedulingv1beta1.PodGroup{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, group))
+	require.NotNil(t, group.Spec.SchedulingPolicy.Gang)
+	assert.Equal(t, int32(3), group.Spec.SchedulingPolicy.Gang.MinCount)
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, &schedulingv1beta1.Workload{}))
+
+	require.Never(t, func() bool { return len(bindTimes(pods(t, ns, "train"))) > 0 }, 10*time.Second, 250*time.Millisecond,
+		"no pod of a gang that does not fit is bound")
+	logPlacement(t, "with two nodes, 10s after the gates were lifted", pods(t, ns, "train"), start.Truncate(time.Second))
+
+	added := time.Now()
+	pool(t, ns, 2, 1)
+	var placed []corev1.Pod
+	require.Eventually(t, func() bool {
+		placed = pods(t, ns, "train")
+		return len(bindTimes(placed)) == 3
+	}, 60*time.Second, 200*time.Millisecond, "the gang is placed once a third node exists")
+	logPlacement(t, fmt.Sprintf("after the third node was added at +%.1fs", added.Sub(start).Seconds()), placed, start.Truncate(time.Second))
+	nodes := map[string]bool{}
+	for _, p := range placed {
+		assert.False(t, bindTimes([]corev1.Pod{p})[p.Name].Before(added), "pod %s was bound before the gang fitted", p.Name)
+		nodes[p.Spec.NodeName] = true
+	}
+	assert.Len(t, nodes, 3, "one 8-GPU pod per node")
+}
+
+func TestGangThatFitsIsPlacedWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 2)
+	pcs := podCliqueSet(ns, "serve", clique(ns, "leader", 1, 4, ""), clique(ns, "worker", 3, 4, ""))
+	start := time.Now()
+	require.NoError(t, k8s().Create(ctx, pcs))
+	var placed []corev1.Pod
+	require.Eventually(t, func() bool {
+		placed = pods(t, ns, "serve")
+		return len(placed) == 4 && len(bindTimes(placed)) == 4
+	}, 60*time.Second, 200*time.Millisecond, "all four pods are bound")
+	logPlacement(t, "a gang of 4×4 GPUs on two 8-GPU nodes", placed, start.Truncate(time.Second))
+
+	pg := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "serve-0"}, pg))
+	cond := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+	require.NotNil(t, cond)
+	assert.Equal(t, "WorkloadCreated", cond.Reason)
+	assert.Equal(t, pg.Generation, cond.ObservedGeneration)
+	group := &schedulingv1beta1.PodGroup{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "serve-0"}, group))
+	assert.Equal(t, int32(4), group.Spec.SchedulingPolicy.Gang.MinCount)
+	assert.True(t, metav1.IsControlledBy(group, pg))
+}
+
+// TestTwoBackendControllersServeOnlyTheirOwnPodGangs runs a kube-scheduler and a KAI workload
+// side by side, then kills the KAI backend-controller: kube-scheduler workloads carry on, KAI
+// ones wait (their pods stay gated) until it is back. It kills a shared process, so it does not
+// run in parallel with other KAI users (there are none).
+func TestTwoBackendControllersServeOnlyTheirOwnPodGangs(t *testing.T) {
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 1)
+
+	require.NoError(t, k8s().Create(ctx, podCliqueSet(ns, "kube-a", clique(ns, "w", 2, 1, ""))))
+	kai := podCliqueSet(ns, "kai-a", clique(ns, "w", 2, 1, kaiv2alpha2.SchedulerName))
+	kai.Labels = map[string]string{kaiv2alpha2.QueueLabel: "team-a"}
+	require.NoError(t, k8s().Create(ctx, kai))
+
+	waitBound(t, ns, "kube-a", 2)
+	kaiPods := waitUngated(t, ns, "kai-a", 2)
+	for _, p := range kaiPods {
+		assert.Equal(t, "kai-a-0", p.Annotations[kaiv2alpha2.PodGroupNameAnnotation])
+		assert.Equal(t, "kai-a-0-w", p.Labels[kaiv2alpha2.SubGroupLabel])
+		assert.Equal(t, "true", p.Annotations[kaiv2alpha2.SkipPodGrouperAnnotation])
+		assert.Nil(t, p.Spec.SchedulingGroup, "KAI pods name no Workload API PodGroup")
+	}
+	kaiGroup := &kaiv2alpha2.PodGroup{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "kai-a-0"}, kaiGroup))
+	assert.Equal(t, "team-a", kaiGroup.Spec.Queue)
+	assert.Equal(t, int32(2), *kaiGroup.Spec.MinMember)
+	assert.True(t, isNotFound(k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "kai-a-0"}, &schedulingv1beta1.PodGroup{})), "kube-scheduler made no objects for KAI's gang")
+	assert.True(t, isNotFound(k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "kube-a-0"}, &kaiv2alpha2.PodGroup{})), "KAI made no objects for kube-scheduler's gang")
+
+	kaiBackend.Kill()
+	require.NoError(t, k8s().Create(ctx, podCliqueSet(ns, "kube-b", clique(ns, "w", 2, 1, ""))))
+	kaiB := podCliqueSet(ns, "kai-b", clique(ns, "w", 2, 1, kaiv2alpha2.SchedulerName))
+	require.NoError(t, k8s().Create(ctx, kaiB))
+	waitBound(t, ns, "kube-b", 2)
+	require.Eventually(t, func() bool {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		if k8s().Get(ctx, client.ObjectKeyFromObject(kaiB), pcs) != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(pcs.Status.Conditions, "PodGangsSchedulable")
+		return c != nil && c.Reason == "SchedulerBackendNotReady" && strings.Contains(c.Message, "kai-scheduler")
+	}, 30*time.Second, 200*time.Millisecond, "the PodCliqueSet says which backend it waits for")
+	for _, p := range pods(t, ns, "kai-b") {
+		assert.NotEmpty(t, p.Spec.SchedulingGates, "without its backend a KAI gang stays gated")
+	}
+
+	var err error
+	kaiBackend, err = startBackend(cluster.Current, "kai-scheduler", "backend-controller-kai", "backend-controller-kai-2")
+	require.NoError(t, err)
+	waitUngated(t, ns, "kai-b", 2)
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "kai-b-0"}, &kaiv2alpha2.PodGroup{}), "the restarted KAI backend caught up")
+
+	writes, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && ev.ObjectRef.Resource == "podgangs" && ev.ResponseStatus.Code < 300
+	})
+	require.NoError(t, err)
+	for _, ev := range writes {
+		backend := map[string]string{kubeBackendUser: "kube", kaiBackendUser: "kai"}[ev.User.Username]
+		if backend == "" {
+			continue
+		}
+		assert.True(t, strings.HasPrefix(ev.ObjectRef.Name, backend+"-"), "%s wrote PodGang %s", ev.User.Username, ev.ObjectRef.Name)
+	}
+}
+
+func waitBound(t *testing.T, ns, pcs string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ps := pods(t, ns, pcs)
+		return len(ps) == n && len(bindTimes(ps)) == n
+	}, 60*time.Second, 200*time.Millisecond, "waiting for %d bound pods of %s/%s", n, ns, pcs)
+}
+
+func isNotFound(err error) bool { return client.IgnoreNotFound(err) == nil && err != nil }
