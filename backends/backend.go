@@ -39,6 +39,10 @@ type SchedulerBackend interface {
 	// NotHonoured lists what a PodCliqueSet asks for that the scheduler admits but does not do;
 	// the operator reports it in the PodCliqueSet's SchedulingConstraintsHonored condition.
 	NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string
+	// GangScheduling reports whether the scheduler places each PodGang all together. The
+	// operator then lifts the gates of a whole gang at once: holding dependent cliques back for
+	// startup ordering would keep the gang from ever being complete.
+	GangScheduling() bool
 	// OwnedTypes are the kinds of objects SyncPodGang creates, owned by the PodGang; the
 	// backend-controller watches them to repair drift.
 	OwnedTypes() []client.Object

@@ -196,3 +196,6 @@ func (b *Backend) NotHonoured(*grovev1alpha1.PodCliqueSet) []string { return nil
 
 // OwnedTypes is KAI's PodGroup.
 func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&kaiv2alpha2.PodGroup{}} }
+
+// GangScheduling reports whether PodGangs are placed whole.
+func (b *Backend) GangScheduling() bool { return true }

@@ -260,3 +260,6 @@ func (b *Backend) OwnedTypes() []client.Object {
 	}
 	return []client.Object{&schedulingv1beta1.Workload{}, &schedulingv1beta1.PodGroup{}}
 }
+
+// GangScheduling reports whether PodGangs are placed whole.
+func (b *Backend) GangScheduling() bool { return b.cfg.GangScheduling }

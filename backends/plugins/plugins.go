@@ -152,3 +152,6 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 
 // OwnedTypes is the coscheduling PodGroup.
 func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&schedv1alpha1.PodGroup{}} }
+
+// GangScheduling reports whether PodGangs are placed whole.
+func (b *Backend) GangScheduling() bool { return true }

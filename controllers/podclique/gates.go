@@ -15,8 +15,10 @@ import (
 // liftGates removes the operator's scheduling gate from the clique's gated pods once both hold:
 // the PodGang is Initialized and its backend is ready for the PodGang's current generation (the
 // scheduler will see the whole gang), and every parent clique has minAvailable Ready pods (startup
-// order: a gated pod cannot start, which kwok honours as much as a kubelet does).
-func (r *Reconciler) liftGates(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod) error {
+// order: a gated pod cannot start, which kwok honours as much as a kubelet does). A gang-scheduling
+// backend places a gang only once all of it is ungated, so there startup order is not waited for:
+// it would hold the gang back forever (the PodCliqueSet's SchedulingConstraintsHonored says so).
+func (r *Reconciler) liftGates(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, gang bool) error {
 	var gated []*corev1.Pod
 	for _, p := range active {
 		if hasGate(p) {
@@ -29,8 +31,10 @@ func (r *Reconciler) liftGates(ctx context.Context, pclq *grovev1alpha1.PodCliqu
 	if ready, err := r.podGangReady(ctx, pclq); err != nil || !ready {
 		return err
 	}
-	if ready, err := r.parentsReady(ctx, pclq); err != nil || !ready {
-		return err
+	if !gang {
+		if ready, err := r.parentsReady(ctx, pclq); err != nil || !ready {
+			return err
+		}
 	}
 	_, err := slowStart(ctx, len(gated), func(ctx context.Context, i int) error {
 		pod := gated[i]

@@ -134,11 +134,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.deletePods(ctx, pclq, victims); err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.createPods(ctx, pclq, missingIndices(all, int(pclq.Spec.Replicas)), hash); err != nil {
+	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
+		err := fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", pclq.Spec.PodSpec.SchedulerName, r.Backends.PodSchedulerNames())
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
 		errs = append(errs, err)
-	}
-	if err := r.liftGates(ctx, pclq, active); err != nil {
-		errs = append(errs, err)
+	} else {
+		if err := r.createPods(ctx, pclq, missingIndices(all, int(pclq.Spec.Replicas)), hash, backend); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.liftGates(ctx, pclq, active, backend.GangScheduling()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
 		errs = append(errs, err)
@@ -176,15 +182,9 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	return nil
 }
 
-func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string) error {
+func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend) error {
 	if len(indices) == 0 {
 		return nil
-	}
-	backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName)
-	if backend == nil {
-		err := fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", pclq.Spec.PodSpec.SchedulerName, r.Backends.PodSchedulerNames())
-		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
-		return err
 	}
 	created, err := slowStart(ctx, len(indices), func(ctx context.Context, i int) error {
 		err := r.Client.Create(ctx, buildPod(pclq, indices[i], hash, backend))

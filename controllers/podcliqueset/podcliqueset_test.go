@@ -8,8 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -116,4 +119,47 @@ func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
 		assert.True(t, ro.allow(0, obs))
 		assert.True(t, ro.allow(1, obs))
 	})
+}
+
+func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) {
+	plain := kube.New(configv1alpha1.KubeSchedulerConfig{}, nil)
+	gang := kube.New(configv1alpha1.KubeSchedulerConfig{GangScheduling: true}, nil)
+	ordered := samplePCS()
+	ordered.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeInOrder)
+	single := samplePCS()
+	single.Spec.Template.Cliques = single.Spec.Template.Cliques[:1]
+	single.Spec.Template.Cliques[0].Spec.Replicas = 1
+	single.Spec.Template.PodCliqueScalingGroupConfigs = nil
+	cases := []struct {
+		name     string
+		pcs      *grovev1alpha1.PodCliqueSet
+		backend  backends.SchedulerBackend
+		honoured bool
+		mentions []string
+	}{
+		{"plain kube-scheduler does not keep a gang together", samplePCS(), plain, false, []string{"gang scheduling"}},
+		{"plain kube-scheduler with a one-pod gang loses nothing", single, plain, true, nil},
+		{"gang mode honours a gang without startup order", samplePCS(), gang, true, nil},
+		{"gang mode does not wait for startup order", ordered, gang, false, []string{"startup ordering"}},
+		{"plain mode keeps startup order but not the gang", ordered, plain, false, []string{"gang scheduling"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := honouredCondition(tc.pcs, tc.backend)
+			assert.Equal(t, ConditionSchedulingConstraintsHonored, c.Type)
+			if tc.honoured {
+				assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
+				assert.Equal(t, ReasonAllConstraintsHonored, c.Reason)
+				return
+			}
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, ReasonConstraintsNotHonored, c.Reason)
+			for _, m := range tc.mentions {
+				assert.Contains(t, c.Message, m)
+			}
+			if tc.backend == plain {
+				assert.NotContains(t, c.Message, "startup ordering", "gates keep startup order without gangs")
+			}
+		})
+	}
 }

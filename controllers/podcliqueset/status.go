@@ -133,11 +133,25 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerBackend) metav1.Condition {
 	cond := metav1.Condition{Type: ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: ReasonAllConstraintsHonored,
 		Message: fmt.Sprintf("scheduler backend %s honours every scheduling constraint", backend.Name()), ObservedGeneration: pcs.Generation}
-	if missing := backend.NotHonoured(pcs); len(missing) > 0 {
+	missing := backend.NotHonoured(pcs)
+	if backend.GangScheduling() && hasStartupOrder(pcs) {
+		missing = append(missing, "startup ordering: a gang is placed and started whole, so cliques do not wait for the ones they start after")
+	}
+	if len(missing) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonConstraintsNotHonored
 		cond.Message = fmt.Sprintf("scheduler backend %s does not honour: %s", backend.Name(), strings.Join(missing, "; "))
 	}
 	return cond
+}
+
+// hasStartupOrder reports whether any clique waits for another.
+func hasStartupOrder(pcs *grovev1alpha1.PodCliqueSet) bool {
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c != nil && len(children.ParentCliques(pcs, c.Name)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // trackUpdate records a rollout in status: an update starts when the template's generation hash

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -177,7 +178,10 @@ func TestGangThatFitsIsPlacedWhole(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
 	pool(t, ns, 0, 2)
+	// Workers start after their leader: with gang scheduling the gang is ungated whole (gating the
+	// workers until the leader is Ready would keep the gang incomplete forever).
 	pcs := podCliqueSet(ns, "serve", clique(ns, "leader", 1, 4, ""), clique(ns, "worker", 3, 4, ""))
+	pcs.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeInOrder)
 	start := time.Now()
 	require.NoError(t, k8s().Create(ctx, pcs))
 	var placed []corev1.Pod
@@ -197,6 +201,13 @@ func TestGangThatFitsIsPlacedWhole(t *testing.T) {
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "serve-0"}, group))
 	assert.Equal(t, int32(4), group.Spec.SchedulingPolicy.Gang.MinCount)
 	assert.True(t, metav1.IsControlledBy(group, pg))
+
+	require.Eventually(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
+		c := meta.FindStatusCondition(got.Status.Conditions, "SchedulingConstraintsHonored")
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "startup ordering")
+	}, 30*time.Second, 200*time.Millisecond, "the PodCliqueSet says startup order is not waited for under gang scheduling")
 }
 
 // TestTwoBackendControllersServeOnlyTheirOwnPodGangs runs a kube-scheduler and a KAI workload

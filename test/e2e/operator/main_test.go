@@ -49,7 +49,15 @@ func run(m *testing.M) int {
 	})
 }
 
-// startBinary runs one of the project's binaries with the default scheduler configuration.
+// schedulerConfig enables KAI beside the default kube-scheduler; no KAI backend-controller runs,
+// which one test relies on.
+const schedulerConfig = `scheduler:
+  profiles:
+  - name: kai-scheduler
+    config: {defaultQueue: default-queue}
+`
+
+// startBinary runs one of the project's binaries with this package's configuration.
 func startBinary(c *cluster.Cluster, name, logName string, args ...string) (*cluster.Process, error) {
-	return c.StartBinary(binDir, name, logName, "", args...)
+	return c.StartBinary(binDir, name, logName, schedulerConfig, args...)
 }

@@ -156,7 +156,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 }
 
 func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
+	profiles := "scheduler:\n  profiles:\n    - {name: kai-scheduler}\n    - {name: scheduler-plugins}\n"
 	cases := []struct {
+		name   string
 		binary string
 		args   []string
 		lease  string // empty: the binary does not elect a leader
@@ -164,13 +166,18 @@ func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
 		{binary: "grove-operator", lease: "grove-operator-leader"},
 		{binary: "grove-webhook"},
 		{binary: "backend-controller", args: []string{"--backend=kube-scheduler"}, lease: "grove-backend-controller-kube-scheduler-leader"},
+		{name: "backend-controller-kai", binary: "backend-controller", args: []string{"--backend=kai-scheduler"}, lease: "grove-backend-controller-kai-scheduler-leader"},
+		{name: "backend-controller-plugins", binary: "backend-controller", args: []string{"--backend=scheduler-plugins"}, lease: "grove-backend-controller-scheduler-plugins-leader"},
 		{binary: "trainer-controller", lease: "trainer-controller-leader"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.binary, func(t *testing.T) {
+		if tc.name == "" {
+			tc.name = tc.binary
+		}
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
-			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, "")}, tc.args...)...)
+			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, profiles)}, tc.args...)...)
 			begin := time.Now()
 
 			waitFor(t, 60*time.Second, tc.binary+" /readyz", func() bool {
@@ -239,6 +246,21 @@ func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
 			binary: "backend-controller",
 			args:   []string{"--backend=kai-scheduler"},
 			want:   []string{`--backend="kai-scheduler" is not an enabled scheduler backend`},
+		},
+		{
+			name:   "misspelt backend option",
+			binary: "backend-controller",
+			args:   []string{"--backend=kube-scheduler"},
+			extra:  "scheduler:\n  profiles:\n    - {name: kube-scheduler, config: {gangSchedulng: true}}\n",
+			want:   []string{"scheduler.profiles[0].config", `unknown field "gangSchedulng"`},
+		},
+		{
+			// envtest's API server does not serve the Workload API.
+			name:   "gang scheduling without the Workload API",
+			binary: "backend-controller",
+			args:   []string{"--backend=kube-scheduler"},
+			extra:  "scheduler:\n  profiles:\n    - {name: kube-scheduler, config: {gangScheduling: true}}\n",
+			want:   []string{"scheduling.k8s.io/v1beta1, Kind=Workload is not served", "--feature-gates=GenericWorkload=true", "--runtime-config=scheduling.k8s.io/v1beta1=true"},
 		},
 	}
 	for _, tc := range cases {
