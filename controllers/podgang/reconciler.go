@@ -46,7 +46,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named("podgang-" + string(r.Backend.Name())).
+		Named("podgang-"+string(r.Backend.Name())).
 		// Labels carry backend settings (KAI's queue), so a relabel is a change to sync.
 		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
