@@ -72,5 +72,10 @@ certManagement: {mode: manual}
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	return c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+	p, err := c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	p.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0])
+	return p, nil
 }

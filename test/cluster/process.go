@@ -111,7 +111,11 @@ func waitUntil(ctx context.Context, what string, timeout time.Duration, procs []
 
 // Process is a process a test started on the cluster (an operator binary), stopped with the
 // cluster unless stopped or killed first.
-type Process struct{ p *process }
+type Process struct {
+	p *process
+	// MetricsURL is the /metrics address of a project binary (StartBinary), else "".
+	MetricsURL string
+}
 
 // StartProcess runs a binary next to the cluster, logging to <Dir>/<name>.log.
 func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, error) {

@@ -3,11 +3,13 @@ package backends
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -284,3 +286,39 @@ func waitBound(t *testing.T, ns, pcs string, n int) {
 }
 
 func isNotFound(err error) bool { return client.IgnoreNotFound(err) == nil && err != nil }
+
+// TestSyncLatencyIsExported reads the kube-scheduler backend's metrics after the other tests:
+// every PodGang sync is timed and the Workload API objects it keeps are counted.
+func TestSyncLatencyIsExported(t *testing.T) {
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 1)
+	require.NoError(t, k8s().Create(ctx, podCliqueSet(ns, "metered", clique(ns, "w", 2, 1, ""))))
+	waitBound(t, ns, "metered", 2)
+
+	resp, err := http.Get(kubeBackend.MetricsURL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	families, err := (&expfmt.TextParser{}).TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	sync := families["grove_backend_sync_duration_seconds"]
+	require.NotNil(t, sync, "sync latency histogram")
+	h := sync.Metric[0].Histogram
+	require.Positive(t, h.GetSampleCount())
+	var lines []string
+	for _, b := range h.Bucket {
+		lines = append(lines, fmt.Sprintf("≤%gs: %d", b.GetUpperBound(), b.GetCumulativeCount()))
+	}
+	t.Logf("kube-scheduler gang backend: %d syncs, mean %.1f ms; cumulative %s", h.GetSampleCount(),
+		1000*h.GetSampleSum()/float64(h.GetSampleCount()), strings.Join(lines, ", "))
+	managed := map[string]float64{}
+	for _, m := range families["grove_backend_objects_managed"].GetMetric() {
+		for _, l := range m.Label {
+			if l.GetName() == "kind" {
+				managed[l.GetValue()] = m.Gauge.GetValue()
+			}
+		}
+	}
+	assert.Positive(t, managed["Workload"], "Workloads counted")
+	assert.Equal(t, managed["Workload"], managed["PodGroup"], "one PodGroup per Workload")
+}

@@ -51,17 +51,17 @@ func run(m *testing.M) int {
 		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", schedulerConfig); err != nil {
 			return err
 		}
-		if _, err := startBackend(c, "kube-scheduler", "backend-controller-kube", "backend-controller-kube"); err != nil {
+		var err error
+		if kubeBackend, err = startBackend(c, "kube-scheduler", "backend-controller-kube", "backend-controller-kube"); err != nil {
 			return err
 		}
-		var err error
 		kaiBackend, err = startBackend(c, "kai-scheduler", "backend-controller-kai", "backend-controller-kai")
 		return err
 	})
 }
 
-// kaiBackend is the KAI backend-controller; a test kills and restarts it.
-var kaiBackend *cluster.Process
+// kubeBackend and kaiBackend are the backend-controllers; a test kills and restarts the KAI one.
+var kubeBackend, kaiBackend *cluster.Process
 
 // startBackend runs the backend-controller of one backend as identity.
 func startBackend(c *cluster.Cluster, backend, identity, logName string) (*cluster.Process, error) {

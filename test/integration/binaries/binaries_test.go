@@ -186,9 +186,13 @@ func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
 			})
 			t.Logf("%s ready after %s", tc.binary, time.Since(begin).Round(time.Millisecond))
 
-			code, body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
-			require.NoError(t, err)
-			assert.Equal(t, http.StatusOK, code)
+			// The metrics listener starts beside the probes, not before them.
+			var body string
+			waitFor(t, 10*time.Second, tc.binary+" /metrics", func() bool {
+				code, b, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
+				body = b
+				return err == nil && code == http.StatusOK
+			})
 			assert.Contains(t, body, "# TYPE ", "Prometheus text format")
 
 			if tc.lease != "" {
