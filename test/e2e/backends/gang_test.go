@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -299,7 +300,8 @@ func TestSyncLatencyIsExported(t *testing.T) {
 	resp, err := http.Get(kubeBackend.MetricsURL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	families, err := (&expfmt.TextParser{}).TextToMetricFamilies(resp.Body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err)
 	sync := families["grove_backend_sync_duration_seconds"]
 	require.NotNil(t, sync, "sync latency histogram")
