@@ -9,7 +9,6 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +19,7 @@ import (
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/backends/served"
 )
 
 // NodePoolLabel places a KAI workload in a node pool; KAI may set it on the PodGroup itself.
@@ -47,14 +47,8 @@ func (b *Backend) PodSchedulerName() string { return kaiv2alpha2.SchedulerName }
 
 // Init checks that KAI's PodGroup CRD is installed.
 func (b *Backend) Init(context.Context) error {
-	gvk := kaiv2alpha2.GroupVersion.WithKind("PodGroup")
-	if _, err := b.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			return fmt.Errorf("%s is not served: install KAI scheduler's CRDs before running the kai-scheduler backend", gvk)
-		}
-		return fmt.Errorf("looking up %s: %w", gvk, err)
-	}
-	return nil
+	return served.Check(b.client.RESTMapper(), "install KAI scheduler's CRDs before running the kai-scheduler backend",
+		kaiv2alpha2.GroupVersion.WithKind("PodGroup"))
 }
 
 // Queue is the KAI queue of a workload: its kai.scheduler/queue label, else the profile's

@@ -12,7 +12,6 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -23,6 +22,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/backends/served"
 )
 
 // SchedulerName is the pod schedulerName of kube-scheduler.
@@ -64,16 +64,8 @@ func (b *Backend) Init(context.Context) error {
 	if !b.cfg.GangScheduling {
 		return nil
 	}
-	for _, kind := range []string{"Workload", "PodGroup"} {
-		gvk := schedulingv1beta1.SchemeGroupVersion.WithKind(kind)
-		if _, err := b.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			if meta.IsNoMatchError(err) {
-				return fmt.Errorf("%s is not served: %s", gvk, WorkloadAPIHelp)
-			}
-			return fmt.Errorf("looking up %s: %w", gvk, err)
-		}
-	}
-	return nil
+	return served.Check(b.client.RESTMapper(), WorkloadAPIHelp,
+		schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"), schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"))
 }
 
 // SyncPodGang keeps, in gang mode, the PodGang's Workload and PodGroup as built here.

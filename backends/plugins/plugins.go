@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +18,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/backends/served"
 )
 
 // ReasonPodGroupCreated is the reason of SchedulerBackendReady=True.
@@ -43,14 +43,8 @@ func (b *Backend) PodSchedulerName() string { return b.cfg.SchedulerName }
 
 // Init checks that the coscheduling PodGroup CRD is installed.
 func (b *Backend) Init(context.Context) error {
-	gvk := schedv1alpha1.SchemeGroupVersion.WithKind("PodGroup")
-	if _, err := b.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			return fmt.Errorf("%s is not served: install scheduler-plugins' CRDs before running the scheduler-plugins backend", gvk)
-		}
-		return fmt.Errorf("looking up %s: %w", gvk, err)
-	}
-	return nil
+	return served.Check(b.client.RESTMapper(), "install scheduler-plugins' CRDs before running the scheduler-plugins backend",
+		schedv1alpha1.SchemeGroupVersion.WithKind("PodGroup"))
 }
 
 // SyncPodGang keeps the PodGang's PodGroup as built here. The per-pod requests come from the
