@@ -74,40 +74,48 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		return ReasonPodsScheduledIndividually, "kube-scheduler places the pods one by one; it needs no objects", nil
 	}
 	wantWorkload, wantGroup := BuildWorkload(pg), BuildPodGroup(pg)
-	if err := b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, wantWorkload, func(have, want client.Object) bool {
-		h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
-		if !equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) || len(h.Spec.PodGroupTemplates) != len(w.Spec.PodGroupTemplates) {
-			return false
-		}
-		for i := range w.Spec.PodGroupTemplates {
-			ht, wt := &h.Spec.PodGroupTemplates[i], &w.Spec.PodGroupTemplates[i]
-			if ht.Name != wt.Name || !samePolicy(ht.SchedulingPolicy, wt.SchedulingPolicy, ht.SchedulingConstraints, wt.SchedulingConstraints) {
-				return false
-			}
-		}
-		return true
-	}, func(have, want client.Object) {
-		have.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates = want.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates
-	}); err != nil {
+	if err := b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, wantWorkload, sameWorkload, repairWorkload); err != nil {
 		return "", "", fmt.Errorf("Workload %s: %w", wantWorkload.Name, err)
 	}
-	if err := b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, wantGroup, func(have, want client.Object) bool {
-		h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
-		return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
-			samePolicy(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
-	}, func(have, want client.Object) {
-		h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
-		h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
-	}); err != nil {
+	if err := b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, wantGroup, samePodGroup, repairPodGroup); err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", wantGroup.Name, err)
 	}
 	return ReasonWorkloadCreated, fmt.Sprintf("Workload and PodGroup %s ask kube-scheduler for a gang of %d pods", pg.Name, pg.Spec.MinMember()), nil
 }
 
-// samePolicy compares the fields the backend sets; the API server defaults others (disruption
-// mode, priority) that must not count as drift.
+// sameWorkload and samePodGroup compare the fields the backend sets; the API server defaults
+// others (disruption mode, priority) that must not count as drift.
+func sameWorkload(have, want client.Object) bool {
+	h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
+	if !equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) || len(h.Spec.PodGroupTemplates) != len(w.Spec.PodGroupTemplates) {
+		return false
+	}
+	for i := range w.Spec.PodGroupTemplates {
+		ht, wt := &h.Spec.PodGroupTemplates[i], &w.Spec.PodGroupTemplates[i]
+		if ht.Name != wt.Name || !samePolicy(ht.SchedulingPolicy, wt.SchedulingPolicy, ht.SchedulingConstraints, wt.SchedulingConstraints) {
+			return false
+		}
+	}
+	return true
+}
+
+func samePodGroup(have, want client.Object) bool {
+	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
+	return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+		samePolicy(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+}
+
 func samePolicy(have, want schedulingv1beta1.PodGroupSchedulingPolicy, haveC, wantC *schedulingv1beta1.PodGroupSchedulingConstraints) bool {
 	return equality.Semantic.DeepEqual(have, want) && equality.Semantic.DeepEqual(haveC, wantC)
+}
+
+func repairWorkload(have, want client.Object) {
+	have.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates = want.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates
+}
+
+func repairPodGroup(have, want client.Object) {
+	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
+	h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
 }
 
 // ensure creates want, owned by the PodGang, or repairs the existing object when the fields the
