@@ -67,8 +67,8 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	if err != nil {
 		return "", "", err
 	}
-	have := &kaiv2alpha2.PodGroup{ObjectMeta: want.ObjectMeta}
-	have.ObjectMeta.Labels = nil
+	have := &kaiv2alpha2.PodGroup{}
+	have.Name, have.Namespace = want.Name, want.Namespace
 	if _, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
 		Merge(have, want)
 		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
