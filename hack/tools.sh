@@ -39,6 +39,12 @@ k8s_ldflags=""
 for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   k8s_ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
 done
+# scheduler-plugins v0.35.4-devel builds against k8s.io/kubernetes v1.35.4, so its binary reports that version.
+plugins_k8s_version=v1.35.4
+plugins_ldflags=""
+for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+  plugins_ldflags+=" -X $p.gitVersion=$plugins_k8s_version -X $p.gitMajor=1 -X $p.gitMinor=35 -X $p.gitTreeState=clean"
+done
 
 only=${1:-all}
 if [ "$only" = all ] || [ "$only" = gen ]; then
@@ -59,4 +65,7 @@ if [ "$only" = all ] || [ "$only" = kwok ]; then
 fi
 if [ "$only" = all ] || [ "$only" = jobset ]; then
   group jobset "" jobset-controller=sigs.k8s.io/jobset
+fi
+if [ "$only" = all ] || [ "$only" = plugins ]; then
+  group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler
 fi

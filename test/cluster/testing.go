@@ -15,7 +15,11 @@ import (
 
 // Main starts one cluster for an e2e test package, runs its tests and stops the cluster:
 // call it from TestMain. setup, if given, runs once the cluster is up.
+// GROVE_KEEP_CLUSTER_DIR=1 keeps the logs of a passing run too.
 func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
+	if os.Getenv("GROVE_KEEP_CLUSTER_DIR") != "" {
+		opts.KeepDir = true
+	}
 	c, err := Start(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the local cluster:", err)

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
@@ -119,6 +120,8 @@ func bindTimes(ps []corev1.Pod) map[string]time.Time {
 	return out
 }
 
+// logPlacement logs where and when each pod was bound; bind times come from the PodScheduled
+// condition and have a resolution of one second.
 func logPlacement(t *testing.T, what string, ps []corev1.Pod, since time.Time) {
 	t.Helper()
 	times := bindTimes(ps)
@@ -171,6 +174,42 @@ func TestGangThatDoesNotFitStaysWhollyPendingUntilNodesAreAdded(t *testing.T) {
 	nodes := map[string]bool{}
 	for _, p := range placed {
 		assert.False(t, bindTimes([]corev1.Pod{p})[p.Name].Before(added), "pod %s was bound before the gang fitted", p.Name)
+		nodes[p.Spec.NodeName] = true
+	}
+	assert.Len(t, nodes, 3, "one 8-GPU pod per node")
+}
+
+func TestCoschedulingGangThatDoesNotFitStaysWhollyPendingUntilNodesAreAdded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 2)
+	pcs := podCliqueSet(ns, "cos", clique(ns, "trainer", 3, 8, "scheduler-plugins-scheduler"))
+	start := time.Now()
+	require.NoError(t, k8s().Create(ctx, pcs))
+
+	for _, p := range waitUngated(t, ns, "cos", 3) {
+		assert.Equal(t, "cos-0", p.Labels["scheduling.x-k8s.io/pod-group"])
+	}
+	group := &schedv1alpha1.PodGroup{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "cos-0"}, group))
+	assert.Equal(t, int32(3), group.Spec.MinMember)
+	assert.True(t, resource.MustParse("24").Equal(group.Spec.MinResources[cluster.ResourceGPU]), "%v", group.Spec.MinResources)
+
+	require.Never(t, func() bool { return len(bindTimes(pods(t, ns, "cos"))) > 0 }, 10*time.Second, 250*time.Millisecond,
+		"coscheduling binds no pod of a gang that does not fit")
+	logPlacement(t, "coscheduling, two nodes, 10s after the gates were lifted", pods(t, ns, "cos"), start.Truncate(time.Second))
+
+	added := time.Now()
+	pool(t, ns, 2, 1)
+	var placed []corev1.Pod
+	require.Eventually(t, func() bool {
+		placed = pods(t, ns, "cos")
+		return len(bindTimes(placed)) == 3
+	}, 90*time.Second, 200*time.Millisecond, "the gang is placed once a third node exists")
+	logPlacement(t, fmt.Sprintf("coscheduling, after the third node was added at +%.1fs", added.Sub(start).Seconds()), placed, start.Truncate(time.Second))
+	nodes := map[string]bool{}
+	for _, p := range placed {
 		nodes[p.Spec.NodeName] = true
 	}
 	assert.Len(t, nodes, 3, "one 8-GPU pod per node")

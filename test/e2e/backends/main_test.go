@@ -1,16 +1,19 @@
 // Package backends runs the grove-operator with kube-scheduler in gang mode (the Kubernetes
-// Workload API) as the default backend and KAI enabled beside it, one backend-controller per
-// backend, on the local cluster: gangs are placed whole or not at all by the real kube-scheduler,
-// and each backend-controller touches only its own PodGangs.
+// Workload API) as the default backend, KAI and scheduler-plugins enabled beside it, one
+// backend-controller per backend, on the local cluster: gangs are placed whole or not at all by
+// the real kube-scheduler and by the real scheduler-plugins coscheduling scheduler, and each
+// backend-controller touches only its own PodGangs.
 package backends
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
+	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // schedulerConfig is the configuration of every binary of this package.
@@ -21,6 +24,8 @@ const schedulerConfig = `scheduler:
     config: {gangScheduling: true}
   - name: kai-scheduler
     config: {defaultQueue: default-queue}
+  - name: scheduler-plugins
+    config: {schedulerName: scheduler-plugins-scheduler, scheduleTimeoutSeconds: 30}
 `
 
 // Identities of the two backend-controllers; the audit log tells their writes apart.
@@ -55,9 +60,54 @@ func run(m *testing.M) int {
 		if kubeBackend, err = startBackend(c, "kube-scheduler", "backend-controller-kube", "backend-controller-kube"); err != nil {
 			return err
 		}
-		kaiBackend, err = startBackend(c, "kai-scheduler", "backend-controller-kai", "backend-controller-kai")
-		return err
+		if kaiBackend, err = startBackend(c, "kai-scheduler", "backend-controller-kai", "backend-controller-kai"); err != nil {
+			return err
+		}
+		if _, err := startBackend(c, "scheduler-plugins", "backend-controller-plugins", "backend-controller-plugins"); err != nil {
+			return err
+		}
+		return startCoscheduler(c)
 	})
+}
+
+// coschedulerConfig runs the scheduler-plugins scheduler as a second scheduler with the
+// Coscheduling plugin, as its project documents.
+const coschedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection: {kubeconfig: %s}
+profiles:
+- schedulerName: scheduler-plugins-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: Coscheduling}]
+      disabled: [{name: PrioritySort}]
+  pluginConfig:
+  - name: Coscheduling
+    args: {permitWaitingTimeSeconds: 30}
+`
+
+// startCoscheduler starts the scheduler-plugins scheduler (built by make tools from
+// sigs.k8s.io/scheduler-plugins v0.35.4-devel).
+func startCoscheduler(c *cluster.Cluster) error {
+	bin, err := toolpath.Bin("scheduler-plugins")
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.KubeconfigFor("system:kube-scheduler-plugins", "system:masters")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Dir(), "scheduler-plugins.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig)), 0o600); err != nil {
+		return err
+	}
+	// Coscheduling wakes a rejected gang only on pod or PodGroup events, not when a node is added;
+	// the scheduler's periodic retry of unschedulable pods (5 minutes by default) is shortened.
+	_, err = c.StartProcess("scheduler-plugins", bin, "--config", path, "--secure-port", "0",
+		"--pod-max-in-unschedulable-pods-duration=10s",
+		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
+	return err
 }
 
 // kubeBackend and kaiBackend are the backend-controllers; a test kills and restarts the KAI one.
