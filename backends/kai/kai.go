@@ -176,8 +176,15 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 	pod.Annotations[kaiv2alpha2.SkipPodGrouperAnnotation] = "true"
 }
 
-// ValidatePodCliqueSet requires a queue: KAI schedules nothing outside one.
+// ValidatePodCliqueSet requires a queue: KAI schedules nothing outside one. The PodCliqueSet's
+// label wins; a clique's label is used as upstream Grove manifests set it there (the operator
+// carries both onto the PodGang).
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c != nil && c.Labels[kaiv2alpha2.QueueLabel] != "" {
+			return nil
+		}
+	}
 	if b.Queue(pcs.Labels) == "" {
 		return field.ErrorList{field.Required(field.NewPath("metadata", "labels").Key(kaiv2alpha2.QueueLabel),
 			"kai-scheduler needs a queue: set this label or defaultQueue in the kai-scheduler profile")}

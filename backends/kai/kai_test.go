@@ -165,6 +165,15 @@ func TestQueueResolution(t *testing.T) {
 	}
 }
 
+func TestAQueueLabelOnACliqueIsEnoughAtAdmission(t *testing.T) {
+	pcs := &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Name: "inf"}, Spec: grovev1alpha1.PodCliqueSetSpec{
+		Template: grovev1alpha1.PodCliqueSetTemplateSpec{Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{
+			{Name: "a"}, {Name: "b", Labels: map[string]string{"kai.scheduler/queue": "test"}},
+		}},
+	}}
+	assert.Empty(t, New(configv1alpha1.KAISchedulerConfig{}, nil).ValidatePodCliqueSet(pcs), "upstream Grove manifests label the cliques")
+}
+
 func TestMergeKeepsKAIOwnedFieldsAndOverwritesTheRest(t *testing.T) {
 	have := &kaiv2alpha2.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0", Namespace: "ns", ResourceVersion: "7", Labels: map[string]string{

@@ -163,3 +163,16 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 		})
 	}
 }
+
+func TestPodGangLabelsCarryThePodCliqueSetsAndCliquesLabels(t *testing.T) {
+	pcs := samplePCS()
+	pcs.Labels = map[string]string{"team": "a", "kai.scheduler/queue": "pcs-queue"}
+	pcs.Spec.Template.Cliques[0].Labels = map[string]string{"kai.scheduler/queue": "clique-queue", "kai.scheduler/node-pool": "h100"}
+	labels := gangLabels(pcs, 1, "kai-scheduler")
+	assert.Equal(t, "pcs-queue", labels["kai.scheduler/queue"], "the PodCliqueSet's label wins")
+	assert.Equal(t, "h100", labels["kai.scheduler/node-pool"], "a clique's label fills what the PodCliqueSet leaves unset")
+	assert.Equal(t, "a", labels["team"])
+	assert.Equal(t, "kai-scheduler", labels[grovev1alpha1.LabelSchedulerName])
+	assert.Equal(t, "inf", labels[grovev1alpha1.LabelPartOf])
+	assert.Equal(t, "1", labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+}

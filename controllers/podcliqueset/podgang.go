@@ -53,10 +53,21 @@ func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []
 	return append(append(gangs, base), scaled...)
 }
 
-// gangLabels are a PodGang's labels: the PodCliqueSet's own (a backend may read its settings
-// there, such as KAI's queue), the replica's, and the backend that serves it.
+// gangLabels are a PodGang's labels: the PodCliqueSet's own and, where it sets none, those of its
+// clique templates (a backend reads its settings there: upstream Grove manifests put KAI's queue
+// label on the cliques), then the replica's and the backend that serves it.
 func gangLabels(pcs *grovev1alpha1.PodCliqueSet, replica int, backend string) map[string]string {
 	labels := map[string]string{}
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c == nil {
+			continue
+		}
+		for k, v := range c.Labels {
+			if _, set := labels[k]; !set {
+				labels[k] = v
+			}
+		}
+	}
 	for k, v := range pcs.Labels {
 		labels[k] = v
 	}

@@ -140,7 +140,6 @@ authorizer:
 scheduler:
   profiles:
     - name: kai-scheduler
-      config: {defaultQueue: default-queue}
 `, ports[0], ports[1], ports[2], certDirFor(dir, name, certManagement), certManagement, operatorUser)
 	configPath := filepath.Join(dir, name+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
