@@ -24,7 +24,8 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		return err
 	}
 	c := cfg.Controllers
-	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
+	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry,
+		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
 		return err
 	}
 	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {

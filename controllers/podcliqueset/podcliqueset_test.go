@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -175,4 +176,88 @@ func TestPodGangLabelsCarryThePodCliqueSetsAndCliquesLabels(t *testing.T) {
 	assert.Equal(t, "kai-scheduler", labels[grovev1alpha1.LabelSchedulerName])
 	assert.Equal(t, "inf", labels[grovev1alpha1.LabelPartOf])
 	assert.Equal(t, "1", labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+}
+
+func topologyPCS() *grovev1alpha1.PodCliqueSet {
+	pcs := samplePCS()
+	for _, c := range pcs.Spec.Template.Cliques {
+		c.Spec.RoleName = c.Name
+	}
+	pcs.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "dc", Pack: &grovev1alpha1.TopologyPackConstraint{Required: "block"}}
+	pcs.Spec.Template.PodCliqueScalingGroupConfigs[0].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Required: "rack"}}
+	pcs.Spec.Template.Cliques[2].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Preferred: "host"}}
+	return pcs
+}
+
+func dcBinding(domains ...string) *grovev1alpha1.ClusterTopologyBindingSpec {
+	keys := map[string]string{"block": "example.com/block", "rack": "example.com/rack", "host": "kubernetes.io/hostname"}
+	spec := &grovev1alpha1.ClusterTopologyBindingSpec{}
+	for _, d := range domains {
+		spec.Levels = append(spec.Levels, grovev1alpha1.TopologyLevel{Domain: grovev1alpha1.TopologyDomain(d), Key: keys[d]})
+	}
+	return spec
+}
+
+func TestTopologyConstraintsBecomeNodeLabelKeysInThePodGang(t *testing.T) {
+	pcs := topologyPCS()
+	obs := emptyObserved()
+	pclq := func(name, role, pcsg, j string) {
+		labels := map[string]string{}
+		if pcsg != "" {
+			labels[grovev1alpha1.LabelPodCliqueScalingGroup] = pcsg
+			labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = j
+		}
+		obs.cliques[name] = &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: grovev1alpha1.PodCliqueSpec{RoleName: role}}
+	}
+	pclq("inf-1-router", "router", "", "")
+	pclq("inf-1-prefill-0-leader", "leader", "inf-1-prefill", "0")
+	pclq("inf-1-prefill-0-worker", "worker", "inf-1-prefill", "0")
+	pclq("inf-1-prefill-1-leader", "leader", "inf-1-prefill", "1")
+	pclq("inf-1-prefill-1-worker", "worker", "inf-1-prefill", "1")
+	obs.topology = &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host"), missing: map[grovev1alpha1.TopologyDomain]bool{}}
+
+	spec := schedulerv1alpha1.PodGangSpec{}
+	for _, name := range []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"} {
+		spec.PodGroups = append(spec.PodGroups, schedulerv1alpha1.PodGroup{Name: name})
+	}
+	obs.topology.applyTopology(pcs, 1, &spec, obs)
+
+	key := func(k string) *string { return &k }
+	assert.Equal(t, &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: key("example.com/block")}}, spec.TopologyConstraint)
+	hostPreferred := &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Preferred: key("kubernetes.io/hostname")}}
+	assert.Nil(t, spec.PodGroups[0].TopologyConstraint, "the router has no constraint of its own")
+	assert.Equal(t, hostPreferred, spec.PodGroups[2].TopologyConstraint)
+	assert.Equal(t, hostPreferred, spec.PodGroups[4].TopologyConstraint)
+	rack := &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: key("example.com/rack")}}
+	assert.Equal(t, []schedulerv1alpha1.TopologyConstraintGroupConfig{
+		{Name: "inf-1-prefill-0", PodGroupNames: []string{"inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}, TopologyConstraint: rack},
+		{Name: "inf-1-prefill-1", PodGroupNames: []string{"inf-1-prefill-1-leader", "inf-1-prefill-1-worker"}, TopologyConstraint: rack},
+	}, spec.TopologyConstraintGroupConfigs, "each scaling-group replica is packed on its own")
+	assert.Equal(t, map[string]string{schedulerv1alpha1.AnnotationTopologyName: "dc"}, obs.topology.annotations())
+}
+
+func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
+	cases := []struct {
+		name    string
+		t       *topology
+		status  metav1.ConditionStatus
+		reason  string
+		mention string
+	}{
+		{"disabled", &topology{name: "dc"}, metav1.ConditionTrue, ReasonTopologyAwareSchedulingDisabled, "topologyAwareScheduling"},
+		{"binding missing", &topology{name: "dc", enabled: true}, metav1.ConditionTrue, ReasonClusterTopologyNotFound, `"dc" does not exist`},
+		{"a level missing", &topology{name: "dc", enabled: true, binding: dcBinding("block", "host")}, metav1.ConditionTrue, ReasonClusterTopologyLevelsUnavailable, "[rack]"},
+		{"all there", &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host")}, metav1.ConditionFalse, ReasonAllClusterTopologyLevelsAvailable, "every domain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.t.missing = map[grovev1alpha1.TopologyDomain]bool{}
+			c := tc.t.condition(topologyPCS())
+			require.NotNil(t, c)
+			assert.Equal(t, tc.status, c.Status)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Contains(t, c.Message, tc.mention)
+		})
+	}
+	assert.Nil(t, (&topology{enabled: true}).condition(samplePCS()), "no constraint, no condition")
 }

@@ -132,22 +132,29 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		spec.PodGroups = append(spec.PodGroups, group)
 	}
 
-	labels := gangLabels(pcs, replica, backend)
+	obs.topology.applyTopology(pcs, replica, &spec, obs)
+	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
 	pg := obs.gangs[g.name]
 	if pg == nil {
 		pg = &schedulerv1alpha1.PodGang{
-			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
 			Spec:       spec,
 		}
 		setOwner(pcs, pg)
 		if err := r.create(ctx, pcs, pg); err != nil {
 			return err
 		}
-	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) {
+	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) || !hasLabels(pg.Annotations, annotations) {
 		pg = pg.DeepCopy()
 		pg.Spec = spec
 		for k, v := range labels {
 			pg.Labels[k] = v
+		}
+		if len(annotations) > 0 && pg.Annotations == nil {
+			pg.Annotations = map[string]string{}
+		}
+		for k, v := range annotations {
+			pg.Annotations[k] = v
 		}
 		if err := r.Client.Update(ctx, pg); err != nil {
 			return err

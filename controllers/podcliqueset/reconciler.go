@@ -37,6 +37,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Backends resolves a PodCliqueSet's scheduler backend.
 	Backends *backends.Registry
+	// TopologyAwareScheduling translates topology constraints into the PodGangs.
+	TopologyAwareScheduling bool
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
@@ -46,6 +48,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
@@ -60,6 +63,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podCliqueSetOf), builder.WithPredicates(podCreatedOrDeleted())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here.
 		Watches(&grovev1alpha1.PodClique{}, handler.EnqueueRequestsFromMapFunc(podCliqueSetOf)).
+		// A binding appearing or changing changes the PodGangs' constraints and the condition.
+		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -160,6 +165,8 @@ type observed struct {
 	pods     map[string][]*corev1.Pod // by PodClique
 	// wantGangs collects the PodGangs this reconcile keeps; the rest are deleted.
 	wantGangs map[string]bool
+	// topology is what the topology constraints resolve to.
+	topology *topology
 }
 
 func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*observed, error) {
@@ -199,7 +206,9 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 			obs.pods[p.Labels[grovev1alpha1.LabelPodClique]] = append(obs.pods[p.Labels[grovev1alpha1.LabelPodClique]], p)
 		}
 	}
-	return obs, nil
+	var err error
+	obs.topology, err = r.observeTopology(ctx, pcs)
+	return obs, err
 }
 
 // deleteUnwanted removes the children of replicas beyond spec.replicas and PodGangs no replica

@@ -115,6 +115,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
 		meta.SetStatusCondition(&st.Conditions, honouredCondition(pcs, backend))
 	}
+	if c := obs.topology.condition(pcs); c != nil {
+		meta.SetStatusCondition(&st.Conditions, *c)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionTopologyLevelsUnavailable)
+	}
 
 	r.trackUpdate(pcs, &st, ro.hash)
 
