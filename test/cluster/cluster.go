@@ -286,7 +286,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--authorization-mode", "RBAC",
 		"--endpoint-reconciler-type", "none",
-		"--feature-gates", "GenericWorkload=true",
+		"--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
 		"--runtime-config", "scheduling.k8s.io/v1beta1=true",
 		// Pods of a fresh namespace must not wait for its default ServiceAccount; kwok runs no
 		// containers that would use a token.
@@ -380,7 +380,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--kubeconfig", schedConfig,
 		"--authentication-kubeconfig", schedConfig, "--authorization-kubeconfig", schedConfig,
 		"--secure-port", "0",
-		"--feature-gates", "GenericWorkload=true",
+		"--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
 	)
 	if err != nil {
 		return err

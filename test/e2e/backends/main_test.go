@@ -17,7 +17,8 @@ import (
 )
 
 // schedulerConfig is the configuration of every binary of this package.
-const schedulerConfig = `scheduler:
+const schedulerConfig = `topologyAwareScheduling: {enabled: true}
+scheduler:
   profiles:
   - name: kube-scheduler
     default: true
