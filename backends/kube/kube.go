@@ -42,6 +42,9 @@ const WorkloadAPIHelp = "kube-scheduler gangScheduling needs the Workload API (s
 	"start kube-apiserver with --feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true " +
 	"and kube-scheduler with --feature-gates=GenericWorkload=true, or set gangScheduling: false in the kube-scheduler profile"
 
+// TopologyGateHelp says how to keep topology constraints on Workload API objects.
+const TopologyGateHelp = "topology constraints in gang mode need the TopologyAwareWorkloadScheduling feature gate on kube-apiserver and kube-scheduler"
+
 // Backend is the kube-scheduler backend.
 type Backend struct {
 	cfg    configv1alpha1.KubeSchedulerConfig
@@ -126,10 +129,11 @@ func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, hav
 	if err := controllerutil.SetControllerReference(pg, want, b.client.Scheme()); err != nil {
 		return err
 	}
+	wanted := want.DeepCopyObject().(client.Object)
 	err := b.client.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		return b.client.Create(ctx, want)
+		return kept(b.client.Create(ctx, want), want, wanted, same)
 	case err != nil:
 		return err
 	case !have.GetDeletionTimestamp().IsZero():
@@ -142,12 +146,21 @@ func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, hav
 		return err
 	}
 	if err := b.client.Update(ctx, have); !apierrors.IsInvalid(err) {
-		return err
+		return kept(err, have, wanted, same)
 	}
 	if err := b.client.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	return b.client.Create(ctx, want)
+	return kept(b.client.Create(ctx, want), want, wanted, same)
+}
+
+// kept turns a successful write the API server did not store as written into an error: it drops
+// fields of disabled feature gates silently, and a gang would lose its topology unnoticed.
+func kept(writeErr error, stored, wanted client.Object, same func(have, want client.Object) bool) error {
+	if writeErr != nil || same(stored, wanted) {
+		return writeErr
+	}
+	return fmt.Errorf("the API server dropped fields of %s: %s", stored.GetName(), TopologyGateHelp)
 }
 
 // BuildWorkload is the Workload of a PodGang: one gang template asking for its minimum.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -472,4 +473,30 @@ func TestSyncPodGangInPlainModeCreatesNothing(t *testing.T) {
 
 func TestOnPodGangDeleteIsANoOp(t *testing.T) {
 	assert.NoError(t, New(gangCfg, nil).OnPodGangDelete(context.Background(), podGang()))
+}
+
+// An API server without the TopologyAwareWorkloadScheduling gate drops schedulingConstraints
+// silently; the sync must say so instead of reporting a gang that will not be packed as ready.
+func TestSyncPodGangReportsTopologyTheAPIServerDropped(t *testing.T) {
+	ctx := context.Background()
+	pg := podGang()
+	require.NotNil(t, BuildPodGroup(pg).Spec.SchedulingConstraints, "the fixture asks for a topology")
+	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			switch o := obj.(type) {
+			case *schedulingv1beta1.PodGroup:
+				o.Spec.SchedulingConstraints = nil
+			case *schedulingv1beta1.Workload:
+				for i := range o.Spec.PodGroupTemplates {
+					o.Spec.PodGroupTemplates[i].SchedulingConstraints = nil
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+
+	_, _, err := New(gangCfg, c).SyncPodGang(ctx, pg)
+
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TopologyAwareWorkloadScheduling")
 }
