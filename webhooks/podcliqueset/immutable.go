@@ -10,7 +10,8 @@ import (
 
 // ValidateImmutable rejects changes the running gangs cannot follow: the set of cliques (and
 // their order when it defines startup), each clique's roleName, minAvailable, startsAfter and
-// scheduler, the startup type, and scaling-group membership.
+// scheduler, the startup type, scaling-group membership, and every topology constraint (the
+// PodCliqueSet's, each scaling group's and each clique's: the gangs were placed by them).
 func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
 	tp := field.NewPath("spec", "template")
@@ -19,7 +20,13 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 			errs = append(errs, field.Invalid(p, newV, "field is immutable"))
 		}
 	}
+	immutableTopology := func(p *field.Path, oldV, newV *grovev1alpha1.TopologyConstraint) {
+		if !reflect.DeepEqual(oldV, newV) {
+			errs = append(errs, field.Invalid(p, topologyString(newV), "field is immutable"))
+		}
+	}
 	immutable(tp.Child("cliqueStartupType"), old.Spec.Template.StartupType, pcs.Spec.Template.StartupType)
+	immutableTopology(tp.Child("topologyConstraint"), old.Spec.Template.TopologyConstraint, pcs.Spec.Template.TopologyConstraint)
 
 	oldCliques := map[string]*grovev1alpha1.PodCliqueTemplateSpec{}
 	var oldOrder, newOrder []string
@@ -44,6 +51,7 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 		immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)
 		immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)
 		immutable(p.Child("spec", "podSpec", "schedulerName"), o.Spec.PodSpec.SchedulerName, c.Spec.PodSpec.SchedulerName)
+		immutableTopology(p.Child("topologyConstraint"), o.TopologyConstraint, c.TopologyConstraint)
 	}
 	if len(newOrder) < len(oldOrder) {
 		errs = append(errs, field.Forbidden(tp.Child("cliques"), "cliques cannot be removed from an existing PodCliqueSet"))
@@ -61,5 +69,14 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 		return out
 	}
 	immutable(tp.Child("podCliqueScalingGroups"), membership(old), membership(pcs))
+	oldGroups := map[string]*grovev1alpha1.TopologyConstraint{}
+	for _, g := range old.Spec.Template.PodCliqueScalingGroupConfigs {
+		oldGroups[g.Name] = g.TopologyConstraint
+	}
+	for i, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if o, existed := oldGroups[g.Name]; existed { // an added group is a membership change
+			immutableTopology(tp.Child("podCliqueScalingGroups").Index(i).Child("topologyConstraint"), o, g.TopologyConstraint)
+		}
+	}
 	return errs
 }

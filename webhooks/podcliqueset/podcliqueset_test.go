@@ -110,7 +110,7 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pcs := valid()
 			tc.mutate(pcs)
-			errs := ValidateCreate(pcs, kaiEnabled)
+			errs, _ := ValidateCreate(pcs, kaiEnabled, Topology{})
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Field)
@@ -125,7 +125,7 @@ func TestSchedulerBackendMustBeEnabled(t *testing.T) {
 	for _, c := range pcs.Spec.Template.Cliques {
 		c.Spec.PodSpec.SchedulerName = "kai-scheduler"
 	}
-	errs := ValidateCreate(pcs, kubeOnly)
+	errs, _ := ValidateCreate(pcs, kubeOnly, Topology{})
 	require.Len(t, errs, 3)
 	assert.Contains(t, errs[0].Error(), `scheduler backend "kai-scheduler" is not enabled`)
 }
@@ -230,7 +230,8 @@ func TestTrainingWorkloadsCannotBeResizedRolledOrAutoscaled(t *testing.T) {
 		p.Spec.Template.Cliques[0].Spec.ScaleConfig = &grovev1alpha1.AutoScalingConfig{MaxReplicas: 3}
 		p.Spec.Template.PodCliqueScalingGroupConfigs[0].ScaleConfig = &grovev1alpha1.AutoScalingConfig{MaxReplicas: 3}
 		var got []string
-		for _, e := range ValidateCreate(p, kaiEnabled) {
+		errs, _ := ValidateCreate(p, kaiEnabled, Topology{})
+		for _, e := range errs {
 			got = append(got, e.Field)
 		}
 		assert.ElementsMatch(t, []string{"spec.template.cliques[0].spec.autoScalingConfig", "spec.template.podCliqueScalingGroups[0].scaleConfig"}, got)

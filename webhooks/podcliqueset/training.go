@@ -48,10 +48,10 @@ func validateTrainingUpdate(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorLis
 		}
 	}
 	for i, c := range pcs.Spec.Template.Cliques {
-		o := oldCliques[c.Name]
-		if c == nil || o == nil {
+		if c == nil || oldCliques[c.Name] == nil {
 			continue
 		}
+		o := oldCliques[c.Name]
 		p := tp.Child("cliques").Index(i)
 		if o.Spec.Replicas != c.Spec.Replicas {
 			errs = append(errs, field.Forbidden(p.Child("spec", "replicas"), why))

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -20,14 +21,27 @@ import (
 type Validator struct {
 	// Backends are the enabled scheduler backends.
 	Backends *backends.Registry
+	// TopologyAwareScheduling is topologyAwareScheduling.enabled of the operator configuration:
+	// when false every topology constraint is rejected.
+	TopologyAwareScheduling bool
+	// Topologies reads ClusterTopologyBindings; nil treats every binding as not found.
+	Topologies client.Reader
 }
 
-// ValidateCreate checks a new PodCliqueSet.
-func (v *Validator) ValidateCreate(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
-	return nil, toError(pcs, ValidateCreate(pcs, v.Backends))
+// ValidateCreate checks a new PodCliqueSet. One naming a ClusterTopologyBinding that does not
+// exist yet is admitted with a warning: it waits for the binding.
+func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
+	binding, err := v.topologyBinding(ctx, pcs)
+	if err != nil {
+		return nil, err
+	}
+	errs, warnings := ValidateCreate(pcs, v.Backends, Topology{Enabled: v.TopologyAwareScheduling, Binding: binding})
+	return warnings, toError(pcs, errs)
 }
 
-// ValidateUpdate checks a changed PodCliqueSet, including what may not change.
+// ValidateUpdate checks a changed PodCliqueSet, including what may not change. Topology
+// constraints were checked on create and are immutable, so a later change of the operator
+// configuration or of the binding never blocks updates (finalizers, images) of existing objects.
 func (v *Validator) ValidateUpdate(_ context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
@@ -48,10 +62,13 @@ func toError(pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) error {
 	return apierrors.NewInvalid(grovev1alpha1.GroupVersion.WithKind("PodCliqueSet").GroupKind(), pcs.Name, errs)
 }
 
-// ValidateCreate is Validate plus the rules only new objects must follow.
-func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
+// ValidateCreate is Validate plus the rules only new objects must follow, among them the
+// topology rules; it returns the errors and the admission warnings.
+func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry, topology Topology) (field.ErrorList, admission.Warnings) {
 	errs := Validate(pcs, registry)
 	errs = append(errs, validateTrainingCreate(pcs)...)
+	topologyErrs, warnings := validateTopology(pcs, topology.Enabled, topology.Binding)
+	errs = append(errs, topologyErrs...)
 	cliques := field.NewPath("spec", "template", "cliques")
 	for i, c := range pcs.Spec.Template.Cliques {
 		if c == nil {
@@ -65,7 +82,7 @@ func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry
 			errs = append(errs, field.Forbidden(ps.Child("topologySpreadConstraints"), "use topologyConstraint; topologySpreadConstraints conflict with gang placement"))
 		}
 	}
-	return errs
+	return errs, warnings
 }
 
 // Validate checks the rules every PodCliqueSet must follow.

@@ -2,24 +2,83 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // Upstream Grove's e2e manifests must pass this project's admission too, not only its CRDs
-// (KAI is enabled here, as upstream's suite assumes). Manifests using features outside this
-// project's scope are rejected by the CRD schema, naming the field.
+// (KAI and topology-aware scheduling are enabled here, as upstream's suite assumes). Manifests
+// using features outside this project's scope are rejected by the CRD schema, naming the field.
 var unsupported = map[string]string{
 	"workload-resource-sharing.yaml": `unknown field "spec.template.resourceClaimTemplates"`,
+}
+
+// warningRecorder collects the admission warnings the API server returns.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, text)
+}
+
+// take returns the warnings recorded since the last call.
+func (r *warningRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.warnings
+	r.warnings = nil
+	return out
+}
+
+// warningClient is an admin client whose requests' warnings land in the returned recorder.
+func warningClient(t *testing.T) (client.Client, *warningRecorder) {
+	t.Helper()
+	rec := &warningRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, rec
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	require.NoError(t, err)
+	return c, rec
+}
+
+// firstTopologyName is the PodCliqueSet's topology: the first topologyName of its own, its
+// scaling groups' and its cliques' constraints.
+func firstTopologyName(obj *unstructured.Unstructured) string {
+	if n, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "topologyConstraint", "topologyName"); n != "" {
+		return n
+	}
+	for _, list := range []string{"podCliqueScalingGroups", "cliques"} {
+		items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", list)
+		for _, item := range items {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			if n, _, _ := unstructured.NestedString(m, "topologyConstraint", "topologyName"); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 func TestUpstreamGroveManifestsPassAdmissionUnchanged(t *testing.T) {
@@ -31,7 +90,8 @@ func TestUpstreamGroveManifestsPassAdmissionUnchanged(t *testing.T) {
 	require.NotEmpty(t, files)
 	sort.Strings(files)
 	ns := newNamespace(t)
-	admitted := 0
+	c, warnings := warningClient(t)
+	admitted, waiting := 0, 0
 	for _, file := range files {
 		objs, err := apiserver.ReadManifests(file)
 		require.NoError(t, err)
@@ -40,16 +100,75 @@ func TestUpstreamGroveManifestsPassAdmissionUnchanged(t *testing.T) {
 				continue
 			}
 			obj.SetNamespace(ns)
-			err := env.Client.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict))
+			topology := firstTopologyName(obj)
+			warnings.take()
+			err := c.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict))
 			if want, ok := unsupported[filepath.Base(file)]; ok {
 				require.Error(t, err, file)
 				assert.Contains(t, err.Error(), want)
 				continue
 			}
-			if assert.NoError(t, err, filepath.Base(file)) {
-				admitted++
+			if !assert.NoError(t, err, filepath.Base(file)) {
+				continue
+			}
+			admitted++
+			// No ClusterTopologyBinding exists here: a PodCliqueSet naming one waits for it.
+			var topologyWarnings []string
+			for _, w := range warnings.take() {
+				if strings.Contains(w, "ClusterTopologyBinding") {
+					topologyWarnings = append(topologyWarnings, w)
+				}
+			}
+			if topology == "" {
+				assert.Empty(t, topologyWarnings, filepath.Base(file))
+				continue
+			}
+			waiting++
+			if assert.Len(t, topologyWarnings, 1, filepath.Base(file)) {
+				assert.Contains(t, topologyWarnings[0], fmt.Sprintf("ClusterTopologyBinding %q does not exist yet; the PodCliqueSet waits until it does", topology), filepath.Base(file))
 			}
 		}
 	}
-	t.Logf("%d upstream PodCliqueSets admitted", admitted)
+	assert.NotZero(t, waiting, "the topology manifests were found")
+	t.Logf("%d upstream PodCliqueSets admitted, %d waiting for their ClusterTopologyBinding", admitted, waiting)
+}
+
+// Once the named ClusterTopologyBinding exists, the webhook (reading it from the API server)
+// admits only the domains it has.
+func TestTopologyDomainsMustBeLevelsOfAnExistingBinding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	name := "webhook-test-" + ns
+	binding := &grovev1alpha1.ClusterTopologyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: grovev1alpha1.ClusterTopologyBindingSpec{Levels: []grovev1alpha1.TopologyLevel{
+			{Domain: "zone", Key: "topology.kubernetes.io/zone"}, {Domain: "rack", Key: "example.com/rack"}, {Domain: "host", Key: "kubernetes.io/hostname"},
+		}},
+	}
+	require.NoError(t, env.Client.Create(ctx, binding))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
+
+	manifest := func(required, preferred string) string {
+		return fmt.Sprintf(`apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: tas-%s}
+spec:
+  template:
+    topologyConstraint: {topologyName: %s, pack: {required: %s}}
+    cliques:
+      - name: worker
+        labels: {kai.scheduler/queue: test}
+        topologyConstraint: {pack: {preferred: %s}}
+        spec: {roleName: worker, replicas: 2, podSpec: {schedulerName: kai-scheduler, containers: [{name: w, image: busybox}]}}
+`, required, name, required, preferred)
+	}
+	out, err := kubectlApply(t, ns, manifest("block", "numa"))
+	require.Error(t, err, out)
+	assert.Contains(t, out, fmt.Sprintf(`spec.template.topologyConstraint.pack.required: Invalid value: "block": ClusterTopologyBinding %q has no level "block"; its domains: zone, rack, host`, name))
+	assert.Contains(t, out, `spec.template.cliques[0].topologyConstraint.pack.preferred: Invalid value: "numa"`)
+
+	out, err = kubectlApply(t, ns, manifest("rack", "host"))
+	require.NoError(t, err, out)
+	assert.NotContains(t, out, "Warning")
 }

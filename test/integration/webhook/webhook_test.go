@@ -140,6 +140,7 @@ authorizer:
 scheduler:
   profiles:
     - name: kai-scheduler
+topologyAwareScheduling: {enabled: true}
 `, ports[0], ports[1], ports[2], certDirFor(dir, name, certManagement), certManagement, operatorUser)
 	configPath := filepath.Join(dir, name+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
