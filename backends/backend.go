@@ -47,3 +47,18 @@ type SchedulerBackend interface {
 	// backend-controller watches them to repair drift.
 	OwnedTypes() []client.Object
 }
+
+// TopologySyncer is optional: a backend whose scheduler keeps a topology object of its own (KAI's
+// Topology) implements it, and the backend-controller checks for it with a type assertion. For
+// each ClusterTopologyBinding the backend-controller calls SyncTopology and records the result in
+// the binding's status (schedulerTopologyStatuses, SchedulerTopologyDrift).
+type TopologySyncer interface {
+	// SyncTopology creates and keeps the scheduler's topology object for a binding, owned by it —
+	// or, when the binding's schedulerTopologyBindings name an object for this scheduler, only
+	// compares that object with the binding's levels and never writes it. It returns this
+	// backend's entry of the binding's status; an error is retried and is not drift.
+	SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding) (grovev1alpha1.SchedulerTopologyStatus, error)
+	// TopologyTypes are the kinds SyncTopology creates, owned by the binding; the
+	// backend-controller watches them to repair drift.
+	TopologyTypes() []client.Object
+}

@@ -1,6 +1,7 @@
 // Package kai is the KAI scheduler backend: each PodGang becomes a scheduling.run.ai/v2alpha2
 // PodGroup of the same name, owned by the PodGang, with one leaf subgroup per PodClique and a
-// parent subgroup per topology-constrained set of them, in the queue the PodCliqueSet names.
+// parent subgroup per topology-constrained set of them, in the queue the PodCliqueSet names; and
+// each ClusterTopologyBinding becomes a kai.scheduler/v1alpha1 Topology (topology.go).
 package kai
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
@@ -45,10 +47,10 @@ func (b *Backend) Name() configv1alpha1.SchedulerName { return configv1alpha1.Sc
 // PodSchedulerName returns kai-scheduler.
 func (b *Backend) PodSchedulerName() string { return kaiv2alpha2.SchedulerName }
 
-// Init checks that KAI's PodGroup CRD is installed.
+// Init checks that KAI's PodGroup and Topology CRDs are installed.
 func (b *Backend) Init(context.Context) error {
 	return served.Check(b.client.RESTMapper(), "install KAI scheduler's CRDs before running the kai-scheduler backend",
-		kaiv2alpha2.GroupVersion.WithKind("PodGroup"))
+		kaiv2alpha2.GroupVersion.WithKind("PodGroup"), kaiv1alpha1.GroupVersion.WithKind("Topology"))
 }
 
 // Queue is the KAI queue of a workload: its kai.scheduler/queue label, else the profile's
@@ -63,7 +65,11 @@ func (b *Backend) Queue(labels map[string]string) string {
 // SyncPodGang keeps the PodGang's PodGroup as built here while leaving alone what KAI itself
 // manages on it: the queue once set, markUnschedulable, schedulingBackoff and its labels.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
-	want, err := b.BuildPodGroup(pg)
+	topologyName, err := b.topologyName(ctx, pg)
+	if err != nil {
+		return "", "", err
+	}
+	want, err := b.BuildPodGroup(pg, topologyName)
 	if err != nil {
 		return "", "", err
 	}
@@ -100,13 +106,13 @@ func Merge(have, want *kaiv2alpha2.PodGroup) {
 
 // BuildPodGroup is the PodGroup of a PodGang: minMember the gang's minimum, a leaf subgroup per
 // pod group (its minReplicas), and a parent subgroup per topology-constraint group config whose
-// members must all be placed (minSubGroup).
-func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang) (*kaiv2alpha2.PodGroup, error) {
+// members must all be placed (minSubGroup). Topology constraints name the KAI Topology
+// topologyName, which SyncPodGang resolves from the PodGang's ClusterTopologyBinding.
+func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang, topologyName string) (*kaiv2alpha2.PodGroup, error) {
 	queue := b.Queue(pg.Labels)
 	if queue == "" {
 		return nil, fmt.Errorf("no KAI queue: label the PodCliqueSet %s or set defaultQueue in the kai-scheduler profile", kaiv2alpha2.QueueLabel)
 	}
-	topologyName := pg.Annotations[schedulerv1alpha1.AnnotationTopologyName]
 	parents := map[string]string{}
 	var subGroups []kaiv2alpha2.SubGroup
 	for _, cfg := range pg.Spec.TopologyConstraintGroupConfigs {

@@ -19,6 +19,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
@@ -96,7 +97,7 @@ func wantPodGroup() *kaiv2alpha2.PodGroup {
 }
 
 func TestBuildPodGroupNestsSubGroupsUnderTheirTopologyGroup(t *testing.T) {
-	got, err := New(configv1alpha1.KAISchedulerConfig{DefaultQueue: "fallback"}, nil).BuildPodGroup(podGang())
+	got, err := New(configv1alpha1.KAISchedulerConfig{DefaultQueue: "fallback"}, nil).BuildPodGroup(podGang(), "topo")
 
 	require.NoError(t, err)
 	assert.Equal(t, wantPodGroup(), got)
@@ -108,7 +109,7 @@ func TestBuildPodGroupWithoutConstraintsOrNodePool(t *testing.T) {
 		Spec:       schedulerv1alpha1.PodGangSpec{PodGroups: []schedulerv1alpha1.PodGroup{{Name: "solo-0-a", MinReplicas: 2}}},
 	}
 
-	got, err := New(configv1alpha1.KAISchedulerConfig{DefaultQueue: "team"}, nil).BuildPodGroup(pg)
+	got, err := New(configv1alpha1.KAISchedulerConfig{DefaultQueue: "team"}, nil).BuildPodGroup(pg, "")
 
 	require.NoError(t, err)
 	assert.Equal(t, &kaiv2alpha2.PodGroup{
@@ -146,7 +147,7 @@ func TestQueueResolution(t *testing.T) {
 
 			pg := podGang()
 			pg.Labels = labels
-			built, err := b.BuildPodGroup(pg)
+			built, err := b.BuildPodGroup(pg, "")
 			pcs := &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Name: "inf", Labels: labels}}
 			errs := b.ValidatePodCliqueSet(pcs)
 			if tc.want == "" {
@@ -266,18 +267,25 @@ func newScheme(t *testing.T) *runtime.Scheme {
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(s))
+	require.NoError(t, grovev1alpha1.AddToScheme(s))
 	require.NoError(t, kaiv2alpha2.AddToScheme(s))
+	require.NoError(t, kaiv1alpha1.AddToScheme(s))
 	return s
 }
 
-func TestInitNeedsKAIsPodGroupCRD(t *testing.T) {
+func TestInitNeedsKAIsPodGroupAndTopologyCRDs(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(kaiv2alpha2.GroupVersion.WithKind("PodGroup"), meta.RESTScopeNamespace)
+	noTopology := fake.NewClientBuilder().WithScheme(newScheme(t)).WithRESTMapper(mapper).Build()
+	err := New(configv1alpha1.KAISchedulerConfig{}, noTopology).Init(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kai.scheduler/v1alpha1, Kind=Topology is not served")
+	mapper.Add(kaiv1alpha1.GroupVersion.WithKind("Topology"), meta.RESTScopeRoot)
 	served := fake.NewClientBuilder().WithScheme(newScheme(t)).WithRESTMapper(mapper).Build()
 	assert.NoError(t, New(configv1alpha1.KAISchedulerConfig{}, served).Init(context.Background()))
 
 	missing := fake.NewClientBuilder().WithScheme(newScheme(t)).WithRESTMapper(meta.NewDefaultRESTMapper(nil)).Build()
-	err := New(configv1alpha1.KAISchedulerConfig{}, missing).Init(context.Background())
+	err = New(configv1alpha1.KAISchedulerConfig{}, missing).Init(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "install KAI scheduler's CRDs")
 }

@@ -14,6 +14,7 @@ import (
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/podgang"
@@ -26,7 +27,7 @@ func main() {
 		Name:           "backend-controller",
 		LeaderElection: true,
 		LeaseName:      func() string { return "grove-backend-controller-" + *backend + "-leader" },
-		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, schedv1alpha1.AddToScheme},
+		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme},
 		Validate: func(cfg *configv1alpha1.OperatorConfiguration) error {
 			if name := configv1alpha1.SchedulerName(*backend); !cfg.Scheduler.IsEnabled(name) {
 				return fmt.Errorf("--backend=%q is not an enabled scheduler backend; enabled: %v (enable one with a scheduler.profiles entry)", *backend, cfg.Scheduler.EnabledBackends())

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -39,7 +40,9 @@ const ReasonSyncFailed = "SchedulerSyncFailed"
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
 
 // SetupWithManager registers the reconciler for PodGangs labelled with this backend, and for
-// the scheduler objects they own, so an edited or deleted object is put back.
+// the scheduler objects they own, so an edited or deleted object is put back. For a backend
+// with a topology object of its own (backends.TopologySyncer) it also registers the
+// TopologyReconciler and resyncs PodGangs when the ClusterTopologyBinding they name changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	mine, err := predicate.LabelSelectorPredicate(metav1.LabelSelector{MatchLabels: map[string]string{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}})
 	if err != nil {
@@ -54,8 +57,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
 		b = b.Owns(owned, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
 	}
+	syncer, keepsTopology := r.Backend.(backends.TopologySyncer)
+	if keepsTopology {
+		// A binding's topology object names appear in the scheduler's objects of its PodGangs.
+		b = b.Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podGangsOfBinding),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
 	if err := b.Complete(r); err != nil {
 		return err
+	}
+	if keepsTopology {
+		if err := (&TopologyReconciler{Client: r.Client, Backend: string(r.Backend.Name()), Syncer: syncer}).SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
 	return nil

@@ -22,6 +22,7 @@ import (
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2 "github.com/kubegrove/grove/apis/kai/v2"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -38,6 +39,7 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(trainerv1alpha1.AddToScheme(s))
 	utilruntime.Must(kaiv2alpha2.AddToScheme(s))
 	utilruntime.Must(kaiv2.AddToScheme(s))
+	utilruntime.Must(kaiv1alpha1.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
 	utilruntime.Must(schedv1alpha1.AddToScheme(s))
 	return s
