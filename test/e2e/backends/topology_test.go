@@ -12,6 +12,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -98,4 +99,46 @@ func TestRequiredRackGangThatFitsNoRackStaysWhollyPending(t *testing.T) {
 	require.Never(t, func() bool { return len(bindTimes(pods(t, ns, "toobig"))) > 0 }, 10*time.Second, 250*time.Millisecond,
 		"no pod of a gang that fits no rack is bound")
 	logPlacement(t, "a rack-packed gang of 5×4 GPUs, 10 s after its gates were lifted", pods(t, ns, "toobig"), time.Now().Truncate(time.Second))
+}
+
+// TestTopologyConditionFollowsTheBinding mirrors upstream's tas-topology-condition.yaml: a
+// PodCliqueSet names a binding that does not exist yet, then the binding appears.
+func TestTopologyConditionFollowsTheBinding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := rackPacked(ns, "waits", ns+"-later", 2)
+	pcs.Spec.Replicas = 0
+	require.NoError(t, k8s().Create(ctx, pcs))
+	reason := func() string {
+		got := &grovev1alpha1.PodCliqueSet{}
+		if k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) != nil {
+			return ""
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, "TopologyLevelsUnavailable"); c != nil {
+			return c.Reason
+		}
+		return ""
+	}
+	require.Eventually(t, func() bool { return reason() == "ClusterTopologyNotFound" }, 30*time.Second, 200*time.Millisecond)
+
+	binding := &grovev1alpha1.ClusterTopologyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-later"},
+		Spec:       grovev1alpha1.ClusterTopologyBindingSpec{Levels: []grovev1alpha1.TopologyLevel{{Domain: "zone", Key: cluster.LabelZone}, {Domain: "host", Key: corev1.LabelHostname}}},
+	}
+	require.NoError(t, k8s().Create(ctx, binding))
+	t.Cleanup(func() { _ = k8s().Delete(context.Background(), binding) })
+	require.Eventually(t, func() bool { return reason() == "ClusterTopologyLevelsUnavailable" }, 30*time.Second, 200*time.Millisecond,
+		"the binding appeared without a rack level")
+
+	// The KAI backend-controller writes the binding's status meanwhile.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s().Get(ctx, client.ObjectKeyFromObject(binding), binding); err != nil {
+			return err
+		}
+		binding.Spec.Levels = []grovev1alpha1.TopologyLevel{{Domain: "zone", Key: cluster.LabelZone}, {Domain: "rack", Key: cluster.LabelRack}, {Domain: "host", Key: corev1.LabelHostname}}
+		return k8s().Update(ctx, binding)
+	}))
+	require.Eventually(t, func() bool { return reason() == "AllClusterTopologyLevelsAvailable" }, 30*time.Second, 200*time.Millisecond,
+		"a rack level added to the binding is picked up")
 }
