@@ -75,16 +75,27 @@ func (r *Registry) ForPodScheduler(schedulerName string) SchedulerBackend {
 	return nil
 }
 
-// ForPodCliqueSet returns the backend of a PodCliqueSet: the one its first clique names (the
-// webhook makes every clique name the same one), else the default. Nil when that scheduler is
-// not enabled.
+// ForPodCliqueSet returns the backend of a PodCliqueSet: the one its pods name (the webhook
+// makes every clique name the same one), else the default. Nil when that scheduler is not
+// enabled.
 func (r *Registry) ForPodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) SchedulerBackend {
+	return r.ForPodScheduler(SchedulerNameOf(pcs))
+}
+
+// SchedulerNameOf is the schedulerName a PodCliqueSet's pods name: the first clique's that sets
+// one, else "".
+func SchedulerNameOf(pcs *grovev1alpha1.PodCliqueSet) string {
 	for _, c := range pcs.Spec.Template.Cliques {
 		if c != nil && c.Spec.PodSpec.SchedulerName != "" {
-			return r.ForPodScheduler(c.Spec.PodSpec.SchedulerName)
+			return c.Spec.PodSpec.SchedulerName
 		}
 	}
-	return r.def
+	return ""
+}
+
+// NotEnabledError says that no enabled backend serves schedulerName.
+func (r *Registry) NotEnabledError(schedulerName string) error {
+	return fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", schedulerName, r.PodSchedulerNames())
 }
 
 // PodSchedulerNames lists the schedulerNames of the enabled backends, for error messages.

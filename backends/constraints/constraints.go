@@ -48,6 +48,17 @@ func All(pcs *grovev1alpha1.PodCliqueSet) []Topology {
 	return out
 }
 
+// TopologyName is the PodCliqueSet's topology — the first topologyName any of its constraints
+// sets (admission keeps them equal) — and where it is set; "" and nil when none sets one.
+func TopologyName(pcs *grovev1alpha1.PodCliqueSet) (string, *field.Path) {
+	for _, c := range All(pcs) {
+		if n := c.Constraint.TopologyName; n != "" {
+			return n, c.Path.Child("topologyName")
+		}
+	}
+	return "", nil
+}
+
 // Required is a constraint's required domain, or "".
 func Required(tc *grovev1alpha1.TopologyConstraint) string {
 	if tc == nil || tc.Pack == nil {

@@ -135,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		errs = append(errs, err)
 	}
 	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
-		err := fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", pclq.Spec.PodSpec.SchedulerName, r.Backends.PodSchedulerNames())
+		err := r.Backends.NotEnabledError(pclq.Spec.PodSpec.SchedulerName)
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
 		errs = append(errs, err)
 	} else {

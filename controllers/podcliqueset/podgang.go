@@ -12,6 +12,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -97,7 +98,7 @@ func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCli
 	for _, g := range wantedGangs(pcs, replica, obs) {
 		obs.wantGangs[g.name] = true
 		if backend == nil {
-			errs = append(errs, fmt.Errorf("PodGang %s: the cliques' schedulerName is no enabled scheduler backend (enabled: %v)", g.name, r.Backends.PodSchedulerNames()))
+			errs = append(errs, fmt.Errorf("PodGang %s: %w", g.name, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs))))
 			continue
 		}
 		if err := r.syncPodGang(ctx, pcs, replica, g, string(backend.Name()), obs); err != nil {

@@ -38,20 +38,10 @@ type topology struct {
 	missing map[grovev1alpha1.TopologyDomain]bool
 }
 
-// topologyName is the first topology name any constraint of the PodCliqueSet sets; admission
-// keeps them all equal.
-func topologyName(pcs *grovev1alpha1.PodCliqueSet) string {
-	for _, c := range constraints.All(pcs) {
-		if c.Constraint.TopologyName != "" {
-			return c.Constraint.TopologyName
-		}
-	}
-	return ""
-}
-
 // observeTopology reads the binding the PodCliqueSet's constraints refer to.
 func (r *Reconciler) observeTopology(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*topology, error) {
-	t := &topology{name: topologyName(pcs), enabled: r.TopologyAwareScheduling, missing: map[grovev1alpha1.TopologyDomain]bool{}}
+	name, _ := constraints.TopologyName(pcs)
+	t := &topology{name: name, enabled: r.TopologyAwareScheduling, missing: map[grovev1alpha1.TopologyDomain]bool{}}
 	if t.name == "" || !t.enabled {
 		return t, nil
 	}
@@ -192,7 +182,7 @@ func (r *Reconciler) podCliqueSetsOfBinding(ctx context.Context, obj client.Obje
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if topologyName(&list.Items[i]) == obj.GetName() {
+		if name, _ := constraints.TopologyName(&list.Items[i]); name == obj.GetName() {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
 		}
 	}

@@ -30,17 +30,6 @@ type Topology struct {
 	Binding *grovev1alpha1.ClusterTopologyBindingSpec
 }
 
-// topologyName is the PodCliqueSet's topology: the first non-empty topologyName of its
-// constraints (PodCliqueSet, then scaling groups, then cliques) and where it is set.
-func topologyName(pcs *grovev1alpha1.PodCliqueSet) (string, *field.Path) {
-	for _, c := range constraints.All(pcs) {
-		if n := c.Constraint.TopologyName; n != "" {
-			return n, c.Path.Child("topologyName")
-		}
-	}
-	return "", nil
-}
-
 // domainRank is a domain's place in TopologyDomainOrder (0 = broadest), or -1 if it has none.
 func domainRank(d grovev1alpha1.TopologyDomain) int {
 	for i, known := range grovev1alpha1.TopologyDomainOrder {
@@ -79,7 +68,7 @@ func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *gr
 		return errs, nil
 	}
 
-	name, namePath := topologyName(pcs)
+	name, namePath := constraints.TopologyName(pcs)
 	nameValid := name != ""
 	for _, c := range all {
 		p := c.Path.Child("topologyName")
@@ -225,7 +214,7 @@ func (v *Validator) topologyBinding(ctx context.Context, pcs *grovev1alpha1.PodC
 	if !v.TopologyAwareScheduling || v.Topologies == nil {
 		return nil, nil
 	}
-	name, _ := topologyName(pcs)
+	name, _ := constraints.TopologyName(pcs)
 	if name == "" || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return nil, nil
 	}
