@@ -15,7 +15,7 @@ import (
 // liftGates removes the operator's scheduling gate from the clique's gated pods once both hold:
 // the PodGang is Initialized and its backend is ready for the PodGang's current generation (the
 // scheduler will see the whole gang), and every parent clique has minAvailable Ready pods (startup
-// order: a gated pod cannot start, which kwok honours as much as a kubelet does). A gang-scheduling
+// order; a parent that Succeeded counts as ready: a gated pod cannot start, which kwok honours as much as a kubelet does). A gang-scheduling
 // backend places a gang only once all of it is ungated, so there startup order is not waited for:
 // it would hold the gang back forever (the PodCliqueSet's SchedulingConstraintsHonored says so).
 func (r *Reconciler) liftGates(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, gang bool) error {
@@ -70,7 +70,9 @@ func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodCl
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		if parent.Status.ReadyReplicas < minAvailable(parent) {
+		// A Training parent whose pods all exited 0 (an initializer) has done what its dependents
+		// waited for, though none of its pods is Ready any more.
+		if parent.Status.ReadyReplicas < minAvailable(parent) && !meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
 			return false, nil
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -155,4 +157,38 @@ func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
 	assert.Equal(t, before, PodTemplateHash(pclq), "scaling does not make pods outdated")
 	pclq.Spec.PodSpec.Containers[0].Image = "b"
 	assert.NotEqual(t, before, PodTemplateHash(pclq), "an image change does")
+}
+
+func TestParentsReadyCountsASucceededParentAsReady(t *testing.T) {
+	parent := func(ready int32, succeeded bool) *grovev1alpha1.PodClique {
+		p := &grovev1alpha1.PodClique{
+			ObjectMeta: metav1.ObjectMeta{Name: "job-0-initializer", Namespace: "ns"},
+			Spec:       grovev1alpha1.PodCliqueSpec{Replicas: 1},
+			Status:     grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready},
+		}
+		if succeeded {
+			p.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "AllPodsSucceeded"}}
+		}
+		return p
+	}
+	child := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns",
+		Annotations: map[string]string{children.AnnotationStartsAfter: "job-0-initializer"}}}
+	scheme := runtime.NewScheme()
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	for _, tc := range []struct {
+		name   string
+		parent *grovev1alpha1.PodClique
+		want   bool
+	}{
+		{"parent ready", parent(1, false), true},
+		{"parent not ready yet", parent(0, false), false},
+		{"parent succeeded, its pods gone", parent(0, true), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.parent).Build()}
+			got, err := r.parentsReady(context.Background(), child)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
