@@ -57,7 +57,9 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		}
 	}
 	available := st.ReadyReplicas
+	st.SucceededReplicas, st.FailedReplicas = 0, 0
 	if isTraining(pclq) {
+		st.SucceededReplicas, st.FailedReplicas = int32(succeeded), failed
 		setSucceeded(pclq, &st, succeeded)
 		// A pod that finished its work counts as available: only failures breach.
 		available += int32(succeeded)

@@ -96,6 +96,14 @@ type PodCliqueStatus struct {
 	// ScheduledReplicas is the number of pods bound to a node.
 	ScheduledReplicas int32 `json:"scheduledReplicas"`
 
+	// SucceededReplicas is the number of pods that exited 0 (Training).
+	// +optional
+	SucceededReplicas int32 `json:"succeededReplicas,omitempty"`
+
+	// FailedReplicas is the number of pods that failed and are not yet replaced (Training).
+	// +optional
+	FailedReplicas int32 `json:"failedReplicas,omitempty"`
+
 	// WasAvailable is set once minAvailable pods were ready outside a rolling update; a clique
 	// that was never available cannot breach.
 	// +optional
