@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -52,6 +53,8 @@ type Options struct {
 	Setup func(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error
 	// AddToScheme adds kinds beyond the ones every binary knows.
 	AddToScheme []func(*runtime.Scheme) error
+	// Cache narrows what the manager's informers hold (e.g. only labelled ConfigMaps).
+	Cache cache.Options
 }
 
 // Scheme returns the kinds every binary reads: Kubernetes' own and the project's API groups.
@@ -170,6 +173,7 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 		Metrics:                 metricsserver.Options{BindAddress: hostPort(cfg.Server.Metrics)},
 		HealthProbeBindAddress:  hostPort(cfg.Server.HealthProbes),
 		GracefulShutdownTimeout: &gracefulShutdown,
+		Cache:                   opts.Cache,
 	}
 	if opts.LeaderElection && *le.Enabled {
 		mopts.LeaderElection = true

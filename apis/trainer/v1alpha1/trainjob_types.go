@@ -12,6 +12,7 @@ const TrainJobKind = "TrainJob"
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.status=="True")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.numNodes`
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be an RFC 1035 DNS label"
@@ -42,6 +43,10 @@ const (
 	TrainJobSuspended = "Suspended"
 	TrainJobComplete  = "Complete"
 	TrainJobFailed    = "Failed"
+	// TrainJobRunning is added by this project: True while the TrainJob's workload exists and
+	// runs; False with the reason it does not (runtime missing, suspended, finished). It gives
+	// `kubectl get trainjob` a state that stays right after a resume.
+	TrainJobRunning = "Running"
 )
 
 // Condition reasons of a TrainJob.
@@ -52,6 +57,10 @@ const (
 	TrainJobDeadlineExceededReason    = "DeadlineExceeded"
 	TrainJobRuntimeNotFoundReason     = "TrainingRuntimeNotFound"
 )
+
+// LabelTrainJobName names the TrainJob an object (a PodCliqueSet, its PodCliques and pods, the
+// runtime snapshot) belongs to; the trainer-controller's caches select on it.
+const LabelTrainJobName = "trainer.kubeflow.org/trainjob-name"
 
 // ManagedBy values a TrainJob accepts.
 const (
@@ -344,6 +353,11 @@ type TrainJobStatus struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	JobsStatus []JobStatus `json:"jobsStatus,omitempty"`
+	// NumNodes is the trainer node count the job runs with (trainer.numNodes, else the
+	// runtime's). Added by this project for `kubectl get`.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	NumNodes int32 `json:"numNodes,omitempty"`
 	// TrainerStatus is progress the training code reports.
 	// +optional
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
