@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,9 @@ const (
 	// AnnotationStartsAfter lists the PodCliques (full names, comma separated) whose minAvailable
 	// pods must be Ready before this PodClique's pods start.
 	AnnotationStartsAfter = "grove.io/starts-after"
+	// AnnotationStartsAfterSucceeded lists those of the starts-after PodCliques whose pods must all
+	// have exited 0, not merely be ready.
+	AnnotationStartsAfterSucceeded = "grove.io/starts-after-succeeded"
 	// AnnotationPCSGTemplateNumPods is the number of pods of one scaling-group replica.
 	AnnotationPCSGTemplateNumPods = "grove.io/pcsg-template-num-pods"
 	// AnnotationTemplateReplicas is the template's replica count last applied to a child, so a
@@ -90,6 +94,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	if len(startsAfter) > 0 {
 		annotations[AnnotationStartsAfter] = strings.Join(startsAfter, ",")
 	}
+	if explicitStartup(pcs) && len(tmpl.Spec.StartsAfterSucceeded) > 0 {
+		annotations[AnnotationStartsAfterSucceeded] = strings.Join(resolveParents(pcs, replica, tmpl.Spec.StartsAfterSucceeded, group), ",")
+	}
 	annotations[AnnotationGenerationHash] = GenerationHash(pcs)
 	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
 	if IsTraining(pcs) {
@@ -125,7 +132,7 @@ func ParentCliques(pcs *grovev1alpha1.PodCliqueSet, clique string) []string {
 	case grovev1alpha1.CliqueStartupTypeExplicit:
 		for _, c := range cliques {
 			if c.Name == clique {
-				return c.Spec.StartsAfter
+				return append(slices.Clone(c.Spec.StartsAfter), c.Spec.StartsAfterSucceeded...)
 			}
 		}
 	}
@@ -188,8 +195,17 @@ func GroupTemplateNumPods(pcs *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodC
 // in another scaling group is that group's PodCliques in the base gang (replicas below
 // minAvailable), the ones guaranteed to be scheduled together with the dependent.
 func ParentPodCliques(pcs *grovev1alpha1.PodCliqueSet, replica int, clique string, group *ScalingGroup) []string {
+	return resolveParents(pcs, replica, ParentCliques(pcs, clique), group)
+}
+
+func explicitStartup(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return pcs.Spec.Template.StartupType != nil && *pcs.Spec.Template.StartupType == grovev1alpha1.CliqueStartupTypeExplicit
+}
+
+// resolveParents maps parent clique names to PodClique names as ParentPodCliques describes.
+func resolveParents(pcs *grovev1alpha1.PodCliqueSet, replica int, parents []string, group *ScalingGroup) []string {
 	var names []string
-	for _, parent := range ParentCliques(pcs, clique) {
+	for _, parent := range parents {
 		g := GroupOf(pcs, parent)
 		switch {
 		case g == nil:

@@ -85,3 +85,22 @@ func TestPodCliqueCarriesLabelsGangAndDefaults(t *testing.T) {
 	assert.Equal(t, "inf-1-prefill-2-leader", pclq.Annotations[AnnotationStartsAfter])
 	assert.Equal(t, ptr.To[int32](2), pclq.Spec.MinAvailable, "minAvailable defaults to replicas")
 }
+
+func TestPodCliqueMarksTheParentsThatMustSucceed(t *testing.T) {
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	pcs.Name, pcs.Namespace = "train", "ns"
+	pcs.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+	pcs.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeExplicit)
+	node := &grovev1alpha1.PodCliqueTemplateSpec{Name: "node", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2,
+		StartsAfter: []string{"launcher"}, StartsAfterSucceeded: []string{"dataset-initializer"}}}
+	pcs.Spec.Template.Cliques = []*grovev1alpha1.PodCliqueTemplateSpec{
+		{Name: "dataset-initializer", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
+		{Name: "launcher", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
+		node,
+	}
+	parents := ParentPodCliques(pcs, 0, "node", nil)
+	assert.Equal(t, []string{"train-0-launcher", "train-0-dataset-initializer"}, parents, "both lists are startup parents")
+	pclq := PodClique(pcs, 0, node, nil, "train-0", parents)
+	assert.Equal(t, "train-0-launcher,train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfter])
+	assert.Equal(t, "train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfterSucceeded])
+}

@@ -2,6 +2,7 @@ package podclique
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/children"
 )
 
 // liftGates removes the operator's scheduling gate from the clique's gated pods once both hold:
@@ -65,14 +67,22 @@ func PodGangSchedulable(pg *schedulerv1alpha1.PodGang) bool {
 }
 
 func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
+	mustSucceed := annotationList(pclq, children.AnnotationStartsAfterSucceeded)
 	for _, name := range startsAfter(pclq) {
 		parent := &grovev1alpha1.PodClique{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		// A Training parent whose pods all exited 0 (an initializer) has done what its dependents
-		// waited for, though none of its pods is Ready any more.
-		if parent.Status.ReadyReplicas < minAvailable(parent) && !meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
+		// A Training parent whose pods all exited 0 has done what its dependents waited for,
+		// though none of its pods is Ready any more; some dependents wait for exactly that.
+		succeeded := meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded)
+		if slices.Contains(mustSucceed, name) {
+			if !succeeded {
+				return false, nil
+			}
+			continue
+		}
+		if parent.Status.ReadyReplicas < minAvailable(parent) && !succeeded {
 			return false, nil
 		}
 	}

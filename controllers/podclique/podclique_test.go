@@ -159,7 +159,7 @@ func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
 	assert.NotEqual(t, before, PodTemplateHash(pclq), "an image change does")
 }
 
-func TestParentsReadyCountsASucceededParentAsReady(t *testing.T) {
+func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *testing.T) {
 	parent := func(ready int32, succeeded bool) *grovev1alpha1.PodClique {
 		p := &grovev1alpha1.PodClique{
 			ObjectMeta: metav1.ObjectMeta{Name: "job-0-initializer", Namespace: "ns"},
@@ -171,22 +171,31 @@ func TestParentsReadyCountsASucceededParentAsReady(t *testing.T) {
 		}
 		return p
 	}
-	child := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns",
-		Annotations: map[string]string{children.AnnotationStartsAfter: "job-0-initializer"}}}
+	child := func(mustSucceed bool) *grovev1alpha1.PodClique {
+		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns",
+			Annotations: map[string]string{children.AnnotationStartsAfter: "job-0-initializer"}}}
+		if mustSucceed {
+			c.Annotations[children.AnnotationStartsAfterSucceeded] = "job-0-initializer"
+		}
+		return c
+	}
 	scheme := runtime.NewScheme()
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	for _, tc := range []struct {
-		name   string
-		parent *grovev1alpha1.PodClique
-		want   bool
+		name        string
+		parent      *grovev1alpha1.PodClique
+		mustSucceed bool
+		want        bool
 	}{
-		{"parent ready", parent(1, false), true},
-		{"parent not ready yet", parent(0, false), false},
-		{"parent succeeded, its pods gone", parent(0, true), true},
+		{"parent ready", parent(1, false), false, true},
+		{"parent not ready yet", parent(0, false), false, false},
+		{"parent succeeded, its pods gone", parent(0, true), false, true},
+		{"parent must succeed and is only ready", parent(1, false), true, false},
+		{"parent must succeed and did", parent(0, true), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.parent).Build()}
-			got, err := r.parentsReady(context.Background(), child)
+			got, err := r.parentsReady(context.Background(), child(tc.mustSucceed))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})

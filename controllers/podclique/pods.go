@@ -78,7 +78,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	labels[grovev1alpha1.LabelPodTemplateHash] = hash
 	annotations := map[string]string{}
 	for k, v := range pclq.Annotations {
-		if k != children.AnnotationStartsAfter && k != children.AnnotationPCSGTemplateNumPods {
+		if k != children.AnnotationStartsAfter && k != children.AnnotationStartsAfterSucceeded && k != children.AnnotationPCSGTemplateNumPods {
 			annotations[k] = v
 		}
 	}

@@ -91,7 +91,12 @@ func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconc
 }
 
 func startsAfter(pclq *grovev1alpha1.PodClique) []string {
-	v := pclq.Annotations[children.AnnotationStartsAfter]
+	return annotationList(pclq, children.AnnotationStartsAfter)
+}
+
+// annotationList reads a comma-separated annotation of PodClique names.
+func annotationList(pclq *grovev1alpha1.PodClique, key string) []string {
+	v := pclq.Annotations[key]
 	if v == "" {
 		return nil
 	}

@@ -50,6 +50,7 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 		immutable(p.Child("spec", "roleName"), o.Spec.RoleName, c.Spec.RoleName)
 		immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)
 		immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)
+		immutable(p.Child("spec", "startsAfterSucceeded"), o.Spec.StartsAfterSucceeded, c.Spec.StartsAfterSucceeded)
 		immutable(p.Child("spec", "podSpec", "schedulerName"), o.Spec.PodSpec.SchedulerName, c.Spec.PodSpec.SchedulerName)
 		immutableTopology(p.Child("topologyConstraint"), o.TopologyConstraint, c.TopologyConstraint)
 	}

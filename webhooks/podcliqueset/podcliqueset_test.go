@@ -72,6 +72,17 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 			p.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeAnyOrder)
 		},
 			[]string{"spec.template.cliques[1].spec.startsAfter", "spec.template.cliques[2].spec.startsAfter"}},
+		{"startsAfterSucceeded in an inference workload", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[1].Spec.StartsAfterSucceeded = []string{"worker"}
+		}, []string{"spec.template.cliques[1].spec.startsAfterSucceeded"}},
+		{"startsAfterSucceeded repeats a startsAfter parent", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+			p.Spec.Template.Cliques[1].Spec.StartsAfterSucceeded = []string{"router"}
+		}, []string{"spec.template.cliques[1].spec.startsAfterSucceeded[0]"}},
+		{"startsAfterSucceeded cycle through startsAfter", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+			p.Spec.Template.Cliques[0].Spec.StartsAfterSucceeded = []string{"worker"}
+		}, []string{"spec.template.cliques"}},
 		{"group member unknown", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.PodCliqueScalingGroupConfigs[0].CliqueNames[1] = "ghost"
 		}, []string{"spec.template.podCliqueScalingGroups[0].cliqueNames[1]"}},

@@ -206,37 +206,51 @@ func validateGroups(pcs *grovev1alpha1.PodCliqueSet, cliques map[string]int) fie
 	return errs
 }
 
-// validateStartup checks startsAfter: only with the Explicit startup type, naming known cliques,
-// not the clique itself, without repeats, and without cycles (the cycle is reported).
+// validateStartup checks startsAfter and startsAfterSucceeded: only with the Explicit startup
+// type, naming known cliques, not the clique itself, without repeats, startsAfterSucceeded only in
+// Training workloads (inference pods never exit 0), and without cycles over both lists (the cycle
+// is reported).
 func validateStartup(pcs *grovev1alpha1.PodCliqueSet, cliques map[string]int) field.ErrorList {
 	var errs field.ErrorList
 	explicit := pcs.Spec.Template.StartupType != nil && *pcs.Spec.Template.StartupType == grovev1alpha1.CliqueStartupTypeExplicit
 	cp := field.NewPath("spec", "template", "cliques")
 	graph := map[string][]string{}
 	for i, c := range pcs.Spec.Template.Cliques {
-		if c == nil || len(c.Spec.StartsAfter) == 0 {
-			continue
-		}
-		p := cp.Index(i).Child("spec", "startsAfter")
-		if !explicit {
-			errs = append(errs, field.Forbidden(p, "startsAfter requires cliqueStartupType CliqueStartupTypeExplicit"))
+		if c == nil {
 			continue
 		}
 		seen := map[string]bool{}
-		for k, parent := range c.Spec.StartsAfter {
-			switch {
-			case parent == c.Name:
-				errs = append(errs, field.Invalid(p.Index(k), parent, "a clique cannot start after itself"))
-			case seen[parent]:
-				errs = append(errs, field.Duplicate(p.Index(k), parent))
-			default:
-				if _, known := cliques[parent]; !known {
-					errs = append(errs, field.NotFound(p.Index(k), parent))
-				} else {
-					graph[c.Name] = append(graph[c.Name], parent)
-				}
+		for _, list := range []struct {
+			name    string
+			parents []string
+		}{{"startsAfter", c.Spec.StartsAfter}, {"startsAfterSucceeded", c.Spec.StartsAfterSucceeded}} {
+			if len(list.parents) == 0 {
+				continue
 			}
-			seen[parent] = true
+			p := cp.Index(i).Child("spec", list.name)
+			if !explicit {
+				errs = append(errs, field.Forbidden(p, list.name+" requires cliqueStartupType CliqueStartupTypeExplicit"))
+				continue
+			}
+			if list.name == "startsAfterSucceeded" && pcs.Spec.WorkloadType != grovev1alpha1.WorkloadTypeTraining {
+				errs = append(errs, field.Forbidden(p, "startsAfterSucceeded requires workloadType Training: inference pods never exit 0"))
+				continue
+			}
+			for k, parent := range list.parents {
+				switch {
+				case parent == c.Name:
+					errs = append(errs, field.Invalid(p.Index(k), parent, "a clique cannot start after itself"))
+				case seen[parent]:
+					errs = append(errs, field.Duplicate(p.Index(k), parent))
+				default:
+					if _, known := cliques[parent]; !known {
+						errs = append(errs, field.NotFound(p.Index(k), parent))
+					} else {
+						graph[c.Name] = append(graph[c.Name], parent)
+					}
+				}
+				seen[parent] = true
+			}
 		}
 	}
 	if cycle := findCycle(graph); cycle != nil {

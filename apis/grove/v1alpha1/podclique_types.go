@@ -65,6 +65,14 @@ type PodCliqueSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	StartsAfter []string `json:"startsAfter,omitempty"`
 
+	// StartsAfterSucceeded names cliques of a Training workload whose pods must all have exited 0
+	// before these pods start, like a JobSet dependsOn with status Complete (an initializer that
+	// downloads the data first). Requires cliqueStartupType Explicit.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	StartsAfterSucceeded []string `json:"startsAfterSucceeded,omitempty"`
+
 	// ScaleConfig makes the clique autoscaled; not allowed for members of a scaling group.
 	// +optional
 	ScaleConfig *AutoScalingConfig `json:"autoScalingConfig,omitempty"`

@@ -697,6 +697,11 @@ func (in *PodCliqueSpec) DeepCopyInto(out *PodCliqueSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.StartsAfterSucceeded != nil {
+		in, out := &in.StartsAfterSucceeded, &out.StartsAfterSucceeded
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ScaleConfig != nil {
 		in, out := &in.ScaleConfig, &out.ScaleConfig
 		*out = new(AutoScalingConfig)
