@@ -3,9 +3,19 @@
 package main
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainjob"
 	"github.com/kubegrove/grove/internal/app"
 )
 
@@ -14,5 +24,27 @@ func main() {
 		Name:           "trainer-controller",
 		LeaderElection: true,
 		AddToScheme:    []func(*runtime.Scheme) error{jobsetv1alpha2.AddToScheme},
+		Cache:          cacheOptions(),
+		Setup:          setup,
 	})
+}
+
+// cacheOptions keep only TrainJobs' own ConfigMaps, PodCliqueSets and PodCliques in memory: a
+// cluster's other ConfigMaps and inference workloads are none of this binary's business.
+func cacheOptions() cache.Options {
+	req, err := labels.NewRequirement(trainerv1alpha1.LabelTrainJobName, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	ours := cache.ByObject{Label: labels.NewSelector().Add(*req)}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}:           ours,
+		&grovev1alpha1.PodCliqueSet{}: ours,
+		&grovev1alpha1.PodClique{}:    ours,
+	}}
+}
+
+func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	return (&trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller")}).
+		SetupWithManager(mgr, *cfg.Controllers.TrainJob.ConcurrentSyncs)
 }

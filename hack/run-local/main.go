@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
@@ -99,6 +100,14 @@ func run(nodes int, dir string, runFor time.Duration) error {
 		return fmt.Errorf("applying the training sample: %w", err)
 	}
 	if err := showPhase(ctx, c, "default", "training-local", grovev1alpha1.PodCliqueSetPhaseSucceeded); err != nil {
+		return err
+	}
+	trainJob := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "trainjob.yaml"))
+	trainJob.Stdout, trainJob.Stderr = os.Stdout, os.Stderr
+	if err := trainJob.Run(); err != nil {
+		return fmt.Errorf("applying the TrainJob sample: %w", err)
+	}
+	if err := showTrainJob(ctx, c, "default", "train-local", trainerv1alpha1.TrainJobComplete); err != nil {
 		return err
 	}
 

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -77,6 +81,35 @@ func showPhase(ctx context.Context, c *cluster.Cluster, ns, name string, want gr
 			last = pcs.Status.Phase
 			fmt.Printf("[%5.1fs] PodCliqueSet %s/%s (Training): phase %q, restarts %d\n", time.Since(begin).Seconds(), ns, name, last, pcs.Status.RestartCount)
 			if last == want {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// showTrainJob prints a TrainJob's conditions as they change until the want condition is True.
+func showTrainJob(ctx context.Context, c *cluster.Cluster, ns, name, want string) error {
+	begin := time.Now()
+	last := ""
+	for {
+		tj := &trainerv1alpha1.TrainJob{}
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tj); err == nil {
+			var state []string
+			for _, cond := range tj.Status.Conditions {
+				if cond.Status == metav1.ConditionTrue {
+					state = append(state, cond.Type+"("+cond.Reason+")")
+				}
+			}
+			if now := strings.Join(state, ","); now != last {
+				last = now
+				fmt.Printf("[%5.1fs] TrainJob %s/%s: %s, nodes %d\n", time.Since(begin).Seconds(), ns, name, now, tj.Status.NumNodes)
+			}
+			if meta.IsStatusConditionTrue(tj.Status.Conditions, want) {
 				return nil
 			}
 		}

@@ -1,0 +1,49 @@
+// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler
+// backend-controller as separate processes on the local cluster (with the real JobSet, Job and
+// garbage-collector controllers and kwok pods) and checks TrainJobs end to end: both workload
+// paths, KEP-2899's deadline and TTL, suspend and resume, and a killed controller.
+package trainer
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// binDir holds the project's binaries, built once per package run.
+var binDir string
+
+// trainer is the running trainer-controller; the crash test kills and replaces it.
+var trainer *cluster.Process
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if binDir, err = cluster.BuildBinaries(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	crds, err := apiserver.CRDDirs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return cluster.Main(m, cluster.Options{Nodes: 4, CRDDirs: crds, Scheme: apiserver.Scheme()}, func(c *cluster.Cluster) error {
+		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", ""); err != nil {
+			return err
+		}
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", "", "--backend=kube-scheduler"); err != nil {
+			return err
+		}
+		var err error
+		trainer, err = c.StartBinary(binDir, "trainer-controller", "trainer-controller", "")
+		return err
+	})
+}
