@@ -61,9 +61,9 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *template.Runtime) (*grovev1alpha1.P
 			Labels:      labels,
 			Annotations: pod.Annotations,
 			Spec: grovev1alpha1.PodCliqueSpec{
-				RoleName:     rj.Name,
-				Replicas:     size,
-				MinAvailable: ptr.To(size),
+				RoleName:             rj.Name,
+				Replicas:             size,
+				MinAvailable:         ptr.To(size),
 				StartsAfter:          ready,
 				StartsAfterSucceeded: succeeded,
 				PodSpec:              spec,

@@ -147,4 +147,3 @@ func failPod(t *testing.T, ns, name string) {
 		return k8s().Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
 	}, time.Minute, 100*time.Millisecond)
 }
-
