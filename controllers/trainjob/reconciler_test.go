@@ -1,0 +1,245 @@
+package trainjob
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+// created is when every test TrainJob was created.
+var created = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func testRuntime(image string, ttl *int32) *trainerv1alpha1.TrainingRuntime {
+	return &trainerv1alpha1.TrainingRuntime{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rt"},
+		Spec: trainerv1alpha1.TrainingRuntimeSpec{
+			WorkloadKind:            trainerv1alpha1.WorkloadKindPodCliqueSet,
+			TTLSecondsAfterFinished: ttl,
+			MLPolicy:                &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](2), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}},
+			Template: trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
+				Name: "node", Replicas: 1,
+				Template: batchv1.JobTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+					Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+						Containers: []corev1.Container{{Name: "node", Image: image}},
+					}}},
+				},
+			}}}},
+		},
+	}
+}
+
+func testJob(mutate ...func(*trainerv1alpha1.TrainJob)) *trainerv1alpha1.TrainJob {
+	tj := &trainerv1alpha1.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: types.UID("job-uid"), Generation: 1, CreationTimestamp: metav1.NewTime(created)},
+		Spec: trainerv1alpha1.TrainJobSpec{RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "rt", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)}},
+	}
+	for _, m := range mutate {
+		m(tj)
+	}
+	return tj
+}
+
+type harness struct {
+	r     *Reconciler
+	c     client.Client
+	clock *clocktesting.FakePassiveClock
+}
+
+func newHarness(t *testing.T, objs ...client.Object) *harness {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, trainerv1alpha1.AddToScheme(scheme))
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	require.NoError(t, jobsetv1alpha2.AddToScheme(scheme))
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&trainerv1alpha1.TrainJob{}, &grovev1alpha1.PodCliqueSet{}).Build()
+	clock := clocktesting.NewFakePassiveClock(created)
+	return &harness{r: &Reconciler{Client: c, Recorder: events.NewFakeRecorder(100), Clock: clock}, c: c, clock: clock}
+}
+
+func (h *harness) reconcile(t *testing.T) ctrl.Result {
+	t.Helper()
+	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "job"}})
+	require.NoError(t, err)
+	return res
+}
+
+func (h *harness) job(t *testing.T) *trainerv1alpha1.TrainJob {
+	t.Helper()
+	tj := &trainerv1alpha1.TrainJob{}
+	require.NoError(t, h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, tj))
+	return tj
+}
+
+func (h *harness) pcs(t *testing.T) (*grovev1alpha1.PodCliqueSet, bool) {
+	t.Helper()
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, pcs)
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	require.NoError(t, err)
+	return pcs, true
+}
+
+func TestStartSnapshotsTheRuntimeThenCreatesTheOwnedPodCliqueSet(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h.reconcile(t)
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job-runtime-snapshot"}, cm))
+	assert.True(t, *cm.Immutable)
+	assert.Equal(t, types.UID("job-uid"), metav1.GetControllerOf(cm).UID)
+	pcs, ok := h.pcs(t)
+	require.True(t, ok)
+	assert.Equal(t, types.UID("job-uid"), metav1.GetControllerOf(pcs).UID)
+	assert.Equal(t, "1", pcs.Annotations[annotationBuiltFrom])
+	tj := h.job(t)
+	running := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning)
+	require.NotNil(t, running)
+	assert.Equal(t, metav1.ConditionTrue, running.Status)
+	assert.Equal(t, "PodCliqueSetCreated", running.Reason)
+	assert.EqualValues(t, 2, tj.Status.NumNodes)
+}
+
+func TestAReconcileWithNothingNewWritesNothing(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h.reconcile(t)
+	before := h.job(t).ResourceVersion
+	pcsBefore, _ := h.pcs(t)
+	h.reconcile(t)
+	assert.Equal(t, before, h.job(t).ResourceVersion, "no status write")
+	pcsAfter, _ := h.pcs(t)
+	assert.Equal(t, pcsBefore.ResourceVersion, pcsAfter.ResourceVersion, "a running child is never rebuilt")
+}
+
+func TestAResumedJobIsRebuiltFromTheSnapshotNotTheEditedRuntime(t *testing.T) {
+	rt := testRuntime("img:v1", nil)
+	h := newHarness(t, rt, testJob())
+	h.reconcile(t)
+	edited := rt.DeepCopy()
+	require.NoError(t, h.c.Get(context.Background(), client.ObjectKeyFromObject(rt), edited))
+	edited.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image = "img:v2"
+	require.NoError(t, h.c.Update(context.Background(), edited))
+
+	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(true) })
+	h.reconcile(t)
+	_, exists := h.pcs(t)
+	assert.False(t, exists, "suspending frees every pod by deleting the PodCliqueSet")
+	require.NoError(t, h.c.Delete(context.Background(), edited))
+
+	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(false) })
+	h.reconcile(t)
+	pcs, ok := h.pcs(t)
+	require.True(t, ok, "resumed with the runtime deleted")
+	assert.Equal(t, "img:v1", pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image)
+	resumed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobSuspended)
+	assert.Equal(t, trainerv1alpha1.TrainJobResumedReason, resumed.Reason)
+}
+
+func setSpec(t *testing.T, h *harness, change func(*trainerv1alpha1.TrainJob)) {
+	t.Helper()
+	tj := h.job(t)
+	change(tj)
+	tj.Generation++
+	require.NoError(t, h.c.Update(context.Background(), tj))
+}
+
+func TestRunningJobRequeuesAtItsDeadlineAndFailsPastIt(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
+	h.clock.SetTime(created.Add(40 * time.Second))
+	assert.Equal(t, 60*time.Second, h.reconcile(t).RequeueAfter, "woken exactly at the deadline")
+
+	h.clock.SetTime(created.Add(100 * time.Second))
+	h.reconcile(t)
+	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
+	require.NotNil(t, failed)
+	assert.Equal(t, trainerv1alpha1.TrainJobDeadlineExceededReason, failed.Reason)
+	assert.True(t, created.Add(100*time.Second).Equal(failed.LastTransitionTime.Time), "stamped with the controller clock")
+	_, exists := h.pcs(t)
+	assert.False(t, exists, "the workload is torn down")
+}
+
+func TestFinishedJobWaitsForItsTTLThenIsDeleted(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](30)), testJob())
+	h.reconcile(t)
+	pcs, _ := h.pcs(t)
+	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
+	require.NoError(t, h.c.Status().Update(context.Background(), pcs))
+	h.clock.SetTime(created.Add(5 * time.Second))
+	assert.Equal(t, 30*time.Second, h.reconcile(t).RequeueAfter, "the TTL counts from the Complete transition")
+	complete := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobComplete)
+	require.NotNil(t, complete)
+	assert.Equal(t, ReasonPodCliqueSetSucceeded, complete.Reason)
+
+	h.clock.SetTime(created.Add(20 * time.Second))
+	assert.Equal(t, 15*time.Second, h.reconcile(t).RequeueAfter, "recomputed from the API on every reconcile")
+	h.clock.SetTime(created.Add(35 * time.Second))
+	h.reconcile(t)
+	err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, &trainerv1alpha1.TrainJob{})
+	assert.True(t, apierrors.IsNotFound(err), "deleted once the TTL expired")
+}
+
+func TestFinishedJobNeverRecreatesItsChildren(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h.reconcile(t)
+	pcs, _ := h.pcs(t)
+	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseFailed
+	pcs.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonMaxRestartsExceeded, Message: "3 restarts"}}
+	require.NoError(t, h.c.Status().Update(context.Background(), pcs))
+	h.reconcile(t)
+	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
+	require.NotNil(t, failed)
+	assert.Equal(t, grovev1alpha1.ReasonMaxRestartsExceeded, failed.Reason)
+	assert.Equal(t, "3 restarts", failed.Message)
+
+	require.NoError(t, h.c.Delete(context.Background(), pcs))
+	h.reconcile(t)
+	_, exists := h.pcs(t)
+	assert.False(t, exists)
+}
+
+func TestMissingRuntimeIsReportedOnce(t *testing.T) {
+	h := newHarness(t, testJob())
+	h.reconcile(t)
+	tj := h.job(t)
+	running := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning)
+	require.NotNil(t, running)
+	assert.Equal(t, trainerv1alpha1.TrainJobRuntimeNotFoundReason, running.Reason)
+	h.reconcile(t)
+	assert.Equal(t, tj.ResourceVersion, h.job(t).ResourceVersion, "reported once, not rewritten")
+	_, exists := h.pcs(t)
+	assert.False(t, exists)
+}
+
+func TestJobManagedElsewhereIsLeftAlone(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
+		tj.Spec.ManagedBy = ptr.To(trainerv1alpha1.MultiKueueManagedBy)
+	}))
+	h.reconcile(t)
+	assert.Empty(t, h.job(t).Status.Conditions)
+	_, exists := h.pcs(t)
+	assert.False(t, exists)
+}
