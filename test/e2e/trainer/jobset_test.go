@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ func TestTrainJobOnJobSetCompletes(t *testing.T) {
 	assert.Equal(t, "node", done.Status.JobsStatus[0].Name)
 	assert.EqualValues(t, 1, *done.Status.JobsStatus[0].Succeeded)
 	assertEvent(t, ns, "mnist", "Completed")
+	assert.GreaterOrEqual(t, metricValue(t, fmt.Sprintf(`grove_trainjobs_finished_total{condition="Complete",reason=%q}`, complete.Reason)), 1.0)
 
 	node := pods(t, ns, map[string]string{jobsetv1alpha2.JobSetNameKey: "mnist"})
 	require.Len(t, node, 2)

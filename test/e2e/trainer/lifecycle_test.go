@@ -58,6 +58,7 @@ func TestDeadlineExceededFailsTheTrainJobAndTearsItsPodsDown(t *testing.T) {
 			waitGone(t, p.child(ns, "slow"), time.Minute)
 			waitNoPods(t, ns, p.pods("slow"), time.Minute)
 			assertEvent(t, ns, "slow", "DeadlineExceeded")
+			assert.GreaterOrEqual(t, metricValue(t, `grove_trainjobs_finished_total{condition="Failed",reason="DeadlineExceeded"}`), 1.0)
 			// A finished TrainJob never brings its workload back.
 			time.Sleep(2 * time.Second)
 			assert.True(t, apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "slow"}, p.child(ns, "slow"))))
