@@ -42,6 +42,9 @@ const (
 	EventFailed              = "Failed"
 	EventDeadlineExceeded    = "DeadlineExceeded"
 	EventTTLExpired          = "TTLExpired"
+	// ReasonBuildFailed says the TrainJob's workload cannot be built from its runtime as edited;
+	// it is the reason of both the Running condition and the event.
+	ReasonBuildFailed = "BuildFailed"
 )
 
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;delete
@@ -161,8 +164,11 @@ func (r *Reconciler) start(ctx context.Context, tj *trainerv1alpha1.TrainJob) (*
 	if err == nil {
 		_, _, err = wl.build(tj, rt, true)
 	}
-	if err != nil {
+	switch {
+	case isUnsupported(err):
 		return nil, r.notSupported(ctx, tj, err)
+	case err != nil:
+		return nil, r.cannotBuild(ctx, tj, err)
 	}
 	if err := r.saveSnapshot(ctx, tj, rt); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
@@ -183,11 +189,31 @@ func (r *Reconciler) waitForRuntime(ctx context.Context, tj *trainerv1alpha1.Tra
 	return nil
 }
 
-// notSupported fails the TrainJob when its runtime cannot be built (or is not a transient error).
-func (r *Reconciler) notSupported(ctx context.Context, tj *trainerv1alpha1.TrainJob, cause error) error {
+// isUnsupported reports whether err says the runtime is one this controller cannot run.
+func isUnsupported(err error) bool {
 	var ns *notSupportedError
 	var us *template.UnsupportedError
-	if !errors.As(cause, &ns) && !errors.As(cause, &us) {
+	return errors.As(err, &ns) || errors.As(err, &us)
+}
+
+// cannotBuild reports a TrainJob its runtime cannot be built with (a runtime patch naming a job
+// the runtime lacks): the TrainJob waits for an edit instead of retrying in a loop.
+func (r *Reconciler) cannotBuild(ctx context.Context, tj *trainerv1alpha1.TrainJob, cause error) error {
+	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning); c != nil && c.Reason == ReasonBuildFailed && c.Message == cause.Error() {
+		return nil
+	}
+	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
+		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, ReasonBuildFailed, cause.Error())
+	}); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(tj, nil, corev1.EventTypeWarning, ReasonBuildFailed, "Build", "%v", cause)
+	return nil
+}
+
+// notSupported fails the TrainJob when its runtime cannot be built (or is not a transient error).
+func (r *Reconciler) notSupported(ctx context.Context, tj *trainerv1alpha1.TrainJob, cause error) error {
+	if !isUnsupported(cause) {
 		return cause
 	}
 	done := &metav1.Condition{Type: trainerv1alpha1.TrainJobFailed, Status: metav1.ConditionTrue,

@@ -53,7 +53,7 @@ func testRuntime(image string, ttl *int32) *trainerv1alpha1.TrainingRuntime {
 func testJob(mutate ...func(*trainerv1alpha1.TrainJob)) *trainerv1alpha1.TrainJob {
 	tj := &trainerv1alpha1.TrainJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: types.UID("job-uid"), Generation: 1, CreationTimestamp: metav1.NewTime(created)},
-		Spec: trainerv1alpha1.TrainJobSpec{RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "rt", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)}},
+		Spec:       trainerv1alpha1.TrainJobSpec{RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "rt", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)}},
 	}
 	for _, m := range mutate {
 		m(tj)
@@ -242,4 +242,24 @@ func TestJobManagedElsewhereIsLeftAlone(t *testing.T) {
 	assert.Empty(t, h.job(t).Status.Conditions)
 	_, exists := h.pcs(t)
 	assert.False(t, exists)
+}
+
+func TestARuntimePatchForAMissingJobIsReportedAndWaitsForAnEdit(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
+		tj.Spec.RuntimePatches = []trainerv1alpha1.RuntimePatch{{Manager: "example.com/tool", TrainingRuntimeSpec: &trainerv1alpha1.TrainingRuntimeSpecPatch{
+			Template: &trainerv1alpha1.JobSetTemplatePatch{Spec: &trainerv1alpha1.JobSetSpecPatch{
+				ReplicatedJobs: []trainerv1alpha1.ReplicatedJobPatch{{Name: "ghost"}},
+			}},
+		}}}
+	}))
+	h.reconcile(t)
+	tj := h.job(t)
+	running := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning)
+	require.NotNil(t, running)
+	assert.Equal(t, ReasonBuildFailed, running.Reason)
+	assert.Contains(t, running.Message, "ghost")
+	_, exists := h.pcs(t)
+	assert.False(t, exists)
+	h.reconcile(t)
+	assert.Equal(t, tj.ResourceVersion, h.job(t).ResourceVersion, "reported once")
 }
