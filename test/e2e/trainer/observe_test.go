@@ -108,4 +108,3 @@ func metricValue(t *testing.T, sample string) float64 {
 	}
 	return 0
 }
-
