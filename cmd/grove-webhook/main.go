@@ -13,6 +13,11 @@ import (
 	"github.com/kubegrove/grove/webhooks/trainjob"
 )
 
+// The certificate rotator keeps the serving certificate in a Secret of the webhook's namespace
+// and injects its CA into the two webhook configurations (cluster-scoped: watched cluster-wide).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update,namespace=grove-system
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+
 func main() {
 	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup})
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/kubegrove/grove/internal/app"
 )
 
+// Leader election holds a Lease in the binary's namespace and reports changes as events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=grove-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
 func main() {
 	app.Main(app.Options{
 		Name:           "trainer-controller",

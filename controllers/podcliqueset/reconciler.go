@@ -41,6 +41,9 @@ type Reconciler struct {
 	TopologyAwareScheduling bool
 }
 
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/finalizers;podcliques/finalizers;podcliquescalinggroups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques;podcliquescalinggroups,verbs=get;list;watch;create;update;patch;delete

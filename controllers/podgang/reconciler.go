@@ -32,6 +32,9 @@ type Reconciler struct {
 // ReasonSyncFailed is the reason of SchedulerBackendReady=False.
 const ReasonSyncFailed = "SchedulerSyncFailed"
 
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch

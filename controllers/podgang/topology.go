@@ -41,6 +41,9 @@ type TopologyReconciler struct {
 	Syncer  backends.TopologySyncer
 }
 
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kai.scheduler,resources=topologies,verbs=get;list;watch;create;update;patch;delete

@@ -146,9 +146,11 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string) ([
 		{name: "backend-controller", args: []string{"--backend=kube-scheduler"}},
 		{name: "trainer-controller"},
 	} {
-		// Least-privilege roles per binary arrive with the deployment manifests; until then each
-		// runs as its own user in system:masters.
-		kubeconfig, err := c.KubeconfigFor("system:serviceaccount:"+namespace+":"+b.name, "system:masters")
+		// Each runs as its own ServiceAccount with only the roles generated for it, as deployed.
+		if err := c.GrantRBAC(ctx, b.name, b.name); err != nil {
+			return cmds, err
+		}
+		kubeconfig, err := c.KubeconfigFor("system:serviceaccount:" + namespace + ":" + b.name)
 		if err != nil {
 			return cmds, err
 		}

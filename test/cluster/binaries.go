@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,9 +32,9 @@ func BuildBinaries() (string, error) {
 
 // StartBinary runs one of the project's binaries (name, from binDir) as its own user
 // system:serviceaccount:grove-system:<name>, with a configuration on free ports plus extraConfig
-// (YAML appended to the OperatorConfiguration, e.g. a scheduler section). Least-privilege roles
-// come with the deployment manifests, so the user is in system:masters. logName names the
-// process's log, so a restarted binary gets a log of its own.
+// (YAML appended to the OperatorConfiguration, e.g. a scheduler section). The user has only the
+// roles generated for the binary (config/rbac/<name>), as deployed. logName names the process's
+// log, so a restarted binary gets a log of its own.
 func (c *Cluster) StartBinary(binDir, name, logName, extraConfig string, args ...string) (*Process, error) {
 	return c.StartBinaryAs(binDir, name, name, logName, extraConfig, args...)
 }
@@ -41,7 +42,10 @@ func (c *Cluster) StartBinary(binDir, name, logName, extraConfig string, args ..
 // StartBinaryAs is StartBinary with the service account named identity instead of name, for
 // two instances whose writes the audit log must tell apart.
 func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig string, args ...string) (*Process, error) {
-	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:grove-system:"+identity, "system:masters")
+	if err := c.GrantRBAC(context.Background(), name, identity); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:" + Namespace + ":" + identity)
 	if err != nil {
 		return nil, err
 	}
@@ -61,13 +65,13 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 kind: OperatorConfiguration
 logFormat: text
 clientConnection: {qps: 200, burst: 400}
-leaderElection: {leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s}
+leaderElection: {leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s, resourceNamespace: %s}
 server:
   metrics: {bindAddress: 127.0.0.1, port: %d}
   healthProbes: {bindAddress: 127.0.0.1, port: %d}
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
 certManagement: {mode: manual}
-%s`, ports[0], ports[1], ports[2], certDir, extraConfig)
+%s`, Namespace, ports[0], ports[1], ports[2], certDir, extraConfig)
 	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err

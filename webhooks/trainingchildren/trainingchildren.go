@@ -24,6 +24,8 @@ const Path = "/validate-training-replicas"
 
 // +kubebuilder:webhook:path=/validate-training-replicas,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=5,groups=grove.io,resources=podcliques;podcliques/scale;podcliquescalinggroups;podcliquescalinggroups/scale,verbs=update,versions=v1alpha1,name=vtrainingreplicas.grove.io,admissionReviewVersions=v1
 
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques;podcliquescalinggroups;podcliquesets,verbs=get;list;watch
+
 // Guard rejects replica changes of Training children.
 type Guard struct {
 	Client client.Client

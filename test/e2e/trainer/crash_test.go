@@ -46,7 +46,7 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 	failed := waitCondition(t, deadlined, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, 30*time.Second)
 	// The new process leads once the killed one's lease expires; from then on it acts at once.
 	lease := &coordinationv1.Lease{}
-	require.NoError(t, k8s().Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "trainer-controller-leader"}, lease))
+	require.NoError(t, k8s().Get(context.Background(), client.ObjectKey{Namespace: cluster.Namespace, Name: "trainer-controller-leader"}, lease))
 	require.NotNil(t, lease.Spec.AcquireTime)
 	leading := lease.Spec.AcquireTime.Time
 	t.Logf("restarted controller leads %s after the kill", leading.Sub(killedAt).Round(100*time.Millisecond))
