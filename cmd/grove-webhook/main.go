@@ -14,8 +14,9 @@ import (
 )
 
 // The certificate rotator keeps the serving certificate in a Secret of the webhook's namespace
-// and injects its CA into the two webhook configurations (cluster-scoped: watched cluster-wide).
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update,namespace=grove-system
+// (the deployment creates it empty; cert-controller fills it, never creates it) and injects its
+// CA into the two webhook configurations (cluster-scoped, so watched cluster-wide).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update,namespace=grove-system
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
 
 func main() {

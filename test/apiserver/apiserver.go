@@ -148,6 +148,16 @@ func (e *Env) AdminKubeconfig() ([]byte, error) {
 	return user.KubeConfig()
 }
 
+// KubeconfigFor returns a kubeconfig of user with groups, for a process that must run with only
+// the permissions RBAC grants that user.
+func (e *Env) KubeconfigFor(user string, groups ...string) ([]byte, error) {
+	u, err := e.env.AddUser(envtest.User{Name: user, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return u.KubeConfig()
+}
+
 // ClientFor returns a client authenticated as user with groups (system:masters gives every
 // permission, so only admission can refuse it).
 func (e *Env) ClientFor(user string, groups ...string) (client.Client, error) {

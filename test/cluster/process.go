@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,8 +114,31 @@ func waitUntil(ctx context.Context, what string, timeout time.Duration, procs []
 // cluster unless stopped or killed first.
 type Process struct {
 	p *process
+	// WebhookHostPort is where a project binary (StartBinary) serves admission, else "".
+	WebhookHostPort string
 	// MetricsURL is the /metrics address of a project binary (StartBinary), else "".
 	MetricsURL string
+	// readyURL is the /readyz address of a project binary (StartBinary), else "".
+	readyURL string
+}
+
+// WaitReady waits until a project binary reports ready on /readyz, or fails if it exits.
+func (p *Process) WaitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if exited, err := p.Exited(); exited {
+			return fmt.Errorf("%s exited before it was ready: %v\n%s", p.p.name, err, p.LogTail(20))
+		}
+		resp, err := http.Get(p.readyURL) //nolint:gosec // loopback probe
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready after %s:\n%s", p.p.name, timeout, p.LogTail(20))
 }
 
 // StartProcess runs a binary next to the cluster, logging to <Dir>/<name>.log.

@@ -16,7 +16,9 @@ type access struct {
 	verb, group, resource, namespace string
 }
 
-func (a access) String() string { return a.verb + " " + a.resource + "." + a.group + " in " + a.namespace }
+func (a access) String() string {
+	return a.verb + " " + a.resource + "." + a.group + " in " + a.namespace
+}
 
 // allowed asks the API server whether the binary's ServiceAccount may do a.
 func allowed(t *testing.T, binary string, a access) bool {

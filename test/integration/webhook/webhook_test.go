@@ -29,6 +29,8 @@ import (
 var (
 	env        *apiserver.Env
 	kubeconfig string
+	// webhookKubeconfig is the grove-webhook ServiceAccount's: the webhook runs with only its roles.
+	webhookKubeconfig string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -59,6 +61,18 @@ func run(m *testing.M) int {
 	}
 	kubeconfig = filepath.Join(tmp, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return fail(err)
+	}
+	// The webhook runs as its ServiceAccount with only its generated roles, as deployed.
+	if err := apiserver.GrantRBAC(context.Background(), env.Client, "grove-webhook", "grove-webhook"); err != nil {
+		return fail(err)
+	}
+	wkc, err := env.KubeconfigFor("system:serviceaccount:" + apiserver.BinaryNamespace + ":grove-webhook")
+	if err != nil {
+		return fail(err)
+	}
+	webhookKubeconfig = filepath.Join(tmp, "webhook-kubeconfig")
+	if err := os.WriteFile(webhookKubeconfig, wkc, 0o600); err != nil {
 		return fail(err)
 	}
 
@@ -151,7 +165,7 @@ topologyAwareScheduling: {enabled: true}
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "--kubeconfig", kubeconfig, "--config", configPath)
+	cmd := exec.Command(binary, "--kubeconfig", webhookKubeconfig, "--config", configPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, err
