@@ -98,3 +98,19 @@ test-e2e: ## End-to-end tests on a local cluster of processes (apiserver, contro
 .PHONY: run-local
 run-local: tools manifests build ## Start the local cluster, the four binaries and the samples; Ctrl-C stops all.
 	go run ./hack/run-local
+
+##@ Images
+
+# Images are named $(IMG_PREFIX)/<binary>:$(TAG), the names the deploy/overlays set in `images:`.
+IMG_PREFIX     ?= ghcr.io/kubegrove
+TAG            ?= latest
+CONTAINER_TOOL ?= docker
+IMAGES         := grove-operator grove-webhook backend-controller trainer-controller
+
+.PHONY: docker-build
+docker-build: $(addprefix docker-build-,$(IMAGES)) ## Build the four images as IMG_PREFIX/<binary>:TAG with CONTAINER_TOOL (docker).
+
+# One image: make docker-build-grove-webhook. Each is a target of the one Dockerfile.
+.PHONY: $(addprefix docker-build-,$(IMAGES))
+$(addprefix docker-build-,$(IMAGES)): docker-build-%:
+	$(CONTAINER_TOOL) build --target $* -t $(IMG_PREFIX)/$*:$(TAG) .
