@@ -56,7 +56,7 @@ vet: ## Run gofmt and go vet, and check that every kustomization builds.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	@test -x $(KUSTOMIZE) || hack/tools.sh gen
-	@for k in deploy/base config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
+	@for k in deploy/base deploy/overlays/* deploy/argocd config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
 build: ## Build the four binaries into bin/.
