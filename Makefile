@@ -65,8 +65,8 @@ build: ## Build the four binaries into bin/.
 ##@ Test
 
 .PHONY: test
-test: ## Run every test: tools, generated-file check, vet, unit, integration and e2e (what CI runs).
-	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e
+test: ## Run every test: tools, generated-file check, vet, unit, integration, e2e and the benchmark smoke run (what CI runs).
+	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e bench-smoke
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
@@ -92,6 +92,16 @@ test-integration: ## Integration tests against a real kube-apiserver + etcd (env
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster of processes (apiserver, controller-manager, scheduler, kwok, JobSet).
 	$(GO_TEST) -timeout 30m ./test/e2e/...
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: tools ## Measure the operators against a same-run baseline on the local cluster (several minutes); JSON in bench/results/.
+	go run ./test/bench -out bench/results
+
+.PHONY: bench-smoke
+bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test: it must not rot; numbers not enforced).
+	go run ./test/bench -smoke -out bin/bench
 
 ##@ Run
 

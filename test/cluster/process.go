@@ -162,6 +162,9 @@ func (p *Process) Kill() {
 	}
 }
 
+// Pid is the operating-system process id, for resource figures (/proc/<pid>).
+func (p *Process) Pid() int { return p.p.cmd.Process.Pid }
+
 // Exited reports whether the process ended, and how.
 func (p *Process) Exited() (bool, error) { return p.p.exited() }
 

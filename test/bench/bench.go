@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// qps and burst of every binary and of the baseline client.
+const qps, burst = 200, 400
+
+// benchNode is a kwok node large enough that capacity never limits a scenario.
+func benchNode(i int) cluster.NodeSpec {
+	n := cluster.DefaultNode(i)
+	n.Capacity[corev1.ResourcePods] = resource.MustParse("1000")
+	n.Capacity[corev1.ResourceCPU] = resource.MustParse("1000")
+	return n
+}
+
+type bench struct {
+	c     *cluster.Cluster
+	sz    sizes
+	r     *Report
+	cs    kubernetes.Interface
+	w     *podWatch
+	procs map[string]*cluster.Process
+}
+
+func (b *bench) k8s() client.Client { return b.c.Client() }
+
+func (b *bench) namespace(ctx context.Context, name string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return name, b.k8s().Create(ctx, ns)
+}
+
+func (b *bench) run(ctx context.Context, binDir string) error {
+	cfg := b.c.RESTConfig()
+	cfg.QPS, cfg.Burst = qps, burst
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	b.cs = cs
+	if b.w, err = watchPods(ctx, cs); err != nil {
+		return err
+	}
+	b.procs = map[string]*cluster.Process{}
+	for _, s := range []struct{ name, arg string }{
+		{"grove-operator", ""}, {"backend-controller", "--backend=kube-scheduler"}, {"trainer-controller", ""},
+	} {
+		var args []string
+		if s.arg != "" {
+			args = append(args, s.arg)
+		}
+		p, err := b.c.StartBinary(binDir, s.name, s.name, "", args...)
+		if err != nil {
+			return err
+		}
+		if err := p.WaitReady(time.Minute); err != nil {
+			return err
+		}
+		b.procs[s.name] = p
+	}
+
+	bigBase, err := b.baseline(ctx, "baseline-big", int(b.sz.S1Workers)+1)
+	if err != nil {
+		return err
+	}
+	if err := b.s1(ctx, bigBase); err != nil {
+		return err
+	}
+	if err := b.s2(ctx, bigBase); err != nil {
+		return err
+	}
+	groupPods := int(b.sz.S3From) * 8
+	groupBase, err := b.baseline(ctx, "baseline-group", groupPods)
+	if err != nil {
+		return err
+	}
+	if err := b.s3(ctx, groupBase); err != nil {
+		return err
+	}
+	if err := b.s5(ctx); err != nil {
+		return err
+	}
+	if err := b.s4(ctx); err != nil {
+		return err
+	}
+	return b.memory(ctx)
+}
+
+// baseline measures n gated pods created and ungated by a plain client, then removes them so
+// they do not load later scenarios.
+func (b *bench) baseline(ctx context.Context, name string, n int) (phases, error) {
+	ns, err := b.namespace(ctx, name)
+	if err != nil {
+		return phases{}, err
+	}
+	ph, err := baseline(ctx, b.cs, b.w, ns, n)
+	if err != nil {
+		return ph, err
+	}
+	b.r.Baselines = append(b.r.Baselines, Baseline{Name: name, Pods: n, Phases: seconds(ph)})
+	return ph, b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+}
+
+// scenario applies objects in a new namespace, waits until pods pods run, and records times
+// against base and the writes the binaries made for them.
+func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base phases, objs func(ns string) []client.Object) (string, error) {
+	ns, err := b.namespace(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	begin := time.Now()
+	list := objs(ns)
+	if err := parallel(len(list), 32, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
+		return ns, err
+	}
+	ph, err := b.w.waitPhases(ctx, ns, pods, begin, 10*time.Minute)
+	if err != nil {
+		return ns, err
+	}
+	return ns, b.record(ctx, id, desc, ns, pods, begin, ph, base)
+}
+
+func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin time.Time, ph, base phases) error {
+	time.Sleep(3 * time.Second) // the last status writes of the scenario land in its window
+	writes, total, err := writesIn(b.c, ns, begin, time.Now())
+	if err != nil {
+		return err
+	}
+	sort.Slice(writes, func(i, j int) bool { return writes[i].Count > writes[j].Count })
+	s := Scenario{ID: id, Description: desc, Pods: pods, Phases: seconds(ph), Baseline: seconds(base),
+		UngatedRatio: ratio(ph.Ungated, base.Ungated), RunningRatio: ratio(ph.Running, base.Running),
+		Writes: total, WritesPerPod: float64(total) / float64(pods), WritesBy: writes}
+	b.r.Scenarios = append(b.r.Scenarios, s)
+	return nil
+}
+
+func (b *bench) s1(ctx context.Context, base phases) error {
+	pods := int(b.sz.S1Workers) + 1
+	_, err := b.scenario(ctx, "s1", fmt.Sprintf("1 PCS: 1 leader + %d workers", b.sz.S1Workers), pods, base, func(ns string) []client.Object {
+		return []client.Object{pcs(ns, "big", clique("leader", 1), clique("worker", b.sz.S1Workers))}
+	})
+	if err != nil {
+		return err
+	}
+	s := &b.r.Scenarios[len(b.r.Scenarios)-1]
+	b.r.target(s.ID+" gates lifted ≤ 1.3× baseline", s.UngatedRatio, 1.3)
+	b.r.target(s.ID+" writes per pod ≤ 3", s.WritesPerPod, 3)
+	return nil
+}
+
+func (b *bench) s2(ctx context.Context, base phases) error {
+	pods := b.sz.S2Sets * b.sz.S2Pods
+	objs := func(ns string) []client.Object {
+		var out []client.Object
+		for i := range b.sz.S2Sets {
+			out = append(out, pcs(ns, fmt.Sprintf("small-%d", i), clique("worker", int32(b.sz.S2Pods))))
+		}
+		return out
+	}
+	if _, err := b.scenario(ctx, "s2", fmt.Sprintf("%d PCS × %d pods at once", b.sz.S2Sets, b.sz.S2Pods), pods, base, objs); err != nil {
+		return err
+	}
+	s := &b.r.Scenarios[len(b.r.Scenarios)-1]
+	b.r.target(s.ID+" gates lifted ≤ 1.3× baseline", s.UngatedRatio, 1.3)
+	b.r.target(s.ID+" writes per pod ≤ 3", s.WritesPerPod, 3)
+	return nil
+}
+
+func (b *bench) s3(ctx context.Context, base phases) error {
+	from := int(b.sz.S3From) * 8
+	objs := func(ns string) []client.Object {
+		p := pcs(ns, "grouped", clique("prefill", 4), clique("decode", 4))
+		p.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{{
+			Name: "serve", CliqueNames: []string{"prefill", "decode"}, Replicas: ptr.To(b.sz.S3From), MinAvailable: ptr.To[int32](1),
+		}}
+		return []client.Object{p}
+	}
+	ns, err := b.scenario(ctx, "s3", fmt.Sprintf("PCSG %d replicas × 2 cliques × 4 pods", b.sz.S3From), from, base, objs)
+	if err != nil {
+		return err
+	}
+	// Scale out: the added replicas against a baseline of as many pods.
+	added := int(b.sz.S3To-b.sz.S3From) * 8
+	addBase, err := b.baseline(ctx, "baseline-scale", added)
+	if err != nil {
+		return err
+	}
+	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
+	key := client.ObjectKey{Namespace: ns, Name: grovev1alpha1.PodCliqueScalingGroupName("grouped", 0, "serve")}
+	if err := b.k8s().Get(ctx, key, pcsg); err != nil {
+		return err
+	}
+	begin := time.Now()
+	patch := client.MergeFrom(pcsg.DeepCopy())
+	pcsg.Spec.Replicas = b.sz.S3To
+	if err := b.k8s().Patch(ctx, pcsg, patch); err != nil {
+		return err
+	}
+	ph, err := b.w.waitPhases(ctx, ns, added, begin, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	if err := b.record(ctx, "s3-scale", fmt.Sprintf("scale the PCSG %d → %d replicas", b.sz.S3From, b.sz.S3To), ns, added, begin, ph, addBase); err != nil {
+		return err
+	}
+	s := &b.r.Scenarios[len(b.r.Scenarios)-1]
+	b.r.target("s3 scale-out gates lifted ≤ 1.3× baseline", s.UngatedRatio, 1.3)
+	return nil
+}
+
+// s5 watches the converged S1–S3 for the rest window: no writes, almost no CPU.
+func (b *bench) s5(ctx context.Context) error {
+	time.Sleep(5 * time.Second)
+	before := b.usage()
+	begin := time.Now()
+	time.Sleep(b.sz.Rest)
+	after := b.usage()
+	all, _, err := writesIn(b.c, "", begin, time.Now())
+	if err != nil {
+		return err
+	}
+	// Leader-election renewals are the one heartbeat an elected controller must write; they are
+	// reported apart and are not writes about the workloads.
+	rest := Rest{Seconds: b.sz.Rest.Seconds(), CPUPercent: map[string]float64{}}
+	for _, wc := range all {
+		if wc.Resource == "leases" {
+			rest.LeaseRenewals += wc.Count
+			continue
+		}
+		rest.Writes += wc.Count
+		rest.WritesBy = append(rest.WritesBy, wc)
+	}
+	total := rest.Writes
+	worst := 0.0
+	for name, u := range after {
+		pct := 100 * (u.CPUSeconds - before[name].CPUSeconds) / b.sz.Rest.Seconds()
+		rest.CPUPercent[name] = pct
+		worst = max(worst, pct)
+	}
+	b.r.Rest = &rest
+	b.r.target("s5 writes at rest = 0", float64(total), 0)
+	b.r.target("s5 CPU at rest < 1% of a core (worst binary)", worst, 1)
+	return nil
+}
+
+// s4 runs the same training gangs twice: as Training PodCliqueSets applied directly, then as
+// TrainJobs on the PodCliqueSet path, each until every one finished.
+func (b *bench) s4(ctx context.Context) error {
+	n, pods := b.sz.S4Jobs, b.sz.S4Pods
+	direct, err := b.namespace(ctx, "s4-direct")
+	if err != nil {
+		return err
+	}
+	begin := time.Now()
+	if err := parallel(n, 32, func(i int) error {
+		return b.k8s().Create(ctx, trainingPCS(direct, fmt.Sprintf("train-%d", i), int32(pods), b.sz.S4ExitAfter))
+	}); err != nil {
+		return err
+	}
+	if err := waitAll(ctx, 10*time.Minute, "Training PodCliqueSets Succeeded", func() (int, int, error) {
+		got, err := succeededPCS(ctx, b.k8s(), direct)
+		return got, n, err
+	}); err != nil {
+		return err
+	}
+	directTime := time.Since(begin)
+
+	jobs, err := b.namespace(ctx, "s4-trainjobs")
+	if err != nil {
+		return err
+	}
+	if err := b.k8s().Create(ctx, trainingRuntime(jobs, b.sz.S4ExitAfter)); err != nil {
+		return err
+	}
+	begin = time.Now()
+	if err := parallel(n, 32, func(i int) error {
+		return b.k8s().Create(ctx, &trainerv1alpha1.TrainJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: jobs, Name: fmt.Sprintf("train-%d", i)},
+			Spec: trainerv1alpha1.TrainJobSpec{
+				RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "bench", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
+				Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To(int32(pods))},
+			},
+		})
+	}); err != nil {
+		return err
+	}
+	if err := waitAll(ctx, 10*time.Minute, "TrainJobs Complete", func() (int, int, error) {
+		got, err := completeTrainJobs(ctx, b.k8s(), jobs)
+		return got, n, err
+	}); err != nil {
+		return err
+	}
+	jobTime := time.Since(begin)
+	writes, total, err := writesIn(b.c, jobs, begin, time.Now())
+	if err != nil {
+		return err
+	}
+	b.r.Training = &Training{Jobs: n, PodsPerJob: pods, DirectSeconds: directTime.Seconds(), TrainJobSeconds: jobTime.Seconds(),
+		Ratio: jobTime.Seconds() / directTime.Seconds(), Writes: total, WritesBy: writes}
+	b.r.target("s4 TrainJobs Complete ≤ 1.2× the PCS applied directly", b.r.Training.Ratio, 1.2)
+	return nil
+}
+
+// memory fills the cluster up to MemoryPods managed pods and reads every binary's peak RSS.
+func (b *bench) memory(ctx context.Context) error {
+	if b.sz.MemoryPods > 0 {
+		pods := &corev1.PodList{}
+		if err := b.k8s().List(ctx, pods); err != nil {
+			return err
+		}
+		managed := 0
+		for _, p := range pods.Items {
+			if p.Labels[grovev1alpha1.LabelPartOf] != "" {
+				managed++
+			}
+		}
+		if more := b.sz.MemoryPods - managed; more > 0 {
+			if _, err := b.scenario(ctx, "fill", fmt.Sprintf("1 PCS of %d pods, to %d managed pods", more, b.sz.MemoryPods), more, phases{Created: 1, Ungated: 1, Running: 1},
+				func(ns string) []client.Object {
+					return []client.Object{pcs(ns, "fill", clique("worker", int32(more)))}
+				}); err != nil {
+				return err
+			}
+			b.r.Scenarios = b.r.Scenarios[:len(b.r.Scenarios)-1]
+		}
+		b.r.ManagedPods = max(managed, b.sz.MemoryPods)
+	}
+	b.r.Usage = b.usage()
+	for name, u := range b.r.Usage {
+		if b.sz.MemoryPods > 0 {
+			b.r.target(fmt.Sprintf("%s peak RSS ≤ 200 MiB with %d pods", name, b.r.ManagedPods), u.PeakRSSMiB, 200)
+		}
+	}
+	return nil
+}
+
+func (b *bench) usage() map[string]usage {
+	out := map[string]usage{}
+	for name, p := range b.procs {
+		if u, err := procUsage(p.Pid()); err == nil {
+			out[name] = u
+		}
+	}
+	return out
+}
+
+func ratio(a, base time.Duration) float64 {
+	if base <= 0 {
+		return 0
+	}
+	return a.Seconds() / base.Seconds()
+}

@@ -1,0 +1,106 @@
+// Command bench measures the operators on the local cluster (kwok nodes) against the work the
+// API server must do anyway: each scenario's times are reported as ratios to a baseline measured
+// in the same run by a plain client with the operators' QPS and burst (these machines are noisy,
+// so seconds mean little). It prints a table and writes a JSON file later runs can be compared
+// with. `make bench` runs the full scenarios; `make bench-smoke` (part of `make test`) runs tiny
+// ones so the harness cannot rot.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// sizes are the knobs of one run.
+type sizes struct {
+	Nodes          int
+	S1Workers      int32
+	S2Sets, S2Pods int
+	S3From, S3To   int32
+	S4Jobs, S4Pods int
+	S4ExitAfter    string
+	Rest           time.Duration
+	MemoryPods     int
+	EnforceTargets bool
+}
+
+var full = sizes{Nodes: 10, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S4Jobs: 50, S4Pods: 8,
+	S4ExitAfter: "10s", Rest: 60 * time.Second, MemoryPods: 5000, EnforceTargets: true}
+
+var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S4Jobs: 3, S4Pods: 2,
+	S4ExitAfter: "2s", Rest: 10 * time.Second}
+
+func main() {
+	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
+	out := flag.String("out", "bench/results", "directory for the JSON result")
+	keep := flag.Bool("keep", false, "keep the cluster's logs")
+	flag.Parse()
+	sz := full
+	if *smokeRun {
+		sz = smoke
+	}
+	report, err := run(context.Background(), sz, *keep)
+	if report != nil {
+		report.print(os.Stdout)
+		if werr := report.save(*out); werr != nil {
+			fmt.Fprintln(os.Stderr, werr)
+			os.Exit(1)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if sz.EnforceTargets && report.Missed > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d target(s) missed\n", report.Missed)
+		os.Exit(1)
+	}
+}
+
+func (r *Report) save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, r.Started.UTC().Format("2006-01-02T15-04-05")+"-"+r.Mode+".json")
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("results:", path)
+	return nil
+}
+
+func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
+	mode := "full"
+	if !sz.EnforceTargets {
+		mode = "smoke"
+	}
+	r := &Report{Mode: mode, Started: time.Now()}
+	binDir, err := cluster.BuildBinaries()
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(binDir)
+	crds, err := apiserver.CRDDirs()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	b := &bench{c: c, sz: sz, r: r}
+	return r, b.run(ctx, binDir)
+}

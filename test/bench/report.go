@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is one run's figures, as printed and as saved for later comparison.
+type Report struct {
+	Mode        string           `json:"mode"`
+	Started     time.Time        `json:"started"`
+	Baselines   []Baseline       `json:"baselines"`
+	Scenarios   []Scenario       `json:"scenarios"`
+	Rest        *Rest            `json:"rest,omitempty"`
+	Training    *Training        `json:"training,omitempty"`
+	ManagedPods int              `json:"managedPods,omitempty"`
+	Usage       map[string]usage `json:"usage"`
+	Targets     []Target         `json:"targets"`
+	Missed      int              `json:"missed"`
+}
+
+// Seconds are the phase times of a scenario or baseline.
+type Seconds struct {
+	Created float64 `json:"created"`
+	Ungated float64 `json:"ungated"`
+	Running float64 `json:"running"`
+}
+
+func seconds(p phases) Seconds {
+	return Seconds{Created: p.Created.Seconds(), Ungated: p.Ungated.Seconds(), Running: p.Running.Seconds()}
+}
+
+// Baseline is the plain client's run for a pod count.
+type Baseline struct {
+	Name   string  `json:"name"`
+	Pods   int     `json:"pods"`
+	Phases Seconds `json:"seconds"`
+}
+
+// Scenario is one workload's times, ratios and writes.
+type Scenario struct {
+	ID           string       `json:"id"`
+	Description  string       `json:"description"`
+	Pods         int          `json:"pods"`
+	Phases       Seconds      `json:"seconds"`
+	Baseline     Seconds      `json:"baselineSeconds"`
+	UngatedRatio float64      `json:"ungatedRatio"`
+	RunningRatio float64      `json:"runningRatio"`
+	Writes       int          `json:"writes"`
+	WritesPerPod float64      `json:"writesPerPod"`
+	WritesBy     []writeCount `json:"writesBy"`
+}
+
+// Rest is S5: the converged cluster left alone.
+type Rest struct {
+	Seconds       float64            `json:"seconds"`
+	Writes        int                `json:"writes"`
+	WritesBy      []writeCount       `json:"writesBy"`
+	LeaseRenewals int                `json:"leaseRenewals"`
+	CPUPercent    map[string]float64 `json:"cpuPercentOfACore"`
+}
+
+// Training is S4: TrainJobs against the same PodCliqueSets applied directly.
+type Training struct {
+	Jobs            int          `json:"jobs"`
+	PodsPerJob      int          `json:"podsPerJob"`
+	DirectSeconds   float64      `json:"directSeconds"`
+	TrainJobSeconds float64      `json:"trainJobSeconds"`
+	Ratio           float64      `json:"ratio"`
+	Writes          int          `json:"writes"`
+	WritesBy        []writeCount `json:"writesBy"`
+}
+
+// Target is one goal of the benchmark issue and whether the run met it.
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Limit float64 `json:"limit"`
+	Met   bool    `json:"met"`
+}
+
+// target records value against an upper limit (a limit of 0 means exactly 0).
+func (r *Report) target(name string, value, limit float64) {
+	met := value <= limit
+	if limit == 0 {
+		met = value == 0
+	}
+	if strings.Contains(name, "< 1%") {
+		met = value < limit
+	}
+	r.Targets = append(r.Targets, Target{Name: name, Value: value, Limit: limit, Met: met})
+	if !met {
+		r.Missed++
+	}
+}
+
+func (r *Report) print(out io.Writer) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "\nbench (%s) %s\n\n", r.Mode, r.Started.UTC().Format(time.RFC3339))
+	fmt.Fprintln(w, "baseline\tpods\tcreated\tungated\tRunning\t")
+	for _, b := range r.Baselines {
+		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%.2fs\t%.2fs\t\n", b.Name, b.Pods, b.Phases.Created, b.Phases.Ungated, b.Phases.Running)
+	}
+	fmt.Fprintln(w, "\nscenario\tpods\tcreated\tungated\tRunning\tungated/base\tRunning/base\twrites/pod\t")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%.2fs\t%.2fs\t%.2f×\t%.2f×\t%.2f\t\n", s.ID, s.Pods, s.Phases.Created, s.Phases.Ungated, s.Phases.Running,
+			s.UngatedRatio, s.RunningRatio, s.WritesPerPod)
+	}
+	w.Flush()
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(out, "\n%s (%s): %d writes\n", s.ID, s.Description, s.Writes)
+		printWrites(out, s.WritesBy, float64(s.Pods))
+	}
+	if t := r.Training; t != nil {
+		fmt.Fprintf(out, "\ns4: %d TrainJobs × %d pods Complete in %.1fs; the same PodCliqueSets applied directly Succeeded in %.1fs: %.2f×; %d writes\n",
+			t.Jobs, t.PodsPerJob, t.TrainJobSeconds, t.DirectSeconds, t.Ratio, t.Writes)
+		printWrites(out, t.WritesBy, float64(t.Jobs*t.PodsPerJob))
+	}
+	if rest := r.Rest; rest != nil {
+		fmt.Fprintf(out, "\ns5: %.0fs at rest: %d writes (besides %d leader-election lease renewals); CPU %% of a core:", rest.Seconds, rest.Writes, rest.LeaseRenewals)
+		for _, name := range sortedKeys(rest.CPUPercent) {
+			fmt.Fprintf(out, " %s %.2f%%", name, rest.CPUPercent[name])
+		}
+		fmt.Fprintln(out)
+		printWrites(out, rest.WritesBy, 1)
+	}
+	fmt.Fprintf(out, "\nprocesses (managed pods at the end: %d):\n", r.ManagedPods)
+	for _, name := range sortedKeys(r.Usage) {
+		u := r.Usage[name]
+		fmt.Fprintf(out, "  %-20s CPU %6.1fs  RSS %6.1f MiB  peak RSS %6.1f MiB\n", name, u.CPUSeconds, u.RSSMiB, u.PeakRSSMiB)
+	}
+	fmt.Fprintln(out, "\ntargets:")
+	for _, t := range r.Targets {
+		mark := "met   "
+		if !t.Met {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(out, "  %s %-55s %.2f (limit %.2f)\n", mark, t.Name, t.Value, t.Limit)
+	}
+}
+
+func printWrites(out io.Writer, writes []writeCount, pods float64) {
+	sorted := append([]writeCount(nil), writes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Count > sorted[j].Count })
+	for _, wc := range sorted {
+		fmt.Fprintf(out, "  %-20s %-7s %-42s %6d  (%.2f per pod)\n", wc.Binary, wc.Verb, wc.Resource, wc.Count, float64(wc.Count)/pods)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
