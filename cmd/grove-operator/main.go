@@ -3,9 +3,15 @@
 package main
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/podclique"
 	"github.com/kubegrove/grove/controllers/podcliquescalinggroup"
@@ -18,7 +24,19 @@ import (
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 func main() {
-	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup})
+	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup, Cache: cacheOptions()})
+}
+
+// cacheOptions keep only the operator's own pods in memory: a cluster's other pods (thousands,
+// on a shared cluster) are none of its business.
+func cacheOptions() cache.Options {
+	req, err := labels.NewRequirement(grovev1alpha1.LabelPodClique, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req)},
+	}}
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
