@@ -89,9 +89,10 @@ func hasLabels(have, want map[string]string) bool {
 	return true
 }
 
-// syncPodGangs keeps each PodGang of a replica: created early with the member groups and no pod
-// references, references filled as pods appear, and Initialized=True once every member pod
-// exists — the signal, together with the backend's readiness, that gates may be lifted.
+// syncPodGangs keeps each PodGang of a replica: created once every member pod exists, with all
+// references, and Initialized=True — the signal, together with the backend's readiness, that
+// gates may be lifted. A gang that later loses a pod keeps its PodGang, Initialized=False until
+// the pod is back.
 func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
 	backend := r.Backends.ForPodCliqueSet(pcs)
 	var errs []error
@@ -136,6 +137,11 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
 	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
 	pg := obs.gangs[g.name]
+	if pg == nil && !complete {
+		// Created only once every member pod exists: its first generation is final, so the
+		// backend-controller syncs and acknowledges it once instead of once per pod wave.
+		return nil
+	}
 	if pg == nil {
 		pg = &schedulerv1alpha1.PodGang{
 			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},

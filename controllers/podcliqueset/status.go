@@ -89,6 +89,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	for _, name := range names {
 		pg := obs.gangs[name]
 		if pg == nil {
+			// Not created until every member pod exists.
+			waiting = append(waiting, name+": waiting for its pods to be created")
+			if reason == ReasonAllPodGangsSchedulable {
+				reason = ReasonPodGangPodsPending
+			}
 			continue
 		}
 		st.PodGangStatuses = append(st.PodGangStatuses, grovev1alpha1.PodGangStatus{Name: name, Phase: string(pg.Status.Phase), Conditions: pg.Status.Conditions})
