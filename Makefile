@@ -70,7 +70,7 @@ test: ## Run every test: tools, generated-file check, vet, unit, integration, e2
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
-	$(GO_TEST) $(UNIT_PKGS)
+	$(GO_TEST) $(UNIT_PKGS) ./test/bench/
 
 FUZZ_TARGETS := ./webhooks/podcliqueset:FuzzDefaultAndValidate ./webhooks/trainjob:FuzzValidate
 FUZZ_TIME ?= 5m
