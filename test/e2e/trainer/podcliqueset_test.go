@@ -110,11 +110,25 @@ func TestTrainJobOnPodCliqueSetRestartsTheGangWithinBudgetThenFails(t *testing.T
 	}, time.Minute, 100*time.Millisecond, "the gang restarts once")
 	assert.False(t, meta.IsStatusConditionTrue(get(t, tj).Status.Conditions, trainerv1alpha1.TrainJobFailed), "a restart within the budget does not fail the TrainJob")
 	waitRunningPods(t, ns, node, 2)
+	waitCliqueAvailable(t, ns, "flaky-0-node")
 
 	failPod(t, ns, "flaky-0-node-0")
 	failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, grovev1alpha1.ReasonMaxRestartsExceeded, time.Minute)
 	assert.NotEmpty(t, meta.FindStatusCondition(failed.Status.Conditions, trainerv1alpha1.TrainJobFailed).Message, "the PodCliqueSet's message is carried over")
 	assertEvent(t, ns, "flaky", "Failed")
+}
+
+// waitCliqueAvailable waits until the restarted clique reports itself available again, so the
+// next failure is a breach of the new gang, not part of the restart still being recorded.
+func waitCliqueAvailable(t *testing.T, ns, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		pclq := &grovev1alpha1.PodClique{}
+		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pclq) != nil {
+			return false
+		}
+		return pclq.Status.WasAvailable && meta.IsStatusConditionFalse(pclq.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	}, time.Minute, 100*time.Millisecond, "%s available after the restart", name)
 }
 
 func waitRunningPods(t *testing.T, ns string, sel map[string]string, n int) {
