@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -83,17 +82,20 @@ type Target struct {
 	Met   bool    `json:"met"`
 }
 
-// target records value against an upper limit (a limit of 0 means exactly 0).
+// target records value against an inclusive upper limit (counts are never negative, so a limit
+// of 0 means exactly 0).
 func (r *Report) target(name string, value, limit float64) {
-	met := value <= limit
-	if limit == 0 {
-		met = value == 0
-	}
-	if strings.Contains(name, "< 1%") {
-		met = value < limit
-	}
-	r.Targets = append(r.Targets, Target{Name: name, Value: value, Limit: limit, Met: met})
-	if !met {
+	r.record(Target{Name: name, Value: value, Limit: limit, Met: value <= limit})
+}
+
+// targetBelow records value against a strict upper limit.
+func (r *Report) targetBelow(name string, value, limit float64) {
+	r.record(Target{Name: name, Value: value, Limit: limit, Met: value < limit})
+}
+
+func (r *Report) record(t Target) {
+	r.Targets = append(r.Targets, t)
+	if !t.Met {
 		r.Missed++
 	}
 }

@@ -58,3 +58,24 @@ func (c *Cluster) NewNamespace(t testing.TB) string {
 	})
 	return ns.Name
 }
+
+// FailPod makes a Running pod exit 1 now through kwok's exit stage, as a crash would.
+func (c *Cluster) FailPod(t testing.TB, ns, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		pod := &corev1.Pod{}
+		if c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod) != nil || pod.Status.Phase != corev1.PodRunning {
+			return false
+		}
+		patched := pod.DeepCopy()
+		if patched.Labels == nil {
+			patched.Labels = map[string]string{}
+		}
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		patched.Labels[LabelExitCode] = "1"
+		patched.Annotations[AnnotationExitAfter] = "0s"
+		return c.client.Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
+	}, time.Minute, 100*time.Millisecond, "failing pod %s/%s", ns, name)
+}

@@ -69,7 +69,7 @@ func TestTrainingRestartsSurviveOperatorCrashes(t *testing.T) {
 			pcs.Spec.Template.Cliques = append(pcs.Spec.Template.Cliques, clique("launcher", 1))
 			startGang(t, pcs, 3) // every PodClique recorded wasAvailable before the crash
 			startAgain := stopOperator(t)
-			failPod(t, ns, "crash-0-trainer-1")
+			cluster.Current.FailPod(t, ns, "crash-0-trainer-1")
 			before := crashAfterRestartDecision(t, ns, "crash", tc.deleteOne)
 			startAgain()
 

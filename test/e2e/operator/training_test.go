@@ -44,21 +44,6 @@ func waitPhase(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, phase grovev1alpha
 	return got
 }
 
-// failPod makes one running pod exit 1 now, as a crash would.
-func failPod(t *testing.T, ns, name string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		pod := &corev1.Pod{}
-		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod) != nil || pod.Status.Phase != corev1.PodRunning {
-			return false
-		}
-		patched := pod.DeepCopy()
-		patched.Labels[cluster.LabelExitCode] = "1"
-		patched.Annotations[cluster.AnnotationExitAfter] = "0s"
-		return k8s().Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
-	}, time.Minute, 100*time.Millisecond)
-}
-
 func TestTrainingWhosePodsAllExitZeroSucceedsAndKeepsItsPods(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
@@ -82,7 +67,7 @@ func TestTrainingFailureWithoutRestartBudgetFailsAtOnce(t *testing.T) {
 	pcs := trainingPCS(ns, "nobudget", 1, "", nil)
 	require.NoError(t, k8s().Create(context.Background(), pcs))
 	waitRunning(t, ns, "nobudget", 2, 2*time.Minute)
-	failPod(t, ns, "nobudget-0-trainer-1")
+	cluster.Current.FailPod(t, ns, "nobudget-0-trainer-1")
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, time.Minute)
 	c := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionFailed)
 	require.NotNil(t, c)
@@ -100,7 +85,7 @@ func TestTrainingRestartsWithinItsBudgetThenSucceeds(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := trainingPCS(ns, "retry", 1, "4s", &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](1)})
 	require.NoError(t, k8s().Create(context.Background(), pcs))
-	failPod(t, ns, "retry-0-trainer-1")
+	cluster.Current.FailPod(t, ns, "retry-0-trainer-1")
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, 2*time.Minute)
 	assert.Equal(t, int32(1), got.Status.RestartCount)
 	assertEvent(t, ns, "retry", "ReplicaRestarting")
@@ -124,13 +109,13 @@ func TestFailuresInTwoReplicasShareOneRestartBudget(t *testing.T) {
 	pcs := trainingPCS(ns, "shared", 2, "", &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](1)})
 	require.NoError(t, k8s().Create(context.Background(), pcs))
 	waitRunning(t, ns, "shared", 4, 2*time.Minute)
-	failPod(t, ns, "shared-0-trainer-0")
+	cluster.Current.FailPod(t, ns, "shared-0-trainer-0")
 	require.Eventually(t, func() bool {
 		got := &grovev1alpha1.PodCliqueSet{}
 		return k8s().Get(context.Background(), client.ObjectKeyFromObject(pcs), got) == nil && got.Status.RestartCount == 1
 	}, time.Minute, 100*time.Millisecond)
 	waitRunning(t, ns, "shared", 4, 2*time.Minute)
-	failPod(t, ns, "shared-1-trainer-0")
+	cluster.Current.FailPod(t, ns, "shared-1-trainer-0")
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, time.Minute)
 	assert.Equal(t, int32(1), got.Status.RestartCount, "the second failure finds the shared budget spent")
 }

@@ -103,7 +103,7 @@ func TestTrainJobOnPodCliqueSetRestartsTheGangWithinBudgetThenFails(t *testing.T
 	node := map[string]string{grovev1alpha1.LabelPodClique: "flaky-0-node"}
 	waitRunningPods(t, ns, node, 2)
 
-	failPod(t, ns, "flaky-0-node-1")
+	cluster.Current.FailPod(t, ns, "flaky-0-node-1")
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	require.Eventually(t, func() bool {
 		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "flaky"}, pcs) == nil && pcs.Status.RestartCount == 1
@@ -112,7 +112,7 @@ func TestTrainJobOnPodCliqueSetRestartsTheGangWithinBudgetThenFails(t *testing.T
 	waitRunningPods(t, ns, node, 2)
 	waitCliqueAvailable(t, ns, "flaky-0-node")
 
-	failPod(t, ns, "flaky-0-node-0")
+	cluster.Current.FailPod(t, ns, "flaky-0-node-0")
 	failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, grovev1alpha1.ReasonMaxRestartsExceeded, time.Minute)
 	assert.NotEmpty(t, meta.FindStatusCondition(failed.Status.Conditions, trainerv1alpha1.TrainJobFailed).Message, "the PodCliqueSet's message is carried over")
 	assertEvent(t, ns, "flaky", "Failed")
@@ -142,22 +142,4 @@ func waitRunningPods(t *testing.T, ns string, sel map[string]string, n int) {
 		}
 		return running == n
 	}, 2*time.Minute, 100*time.Millisecond, "%d running pods %v", n, sel)
-}
-
-// failPod makes one running pod exit 1 now, as a crash would.
-func failPod(t *testing.T, ns, name string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		pod := &corev1.Pod{}
-		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod) != nil || pod.Status.Phase != corev1.PodRunning {
-			return false
-		}
-		patched := pod.DeepCopy()
-		patched.Labels[cluster.LabelExitCode] = "1"
-		if patched.Annotations == nil {
-			patched.Annotations = map[string]string{}
-		}
-		patched.Annotations[cluster.AnnotationExitAfter] = "0s"
-		return k8s().Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
-	}, time.Minute, 100*time.Millisecond)
 }

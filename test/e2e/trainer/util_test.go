@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,8 +167,7 @@ func pods(t *testing.T, ns string, sel map[string]string) []corev1.Pod {
 func waitGone(t *testing.T, obj client.Object, timeout time.Duration) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		return client.IgnoreNotFound(k8s().Get(context.Background(), client.ObjectKeyFromObject(obj), obj)) == nil &&
-			k8s().Get(context.Background(), client.ObjectKeyFromObject(obj), obj) != nil
+		return apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKeyFromObject(obj), obj))
 	}, timeout, 200*time.Millisecond, "%T %s is deleted", obj, obj.GetName())
 }
 
