@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/batch"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -48,12 +50,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podclique").
 		For(&grovev1alpha1.PodClique{}).
-		Owns(&corev1.Pod{}).
+		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
+		// reconcile per batch period writes the status once for all of them.
+		Watches(&corev1.Pod{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), batch.Period)).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
 		// A parent clique becoming ready lets its dependents start.
-		Watches(&grovev1alpha1.PodClique{}, handler.EnqueueRequestsFromMapFunc(r.dependents)).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(r.dependents, batch.Period)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -139,25 +143,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.deletePods(ctx, pclq, victims); err != nil {
 		errs = append(errs, err)
 	}
+	var requeue time.Duration
+	changedPods := len(victims) > 0
 	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
 		err := r.Backends.NotEnabledError(pclq.Spec.PodSpec.SchedulerName)
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
 		errs = append(errs, err)
 	} else {
-		if err := r.createPods(ctx, pclq, missingIndices(all, int(pclq.Spec.Replicas)), hash, backend); err != nil {
-			errs = append(errs, err)
+		pg, err := r.podGang(ctx, pclq)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		if err := r.liftGates(ctx, pclq, active, backend.GangScheduling()); err != nil {
+		s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling())
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if missing := missingIndices(all, int(pclq.Spec.Replicas)); len(missing) > 0 {
+			ok, after := waitForPodGang(pg, time.Now())
+			requeue = after
+			if ok {
+				changedPods = true
+				if err := r.createPods(ctx, pclq, missing, hash, backend, s); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if err := r.liftGates(ctx, active, s); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
-		errs = append(errs, err)
+	// Pods created or deleted here are not in this pass's view; their events bring the next pass,
+	// which writes the status once with them instead of now without them.
+	if !changedPods {
+		if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // podsToDelete are pods above the wanted count and, for inference, failed pods (recreated at the
@@ -187,12 +212,15 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	return nil
 }
 
-func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend) error {
-	if len(indices) == 0 {
-		return nil
-	}
+// createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
+// without the gate, saving the write that would lift it.
+func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
 	created, err := slowStart(ctx, len(indices), func(ctx context.Context, i int) error {
-		err := r.Client.Create(ctx, buildPod(pclq, indices[i], hash, backend))
+		pod := buildPod(pclq, indices[i], hash, backend)
+		if s.pod(pod.Name) {
+			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
+		}
+		err := r.Client.Create(ctx, pod)
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the next pass sees it
 		}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/batch"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -39,7 +40,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podcliquescalinggroup").
 		For(&grovev1alpha1.PodCliqueScalingGroup{}).
-		Owns(&grovev1alpha1.PodClique{}).
+		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }

@@ -97,7 +97,7 @@ func (r *Reconciler) syncAutoscalers(ctx context.Context, pcs *grovev1alpha1.Pod
 		}
 	}
 	for _, w := range want {
-		errs = append(errs, r.create(ctx, pcs, w))
+		errs = append(errs, r.create(ctx, pcs, w, nil))
 	}
 	return errors.Join(errs...)
 }

@@ -39,17 +39,38 @@ func emptyObserved() *observed {
 }
 
 func TestWantedGangsSplitBaseAndScaledGroupReplicas(t *testing.T) {
+	names := func(gs []gang) map[string][]string {
+		out := map[string][]string{}
+		for _, g := range gs {
+			out[g.name] = []string{}
+			for _, m := range g.members {
+				out[g.name] = append(out[g.name], m.name)
+			}
+		}
+		return out
+	}
 	obs := emptyObserved()
 	gangs := wantedGangs(samplePCS(), 1, obs)
-	assert.Equal(t, []gang{
-		{name: "inf-1", cliques: []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"}},
-		{name: "inf-1-prefill-0", cliques: []string{"inf-1-prefill-2-leader", "inf-1-prefill-2-worker"}},
-	}, gangs)
+	assert.Equal(t, map[string][]string{
+		"inf-1":           {"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"},
+		"inf-1-prefill-0": {"inf-1-prefill-2-leader", "inf-1-prefill-2-worker"},
+	}, names(gangs))
+	assert.Equal(t, "inf-1", gangs[0].name, "the base gang comes first")
 
 	// The scaling group's own replica count (set by kubectl scale or an autoscaler) wins over the template.
 	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
 	gangs = wantedGangs(samplePCS(), 1, obs)
-	assert.Equal(t, []gang{{name: "inf-1", cliques: []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}}}, gangs)
+	assert.Equal(t, map[string][]string{"inf-1": {"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}}, names(gangs))
+}
+
+func TestGangMembersTakeTheirSizeFromThePodCliqueOnceItExists(t *testing.T) {
+	obs := emptyObserved()
+	router := wantedGangs(samplePCS(), 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2}, router, "before the PodClique exists: the template, minAvailable defaulting to replicas")
+
+	obs.cliques["inf-0-router"] = &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}
+	router = wantedGangs(samplePCS(), 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3}, router, "scaled by kubectl or an autoscaler: the PodClique's own size")
 }
 
 func TestKeepScaledReplicas(t *testing.T) {

@@ -19,7 +19,25 @@ import (
 // gang is the wanted content of one PodGang: its name and member PodCliques.
 type gang struct {
 	name    string
-	cliques []string
+	members []member
+}
+
+// member is one PodClique of a gang and its size: the PodClique's own once it exists (an
+// autoscaler or kubectl scale may have changed it), the template's before.
+type member struct {
+	name                   string
+	replicas, minAvailable int32
+}
+
+func memberOf(name string, tmpl *grovev1alpha1.PodCliqueTemplateSpec, obs *observed) member {
+	if pclq := obs.cliques[name]; pclq != nil {
+		return member{name: name, replicas: pclq.Spec.Replicas, minAvailable: minAvailable(pclq)}
+	}
+	m := member{name: name, replicas: tmpl.Spec.Replicas, minAvailable: max(tmpl.Spec.Replicas, 1)}
+	if tmpl.Spec.MinAvailable != nil {
+		m.minAvailable = *tmpl.Spec.MinAvailable
+	}
+	return m
 }
 
 // wantedGangs returns a replica's PodGangs: the base gang (standalone cliques plus the first
@@ -27,7 +45,7 @@ type gang struct {
 func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []gang {
 	base := gang{name: grovev1alpha1.BasePodGangName(pcs.Name, replica)}
 	for _, c := range standaloneCliques(pcs) {
-		base.cliques = append(base.cliques, grovev1alpha1.PodCliqueName(pcs.Name, replica, c.Name))
+		base.members = append(base.members, memberOf(grovev1alpha1.PodCliqueName(pcs.Name, replica, c.Name), c, obs))
 	}
 	gangs := []gang{}
 	var scaled []gang
@@ -40,14 +58,16 @@ func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []
 		}
 		minAvailable := int(children.GroupMinAvailable(g))
 		for j := 0; j < replicas; j++ {
-			var members []string
+			var members []member
 			for _, c := range g.CliqueNames {
-				members = append(members, grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, c))
+				if tmpl := children.Template(pcs, c); tmpl != nil {
+					members = append(members, memberOf(grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, c), tmpl, obs))
+				}
 			}
 			if name := children.PodGangOfGroupReplica(pcs.Name, replica, pcsg, j, minAvailable); name == base.name {
-				base.cliques = append(base.cliques, members...)
+				base.members = append(base.members, members...)
 			} else {
-				scaled = append(scaled, gang{name: name, cliques: members})
+				scaled = append(scaled, gang{name: name, members: members})
 			}
 		}
 	}
@@ -89,10 +109,11 @@ func hasLabels(have, want map[string]string) bool {
 	return true
 }
 
-// syncPodGangs keeps each PodGang of a replica: created once every member pod exists, with all
-// references, and Initialized=True — the signal, together with the backend's readiness, that
-// gates may be lifted. A gang that later loses a pod keeps its PodGang, Initialized=False until
-// the pod is back.
+// syncPodGangs keeps each PodGang of a replica. Pod names are stable per index, so a PodGang is
+// created complete — every member pod referenced — before its pods exist: its first generation is
+// final, the backend-controller acknowledges it once, and pods created after that acknowledgement
+// need no gate (see docs/podgang-contract.md). Initialized records whether every referenced pod
+// exists.
 func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
 	backend := r.Backends.ForPodCliqueSet(pcs)
 	var errs []error
@@ -111,44 +132,39 @@ func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCli
 
 func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
 	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName}
-	complete := true
 	var missing []string
-	for _, name := range g.cliques {
-		group := schedulerv1alpha1.PodGroup{Name: name, PodReferences: []schedulerv1alpha1.NamespacedName{}}
-		pclq := obs.cliques[name]
-		pods := obs.pods[name]
-		if pclq == nil {
-			complete = false
-			missing = append(missing, name)
-		} else {
-			group.MinReplicas = minAvailable(pclq)
-			if len(pods) != int(pclq.Spec.Replicas) {
-				complete = false
-				missing = append(missing, fmt.Sprintf("%s (%d/%d pods)", name, len(pods), pclq.Spec.Replicas))
+	for _, m := range g.members {
+		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}
+		exist := map[string]bool{}
+		for _, p := range obs.pods[m.name] {
+			exist[p.Name] = true
+		}
+		absent := 0
+		for i := range int(m.replicas) {
+			name := grovev1alpha1.PodHostname(m.name, i)
+			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: pcs.Namespace, Name: name})
+			if !exist[name] {
+				absent++
 			}
 		}
-		for _, p := range pods {
-			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		if absent > 0 {
+			missing = append(missing, m.name)
 		}
 		sort.Slice(group.PodReferences, func(a, b int) bool { return group.PodReferences[a].Name < group.PodReferences[b].Name })
 		spec.PodGroups = append(spec.PodGroups, group)
 	}
+	complete := len(missing) == 0
 
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
 	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
 	pg := obs.gangs[g.name]
-	if pg == nil && !complete {
-		// Created only once every member pod exists: its first generation is final, so the
-		// backend-controller syncs and acknowledges it once instead of once per pod wave.
-		return nil
-	}
 	if pg == nil {
 		pg = &schedulerv1alpha1.PodGang{
 			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
 			Spec:       spec,
 		}
 		setOwner(pcs, pg)
-		if err := r.create(ctx, pcs, pg); err != nil {
+		if err := r.create(ctx, pcs, pg, obs); err != nil {
 			return err
 		}
 	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) || !hasLabels(pg.Annotations, annotations) {
@@ -175,6 +191,11 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	if !complete {
 		cond.Status, cond.Reason = metav1.ConditionFalse, schedulerv1alpha1.ReasonPodsPending
 		cond.Message = fmt.Sprintf("waiting for pods of %v", missing)
+	}
+	if !complete && meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized) == nil {
+		// A new PodGang's pods are on their way: no condition says so as well as False, for one
+		// write less per gang; False is written only when a gang loses a pod it had.
+		return nil
 	}
 	status := pg.Status.DeepCopy()
 	if status.Phase == "" {

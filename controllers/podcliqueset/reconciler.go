@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,6 +27,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/batch"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -59,13 +59,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("podcliqueset").
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}).
-		Owns(&schedulerv1alpha1.PodGang{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
-		// A pod appearing or going changes its PodGang's references.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podCliqueSetOf), builder.WithPredicates(podCreatedOrDeleted())).
-		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here.
-		Watches(&grovev1alpha1.PodClique{}, handler.EnqueueRequestsFromMapFunc(podCliqueSetOf)).
+		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
+		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(podCliqueSetOf, batch.Period)).
+		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
+		// (acknowledgements, pods turning Ready) are batched into one reconcile.
+		Watches(&schedulerv1alpha1.PodGang{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), batch.Period)).
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -78,14 +79,6 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
-}
-
-func podCreatedOrDeleted() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
-		},
-	}
 }
 
 // Reconcile observes the PodCliqueSet's children once, converges every replica, removes the
@@ -140,8 +133,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
-		errs = append(errs, err)
+	// Children created here are not in this pass's view; their events bring the next pass, which
+	// writes the status once with them.
+	if obs.created == 0 || len(errs) > 0 {
+		if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// Status may have just recorded the start: look again when maxRuntime runs out.
 	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
@@ -170,6 +167,8 @@ type observed struct {
 	wantGangs map[string]bool
 	// topology is what the topology constraints resolve to.
 	topology *topology
+	// created counts the children this pass created.
+	created int
 }
 
 func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*observed, error) {

@@ -23,6 +23,11 @@ import (
 // then keep their template, and only missing ones are created.
 func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed, allowUpdate bool) error {
 	var errs []error
+	// PodGangs first: the backend-controller acknowledges them while the pods are being created,
+	// so the pods can be born schedulable.
+	if err := r.syncPodGangs(ctx, pcs, replica, obs); err != nil {
+		errs = append(errs, err)
+	}
 	if err := r.syncService(ctx, pcs, replica, obs); err != nil {
 		errs = append(errs, err)
 	}
@@ -37,9 +42,6 @@ func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		if err := r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], allowUpdate, obs); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := r.syncPodGangs(ctx, pcs, replica, obs); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -71,7 +73,7 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	have := obs.services[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
-		return r.create(ctx, pcs, want)
+		return r.create(ctx, pcs, want, obs)
 	}
 	if have.Spec.PublishNotReadyAddresses == publish && equality.Semantic.DeepEqual(have.Spec.Selector, labels) {
 		return nil
@@ -88,7 +90,7 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 	have := obs.cliques[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
-		return r.create(ctx, pcs, want)
+		return r.create(ctx, pcs, want, obs)
 	}
 	if !allowUpdate {
 		return nil
@@ -128,7 +130,7 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	have := obs.groups[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
-		return r.create(ctx, pcs, want)
+		return r.create(ctx, pcs, want, obs)
 	}
 	if !allowUpdate {
 		return nil
@@ -144,11 +146,15 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	return r.Client.Update(ctx, updated)
 }
 
-// create creates a child; one that already exists is fine (the cache was behind).
-func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object) error {
+// create creates a child; one that already exists is fine (the cache was behind). obs, when
+// given, counts the creations: their events bring another pass.
+func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object, obs *observed) error {
 	err := r.Client.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		return nil
+	}
+	if err == nil && obs != nil {
+		obs.created++
 	}
 	if err != nil {
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/podclique"
@@ -21,11 +20,12 @@ import (
 
 // PodCliqueSet condition telling whether every PodGang may be scheduled.
 const (
-	// ConditionPodGangsSchedulable is False while a PodGang waits for its pods or for its
-	// scheduler backend, whose pods then stay gated; the message names the PodGang and why.
+	// ConditionPodGangsSchedulable is False while a PodGang is not created yet or its scheduler
+	// backend has not acknowledged it, whose pods then wait (gated); the message names the
+	// PodGang and why.
 	ConditionPodGangsSchedulable   = "PodGangsSchedulable"
 	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
-	ReasonPodGangPodsPending       = "PodGangPodsPending"
+	ReasonPodGangPending           = "PodGangPending"
 	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
 	// ConditionSchedulingConstraintsHonored is False when the scheduler backend admitted
 	// something it does not do (a preferred topology level, a gang on a backend without gangs);
@@ -89,10 +89,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	for _, name := range names {
 		pg := obs.gangs[name]
 		if pg == nil {
-			// Not created until every member pod exists.
-			waiting = append(waiting, name+": waiting for its pods to be created")
+			waiting = append(waiting, name+": not created yet")
 			if reason == ReasonAllPodGangsSchedulable {
-				reason = ReasonPodGangPodsPending
+				reason = ReasonPodGangPending
 			}
 			continue
 		}
@@ -100,19 +99,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		if podclique.PodGangSchedulable(pg) {
 			continue
 		}
-		if !meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized) {
-			waiting = append(waiting, name+": waiting for its pods to be created")
-			if reason == ReasonAllPodGangsSchedulable {
-				reason = ReasonPodGangPodsPending
-			}
-			continue
-		}
 		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
 			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
 		reason = ReasonSchedulerBackendNotReady
 	}
 	cond := metav1.Condition{Type: ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
-		Message: "every PodGang is initialized and acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
+		Message: "every PodGang is acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
 	if len(waiting) > 0 {
 		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
 	}

@@ -19,6 +19,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/batch"
 )
 
 // indexRuntimeRef indexes TrainJobs by "<kind>/<name>" of their runtime, so a runtime that
@@ -47,7 +48,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&grovev1alpha1.PodCliqueSet{}).
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
-		Watches(&grovev1alpha1.PodClique{}, handler.EnqueueRequestsFromMapFunc(r.trainJobOfPodClique)).
+		// jobsStatus follows the cliques' pod counts; their bursts are batched into one reconcile.
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(r.trainJobOfPodClique, batch.Period)).
 		Watches(&trainerv1alpha1.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.TrainingRuntimeKind))).
 		Watches(&trainerv1alpha1.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.ClusterTrainingRuntimeKind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).

@@ -36,6 +36,7 @@ type bench struct {
 	cs    kubernetes.Interface
 	w     *podWatch
 	procs map[string]*cluster.Process
+	bases map[string]phases
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -74,31 +75,48 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		b.procs[s.name] = p
 	}
 
-	bigBase, err := b.baseline(ctx, "baseline-big", int(b.sz.S1Workers)+1)
-	if err != nil {
-		return err
+	steps := []struct {
+		id  string
+		run func(ctx context.Context) error
+	}{
+		{"s1", func(ctx context.Context) error {
+			return b.withBaseline(ctx, "baseline-big", int(b.sz.S1Workers)+1, b.s1)
+		}},
+		{"s2", func(ctx context.Context) error {
+			return b.withBaseline(ctx, "baseline-big", int(b.sz.S1Workers)+1, b.s2)
+		}},
+		{"s3", func(ctx context.Context) error {
+			return b.withBaseline(ctx, "baseline-group", int(b.sz.S3From)*8, b.s3)
+		}},
+		{"s5", b.s5},
+		{"s4", b.s4},
+		{"memory", b.memory},
 	}
-	if err := b.s1(ctx, bigBase); err != nil {
-		return err
+	for _, s := range steps {
+		if len(b.sz.Only) > 0 && !b.sz.Only[s.id] {
+			continue
+		}
+		if err := s.run(ctx); err != nil {
+			return err
+		}
 	}
-	if err := b.s2(ctx, bigBase); err != nil {
-		return err
+	return nil
+}
+
+// withBaseline runs a scenario against the baseline of n pods, measured once per run.
+func (b *bench) withBaseline(ctx context.Context, name string, n int, run func(context.Context, phases) error) error {
+	if b.bases == nil {
+		b.bases = map[string]phases{}
 	}
-	groupPods := int(b.sz.S3From) * 8
-	groupBase, err := b.baseline(ctx, "baseline-group", groupPods)
-	if err != nil {
-		return err
+	base, ok := b.bases[name]
+	if !ok {
+		var err error
+		if base, err = b.baseline(ctx, name, n); err != nil {
+			return err
+		}
+		b.bases[name] = base
 	}
-	if err := b.s3(ctx, groupBase); err != nil {
-		return err
-	}
-	if err := b.s5(ctx); err != nil {
-		return err
-	}
-	if err := b.s4(ctx); err != nil {
-		return err
-	}
-	return b.memory(ctx)
+	return run(ctx, base)
 }
 
 // baseline measures n gated pods created and ungated by a plain client, then removes them so

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kubegrove/grove/test/apiserver"
@@ -30,6 +31,9 @@ type sizes struct {
 	Rest           time.Duration
 	MemoryPods     int
 	EnforceTargets bool
+	// Only limits the run to these scenarios (s1…s5, memory); empty runs all. For iterating on
+	// one figure: targets of scenarios not run are not checked.
+	Only map[string]bool
 }
 
 var full = sizes{Nodes: 10, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S4Jobs: 50, S4Pods: 8,
@@ -42,10 +46,17 @@ func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
+	only := flag.String("only", "", "comma-separated scenarios to run (s1,s2,s3,s4,s5,memory); empty: all")
 	flag.Parse()
 	sz := full
 	if *smokeRun {
 		sz = smoke
+	}
+	if *only != "" {
+		sz.Only = map[string]bool{}
+		for _, id := range strings.Split(*only, ",") {
+			sz.Only[strings.TrimSpace(id)] = true
+		}
 	}
 	report, err := run(context.Background(), sz, *keep)
 	if report != nil {

@@ -244,8 +244,13 @@ func TestPodsStayGatedWhileTheirSchedulerBackendNeverAcknowledges(t *testing.T) 
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == podcliqueset.ReasonSchedulerBackendNotReady
 	}, time.Minute, 200*time.Millisecond)
 	assert.Contains(t, meta.FindStatusCondition(got.Status.Conditions, podcliqueset.ConditionPodGangsSchedulable).Message, `"kai-scheduler" has not acknowledged`)
-	pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "nobackend"})
-	require.Len(t, pods, 4)
+	// The cliques wait a few seconds for an acknowledgement that would let their pods be born
+	// schedulable, then create them gated.
+	var pods []corev1.Pod
+	require.Eventually(t, func() bool {
+		pods = listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "nobackend"})
+		return len(pods) == 4
+	}, time.Minute, 200*time.Millisecond)
 	for _, p := range pods {
 		assert.Equal(t, []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}, p.Spec.SchedulingGates, p.Name)
 	}

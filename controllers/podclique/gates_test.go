@@ -1,0 +1,129 @@
+package podclique
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+)
+
+// podGangOf makes the PodGang "g" (generation 2) referencing pods, created at created, and
+// acknowledged for ackGeneration (0: never acknowledged).
+func podGangOf(created time.Time, ackGeneration int64, pods ...string) *schedulerv1alpha1.PodGang {
+	pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns", Generation: 2, CreationTimestamp: metav1.NewTime(created)}}
+	group := schedulerv1alpha1.PodGroup{Name: "c"}
+	for _, p := range pods {
+		group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: "ns", Name: p})
+	}
+	pg.Spec.PodGroups = []schedulerv1alpha1.PodGroup{group}
+	if ackGeneration > 0 {
+		pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
+			Reason: "Synced", ObservedGeneration: ackGeneration}}
+	}
+	return pg
+}
+
+func TestPodCreationWaitsForANewPodGangsAcknowledgementAtMostTheGrace(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name      string
+		pg        *schedulerv1alpha1.PodGang
+		wantOK    bool
+		wantAfter time.Duration
+	}{
+		{"no PodGang yet: wait for its creation event", nil, false, 0},
+		{"acknowledged: create now", podGangOf(now, 2), true, 0},
+		{"acknowledged an older generation: create now (gated), the new acknowledgement ungates", podGangOf(now, 1), true, 0},
+		{"new and unanswered: look again when the grace ends", podGangOf(now.Add(-2*time.Second), 0), false, ackGrace - 2*time.Second},
+		{"unanswered past the grace: create gated", podGangOf(now.Add(-ackGrace-time.Second), 0), true, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, after := waitForPodGang(tc.pg, now)
+			assert.Equal(t, tc.wantOK, ok)
+			assert.Equal(t, tc.wantAfter, after)
+		})
+	}
+}
+
+func TestAPodIsSchedulableOnlyWhenItsPodGangReferencesItAndIsAcknowledged(t *testing.T) {
+	cases := []struct {
+		name string
+		s    schedulable
+		pod  string
+		want bool
+	}{
+		{"acknowledged and referenced", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true}, "c-0", true},
+		{"not referenced yet (the clique grew)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true}, "c-1", false},
+		{"acknowledged an older generation", schedulable{pg: podGangOf(time.Now(), 1, "c-0"), parents: true}, "c-0", false},
+		{"never acknowledged", schedulable{pg: podGangOf(time.Now(), 0, "c-0"), parents: true}, "c-0", false},
+		{"parents not up (startup order)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: false}, "c-0", false},
+		{"no PodGang", schedulable{parents: true}, "c-0", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.s.pod(tc.pod))
+		})
+	}
+}
+
+func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	require.NoError(t, err)
+	cases := []struct {
+		name      string
+		pg        *schedulerv1alpha1.PodGang
+		wantPods  int
+		wantGated []bool
+	}{
+		{"acknowledged: both born schedulable", podGangOf(time.Now(), 2, "c-0", "c-1"), 2, []bool{false, false}},
+		{"acknowledged, references only the first: the second waits gated", podGangOf(time.Now(), 2, "c-0"), 2, []bool{false, true}},
+		{"unanswered past the grace: both gated", podGangOf(time.Now().Add(-time.Minute), 0, "c-0", "c-1"), 2, []bool{true, true}},
+		{"unanswered and new: none yet", podGangOf(time.Now(), 0, "c-0", "c-1"), 0, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pclq := &grovev1alpha1.PodClique{
+				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
+				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
+					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
+			r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+			require.NoError(t, err)
+			pods := &corev1.PodList{}
+			require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
+			require.Len(t, pods.Items, tc.wantPods)
+			if tc.wantPods == 0 {
+				assert.Positive(t, res.RequeueAfter, "looks again when the grace ends")
+				return
+			}
+			var gated []bool
+			for _, p := range pods.Items {
+				gated = append(gated, hasGate(&p))
+			}
+			assert.Equal(t, tc.wantGated, gated)
+		})
+	}
+}
