@@ -1,17 +1,21 @@
-// Package batch coalesces bursts of child events into one reconcile of the parent, as the Job
-// controller does with pod updates (its syncJobBatchPeriod): a clique whose five pods are
-// scheduled and turn Ready within one period is reconciled, and its status written, once instead
-// of once per pod transition. Only the timing of a reconcile changes; nothing is remembered.
+// Package batch groups a controller's work with its children. Events: bursts of child events
+// become one reconcile of the parent, as the Job controller does with pod updates (its
+// syncJobBatchPeriod): a clique whose five pods are scheduled and turn Ready within one period is
+// reconciled, and its status written, once instead of once per pod transition; only the timing of
+// a reconcile changes, nothing is remembered. Writes: many children are created in parallel
+// batches that grow while they succeed.
 package batch
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -55,4 +59,51 @@ func ControllerOf(apiVersion, kind string) handler.MapFunc {
 		}
 		return nil
 	}
+}
+
+// SkipCreate drops creation events of children. A controller learns nothing from the creation of
+// a child it created itself (it looks again after Period instead), and after a restart the
+// parent's own creation event reconciles it anyway; what follows — status changes, deletions —
+// still comes through.
+func SkipCreate() predicate.Predicate {
+	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
+}
+
+// SlowStart runs fn for every item in batches of 1, 2, 4, ... and stops at the first batch with
+// an error (the ReplicaSet controller's slowStartBatch), so a parent that cannot create its
+// children (quota, admission) fails after one request instead of hundreds, while a healthy one is
+// limited only by the client's rate. It returns how many calls succeeded.
+func SlowStart(ctx context.Context, n int, fn func(ctx context.Context, i int) error) (int, error) {
+	done := 0
+	for batch := 1; done < n; batch *= 2 {
+		if batch > n-done {
+			batch = n - done
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, batch)
+		for i := done; i < done+batch; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if err := fn(ctx, i); err != nil {
+					errs <- err
+				}
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		failed := 0
+		var first error
+		for err := range errs {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+		done += batch - failed
+		if first != nil {
+			return done, first
+		}
+	}
+	return done, nil
 }

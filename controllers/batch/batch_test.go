@@ -2,6 +2,8 @@ package batch
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,4 +62,27 @@ func TestControllerOfIgnoresOtherOwners(t *testing.T) {
 	assert.Empty(t, ControllerOf("grove.io/v1alpha1", "PodCliqueSet")(context.Background(), p), "another kind")
 	assert.Equal(t, []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}},
 		ControllerOf("grove.io/v1alpha1", "PodClique")(context.Background(), p))
+}
+
+func TestSlowStartDoublesBatchesAndStopsAtTheFirstFailingBatch(t *testing.T) {
+	var calls atomic.Int32
+	done, err := SlowStart(context.Background(), 10, func(context.Context, int) error {
+		calls.Add(1)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 10, done)
+	assert.Equal(t, int32(10), calls.Load())
+
+	calls.Store(0)
+	done, err = SlowStart(context.Background(), 100, func(_ context.Context, i int) error {
+		calls.Add(1)
+		if i >= 3 {
+			return errors.New("quota exceeded")
+		}
+		return nil
+	})
+	require.Error(t, err)
+	assert.Equal(t, 3, done, "batches 1 and 2 succeed")
+	assert.Equal(t, int32(7), calls.Load(), "the failing batch of 4 is the last one tried")
 }

@@ -12,6 +12,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/batch"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -74,7 +75,7 @@ func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s sche
 	if len(gated) == 0 {
 		return nil
 	}
-	_, err := slowStart(ctx, len(gated), func(ctx context.Context, i int) error {
+	_, err := batch.SlowStart(ctx, len(gated), func(ctx context.Context, i int) error {
 		pod := gated[i]
 		patched := pod.DeepCopy()
 		patched.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)

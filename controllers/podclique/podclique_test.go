@@ -2,9 +2,7 @@ package podclique
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,29 +90,6 @@ func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
 			assert.Equal(t, tc.want, names(rollingVictims(pclq, tc.pods, nil, "new")))
 		})
 	}
-}
-
-func TestSlowStartDoublesBatchesAndStopsAtTheFirstFailingBatch(t *testing.T) {
-	var calls atomic.Int32
-	done, err := slowStart(context.Background(), 10, func(context.Context, int) error {
-		calls.Add(1)
-		return nil
-	})
-	require.NoError(t, err)
-	assert.Equal(t, 10, done)
-	assert.Equal(t, int32(10), calls.Load())
-
-	calls.Store(0)
-	done, err = slowStart(context.Background(), 100, func(_ context.Context, i int) error {
-		calls.Add(1)
-		if i >= 3 {
-			return errors.New("quota exceeded")
-		}
-		return nil
-	})
-	require.Error(t, err)
-	assert.Equal(t, 3, done, "batches 1 and 2 succeed")
-	assert.Equal(t, int32(7), calls.Load(), "the failing batch of 4 is the last one tried")
 }
 
 func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {

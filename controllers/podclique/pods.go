@@ -1,11 +1,9 @@
 package podclique
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,42 +119,4 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	}
 	backend.PreparePod(pod)
 	return pod
-}
-
-// slowStart runs fn for every item in batches of 1, 2, 4, ... and stops at the first batch with
-// an error, so a clique that cannot create pods (quota, admission) fails after one request
-// instead of hundreds, while a healthy one is limited only by the client's rate.
-func slowStart(ctx context.Context, n int, fn func(ctx context.Context, i int) error) (int, error) {
-	done := 0
-	for batch := 1; done < n; batch *= 2 {
-		if batch > n-done {
-			batch = n - done
-		}
-		var wg sync.WaitGroup
-		errs := make(chan error, batch)
-		for i := done; i < done+batch; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				if err := fn(ctx, i); err != nil {
-					errs <- err
-				}
-			}(i)
-		}
-		wg.Wait()
-		close(errs)
-		failed := 0
-		var first error
-		for err := range errs {
-			failed++
-			if first == nil {
-				first = err
-			}
-		}
-		done += batch - failed
-		if first != nil {
-			return done, first
-		}
-	}
-	return done, nil
 }

@@ -52,7 +52,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodClique{}).
 		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
 		// reconcile per batch period writes the status once for all of them.
-		Watches(&corev1.Pod{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), batch.Period)).
+		Watches(&corev1.Pod{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), batch.Period),
+			builder.WithPredicates(batch.SkipCreate())).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
@@ -172,12 +173,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			errs = append(errs, err)
 		}
 	}
-	// Pods created or deleted here are not in this pass's view; their events bring the next pass,
-	// which writes the status once with them instead of now without them.
-	if !changedPods {
-		if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
-			errs = append(errs, err)
-		}
+	// Pods created or deleted here are not in this pass's view: the next pass, after the batch
+	// period, writes the status once with them instead of now without them.
+	if changedPods && len(errs) == 0 {
+		return ctrl.Result{RequeueAfter: batch.Period}, nil
+	}
+	if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
@@ -215,7 +217,7 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
-	created, err := slowStart(ctx, len(indices), func(ctx context.Context, i int) error {
+	created, err := batch.SlowStart(ctx, len(indices), func(ctx context.Context, i int) error {
 		pod := buildPod(pclq, indices[i], hash, backend)
 		if s.pod(pod.Name) {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -41,7 +42,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("podcliquescalinggroup").
 		For(&grovev1alpha1.PodCliqueScalingGroup{}).
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
-		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period)).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period),
+			builder.WithPredicates(batch.SkipCreate())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -82,16 +84,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	want := r.wanted(pcs, pcsg, replica)
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
 	allowUpdate := pcsg.Annotations[children.AnnotationGenerationHash] == children.GenerationHash(pcs)
+	var missing []*grovev1alpha1.PodClique
 	for _, w := range want {
 		if terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]] {
 			continue // recreated on the next pass, once the deletions are observed
 		}
-		if have[w.Name] != nil && !allowUpdate {
+		if have[w.Name] == nil {
+			missing = append(missing, w)
+			continue
+		}
+		if !allowUpdate {
 			continue
 		}
 		if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// Scaled out by 50 replicas, a group wants a hundred new PodCliques: created in parallel.
+	created, err := batch.SlowStart(ctx, len(missing), func(ctx context.Context, i int) error {
+		return r.sync(ctx, pcsg, missing[i], nil)
+	})
+	if err != nil {
+		errs = append(errs, err)
 	}
 	for name, pclq := range have {
 		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {
@@ -99,6 +113,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				errs = append(errs, err)
 			}
 		}
+	}
+	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
+	// writes the status once with them.
+	if created > 0 && len(errs) == 0 {
+		return ctrl.Result{RequeueAfter: batch.Period}, nil
 	}
 	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
 		errs = append(errs, err)

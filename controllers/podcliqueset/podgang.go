@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/batch"
 	"github.com/kubegrove/grove/controllers/children"
 )
 
@@ -116,17 +118,25 @@ func hasLabels(have, want map[string]string) bool {
 // exists.
 func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
 	backend := r.Backends.ForPodCliqueSet(pcs)
-	var errs []error
-	for _, g := range wantedGangs(pcs, replica, obs) {
+	gangs := wantedGangs(pcs, replica, obs)
+	for _, g := range gangs {
 		obs.wantGangs[g.name] = true
-		if backend == nil {
-			errs = append(errs, fmt.Errorf("PodGang %s: %w", g.name, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs))))
-			continue
-		}
-		if err := r.syncPodGang(ctx, pcs, replica, g, string(backend.Name()), obs); err != nil {
-			errs = append(errs, fmt.Errorf("PodGang %s: %w", g.name, err))
-		}
 	}
+	if backend == nil {
+		return fmt.Errorf("PodGangs of replica %d: %w", replica, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs)))
+	}
+	// A scaling group scaled out by 50 replicas wants 50 new PodGangs: written in parallel.
+	var mu sync.Mutex
+	var errs []error
+	_, _ = batch.SlowStart(ctx, len(gangs), func(ctx context.Context, i int) error {
+		err := r.syncPodGang(ctx, pcs, replica, gangs[i], string(backend.Name()), obs)
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("PodGang %s: %w", gangs[i].name, err))
+			mu.Unlock()
+		}
+		return err
+	})
 	return errors.Join(errs...)
 }
 

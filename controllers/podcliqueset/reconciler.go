@@ -10,6 +10,7 @@ import (
 	"fmt"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"strconv"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,15 +59,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podcliqueset").
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&grovev1alpha1.PodCliqueScalingGroup{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(batch.SkipCreate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(batch.SkipCreate())).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(batch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
-		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(podCliqueSetOf, batch.Period)).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(podCliqueSetOf, batch.Period), builder.WithPredicates(batch.SkipCreate())).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
-		Watches(&schedulerv1alpha1.PodGang{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), batch.Period)).
+		Watches(&schedulerv1alpha1.PodGang{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), batch.Period),
+			builder.WithPredicates(batch.SkipCreate())).
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -133,12 +135,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
 		errs = append(errs, err)
 	}
-	// Children created here are not in this pass's view; their events bring the next pass, which
+	// Children created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
-	if obs.created == 0 || len(errs) > 0 {
-		if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
-			errs = append(errs, err)
-		}
+	if obs.created.Load() > 0 && len(errs) == 0 {
+		return ctrl.Result{RequeueAfter: batch.Period}, nil
+	}
+	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
+		errs = append(errs, err)
 	}
 	// Status may have just recorded the start: look again when maxRuntime runs out.
 	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
@@ -167,8 +170,8 @@ type observed struct {
 	wantGangs map[string]bool
 	// topology is what the topology constraints resolve to.
 	topology *topology
-	// created counts the children this pass created.
-	created int
+	// created counts the children this pass created (from parallel writers).
+	created atomic.Int32
 }
 
 func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*observed, error) {

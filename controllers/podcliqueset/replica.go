@@ -154,7 +154,7 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 		return nil
 	}
 	if err == nil && obs != nil {
-		obs.created++
+		obs.created.Add(1)
 	}
 	if err != nil {
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)
