@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"strconv"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,27 +23,31 @@ import (
 // allowUpdate is false while a rolling update has not reached this replica: existing children
 // then keep their template, and only missing ones are created.
 func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed, allowUpdate bool) error {
-	var errs []error
-	// PodGangs first: the backend-controller acknowledges them while the pods are being created,
-	// so the pods can be born schedulable.
-	if err := r.syncPodGangs(ctx, pcs, replica, obs); err != nil {
-		errs = append(errs, err)
-	}
-	if err := r.syncService(ctx, pcs, replica, obs); err != nil {
-		errs = append(errs, err)
+	// The children are independent: written in parallel, a new replica costs one round trip to the
+	// API server instead of one per child. The PodGangs are among them so the backend-controller
+	// can acknowledge them while the pods are being created, and the pods be born schedulable.
+	steps := []func() error{
+		func() error { return r.syncPodGangs(ctx, pcs, replica, obs) },
+		func() error { return r.syncService(ctx, pcs, replica, obs) },
 	}
 	for _, tmpl := range standaloneCliques(pcs) {
-		want := children.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
-			children.ParentPodCliques(pcs, replica, tmpl.Name, nil))
-		if err := r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, allowUpdate, obs); err != nil {
-			errs = append(errs, err)
-		}
+		steps = append(steps, func() error {
+			want := children.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
+				children.ParentPodCliques(pcs, replica, tmpl.Name, nil))
+			return r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, allowUpdate, obs)
+		})
 	}
 	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		if err := r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], allowUpdate, obs); err != nil {
-			errs = append(errs, err)
-		}
+		steps = append(steps, func() error {
+			return r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], allowUpdate, obs)
+		})
 	}
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		wg.Go(func() { errs[i] = step() })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -141,7 +141,7 @@ func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base ph
 	if err != nil {
 		return "", err
 	}
-	begin := time.Now()
+	begin, before := time.Now(), b.usage()
 	list := objs(ns)
 	if err := parallel(len(list), 32, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
 		return ns, err
@@ -150,10 +150,10 @@ func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base ph
 	if err != nil {
 		return ns, err
 	}
-	return ns, b.record(ctx, id, desc, ns, pods, begin, ph, base)
+	return ns, b.record(ctx, id, desc, ns, pods, begin, before, ph, base)
 }
 
-func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin time.Time, ph, base phases) error {
+func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin time.Time, before map[string]usage, ph, base phases) error {
 	time.Sleep(3 * time.Second) // the last status writes of the scenario land in its window
 	writes, total, err := writesIn(b.c, ns, begin, time.Now())
 	if err != nil {
@@ -162,7 +162,10 @@ func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin
 	sort.Slice(writes, func(i, j int) bool { return writes[i].Count > writes[j].Count })
 	s := Scenario{ID: id, Description: desc, Pods: pods, Phases: seconds(ph), Baseline: seconds(base),
 		UngatedRatio: ratio(ph.Ungated, base.Ungated), RunningRatio: ratio(ph.Running, base.Running),
-		Writes: total, WritesPerPod: float64(total) / float64(pods), WritesBy: writes}
+		Writes: total, WritesPerPod: float64(total) / float64(pods), WritesBy: writes, CPUSeconds: map[string]float64{}}
+	for name, u := range b.usage() {
+		s.CPUSeconds[name] = u.CPUSeconds - before[name].CPUSeconds
+	}
 	b.r.Scenarios = append(b.r.Scenarios, s)
 	return nil
 }
@@ -223,7 +226,7 @@ func (b *bench) s3(ctx context.Context, base phases) error {
 	if err := b.k8s().Get(ctx, key, pcsg); err != nil {
 		return err
 	}
-	begin := time.Now()
+	begin, before := time.Now(), b.usage()
 	patch := client.MergeFrom(pcsg.DeepCopy())
 	pcsg.Spec.Replicas = b.sz.S3To
 	if err := b.k8s().Patch(ctx, pcsg, patch); err != nil {
@@ -233,7 +236,7 @@ func (b *bench) s3(ctx context.Context, base phases) error {
 	if err != nil {
 		return err
 	}
-	if err := b.record(ctx, "s3-scale", fmt.Sprintf("scale the PCSG %d → %d replicas", b.sz.S3From, b.sz.S3To), ns, added, begin, ph, addBase); err != nil {
+	if err := b.record(ctx, "s3-scale", fmt.Sprintf("scale the PCSG %d → %d replicas", b.sz.S3From, b.sz.S3To), ns, added, begin, before, ph, addBase); err != nil {
 		return err
 	}
 	s := &b.r.Scenarios[len(b.r.Scenarios)-1]

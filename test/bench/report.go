@@ -52,6 +52,9 @@ type Scenario struct {
 	Writes       int          `json:"writes"`
 	WritesPerPod float64      `json:"writesPerPod"`
 	WritesBy     []writeCount `json:"writesBy"`
+	// CPUSeconds each binary spent during the scenario: where an operator is slower than the
+	// baseline, this tells whether it was busy or waiting.
+	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
 }
 
 // Rest is S5: the converged cluster left alone.
@@ -114,7 +117,11 @@ func (r *Report) print(out io.Writer) {
 	}
 	w.Flush()
 	for _, s := range r.Scenarios {
-		fmt.Fprintf(out, "\n%s (%s): %d writes\n", s.ID, s.Description, s.Writes)
+		fmt.Fprintf(out, "\n%s (%s): %d writes; CPU", s.ID, s.Description, s.Writes)
+		for _, name := range sortedKeys(s.CPUSeconds) {
+			fmt.Fprintf(out, " %s %.1fs", name, s.CPUSeconds[name])
+		}
+		fmt.Fprintln(out)
 		printWrites(out, s.WritesBy, float64(s.Pods))
 	}
 	if t := r.Training; t != nil {

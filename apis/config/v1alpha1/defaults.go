@@ -14,7 +14,7 @@ const (
 	DefaultMetricsPort     = 8080
 	DefaultHealthPort      = 8081
 	DefaultWebhookPort     = 9443
-	DefaultConcurrentSyncs = 3
+	DefaultConcurrentSyncs = 10
 	DefaultServerCertDir   = "/etc/grove/webhook-certs"
 	DefaultNamespace       = "grove-system"
 )
