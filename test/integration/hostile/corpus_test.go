@@ -125,10 +125,14 @@ func podCliqueSetCorpus() []hostileCase {
 			},
 			rejected: []string{"spec.template.cliques[0].labels", "must be no more than 63 bytes"}},
 		{name: "clique template unicode label key",
-			mutate:   func(o map[string]any) { set(o, map[string]any{"ü/team": "a"}, "spec", "template", "cliques", 0, "labels") },
+			mutate: func(o map[string]any) {
+				set(o, map[string]any{"ü/team": "a"}, "spec", "template", "cliques", 0, "labels")
+			},
 			rejected: []string{"spec.template.cliques[0].labels", "prefix part a lowercase RFC 1123 subdomain"}},
 		{name: "clique template annotation key with spaces",
-			mutate:   func(o map[string]any) { set(o, map[string]any{"not a key": "v"}, "spec", "template", "cliques", 0, "annotations") },
+			mutate: func(o map[string]any) {
+				set(o, map[string]any{"not a key": "v"}, "spec", "template", "cliques", 0, "annotations")
+			},
 			rejected: []string{"spec.template.cliques[0].annotations", "name part must consist of alphanumeric characters"}},
 		{name: "unicode clique name",
 			mutate:   func(o map[string]any) { set(o, "clïque", "spec", "template", "cliques", 0, "name") },
