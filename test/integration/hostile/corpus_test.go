@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // basePCS is a valid inference PodCliqueSet with one clique; each case breaks one thing.
@@ -116,6 +117,11 @@ func podCliqueSetCorpus() []hostileCase {
 		{name: "label value of 64 characters",
 			mutate:   func(o map[string]any) { set(o, map[string]any{"team": strings.Repeat("v", 64)}, "metadata", "labels") },
 			rejected: []string{"metadata.labels", "must be no more than 63 bytes"}},
+		{name: "annotations over 256 KiB",
+			mutate: func(o map[string]any) {
+				set(o, map[string]any{"blob": strings.Repeat("x", 256<<10)}, "metadata", "annotations")
+			},
+			rejected: []string{"metadata.annotations", "Too long: may not be more than 262144 bytes"}},
 		{name: "unicode label value",
 			mutate:   func(o map[string]any) { set(o, map[string]any{"team": "équipe"}, "metadata", "labels") },
 			rejected: []string{"metadata.labels", "a valid label must be an empty string or consist of alphanumeric characters"}},
@@ -459,8 +465,9 @@ func TestHostileObjectsAreRejectedNamingTheFieldOrStoredAndHandled(t *testing.T)
 						for _, want := range tc.rejected {
 							assert.Contains(t, msg, want)
 						}
-						// Nothing of a refused create may be stored.
-						if tc.body == nil && len(name) <= 253 && !strings.ContainsAny(name, "ö") {
+						// Nothing of a refused create may be stored (asked only where the name
+						// could be an object's at all).
+						if tc.body == nil && len(validation.IsDNS1123Subdomain(name)) == 0 {
 							got := send(t, http.MethodGet, collectionPath(collection, ns)+"/"+name, nil, false, "")
 							assert.Equal(t, http.StatusNotFound, got.code, "a refused object is not stored")
 						}
