@@ -96,6 +96,11 @@ func Run(ctx context.Context, configPath string, opts Options) error {
 	}
 	ctrl.SetLogger(newLogger(cfg))
 	log := ctrl.Log.WithName(opts.Name)
+	if m := cfg.Server.Metrics; !m.Secure && !isLoopback(m.BindAddress) {
+		// Allowed (a NetworkPolicy may guard the port), but never silently.
+		log.Info("metrics are served over plain HTTP without authentication beyond this host; set server.metrics.secure",
+			"bindAddress", m.BindAddress, "port", m.Port)
+	}
 
 	mgr, certsReady, err := newManager(cfg, opts)
 	if err != nil {
@@ -277,6 +282,15 @@ func metricsOptions(m configv1alpha1.MetricsServer) metricsserver.Options {
 }
 
 func minTLS12(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }
+
+// isLoopback reports whether a bind address reaches this host only.
+func isLoopback(addr string) bool {
+	if addr == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
+}
 
 func hostPort(e configv1alpha1.Endpoint) string {
 	return net.JoinHostPort(e.BindAddress, strconv.Itoa(e.Port))
