@@ -40,11 +40,13 @@ type PodCliqueScalingGroupSpec struct {
 	// Replicas is the number of group replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas int32 `json:"replicas"`
 
 	// MinAvailable is how many group replicas must stay healthy.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 

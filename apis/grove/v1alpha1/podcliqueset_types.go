@@ -52,6 +52,7 @@ type PodCliqueSetSpec struct {
 	// Replicas is the number of gang replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas int32 `json:"replicas"`
 
 	// UpdateStrategy says how replicas are replaced when the template changes.
@@ -220,6 +221,7 @@ type PodCliqueScalingGroupConfig struct {
 	// Replicas is the number of group replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
@@ -227,6 +229,7 @@ type PodCliqueScalingGroupConfig struct {
 	// and how many must stay healthy before the whole PodCliqueSet replica is terminated.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 

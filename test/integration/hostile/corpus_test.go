@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
 // basePCS is a valid inference PodCliqueSet with one clique; each case breaks one thing.
@@ -181,6 +183,24 @@ func podCliqueSetCorpus() []hostileCase {
 		{name: "clique replicas beyond int64",
 			mutate:   func(o map[string]any) { set(o, raw("99999999999999999999"), cliqueSpec("replicas")...) },
 			rejected: []string{"must be of type integer with format int32 in spec.template.cliques[0].spec.replicas"}},
+		// 2^31-1 is a valid int32: without a bound the operator would allocate every missing pod
+		// index of the clique (16 GiB) and crash, then crash again on every restart.
+		{name: "clique replicas 2^31-1 would exhaust the operator's memory",
+			mutate:   func(o map[string]any) { set(o, raw("2147483647"), cliqueSpec("replicas")...) },
+			rejected: []string{"spec.template.cliques[0].spec.replicas", "should be less than or equal to 10000"}},
+		{name: "PodCliqueSet replicas above the bound",
+			mutate:   func(o map[string]any) { set(o, raw(itoa(grovev1alpha1.MaxReplicas+1)), "spec", "replicas") },
+			rejected: []string{"spec.replicas", "should be less than or equal to 10000"}},
+		{name: "scaling group replicas 2^31-1",
+			mutate: func(o map[string]any) {
+				set(o, []any{map[string]any{"name": "g", "cliqueNames": []any{"a"}, "replicas": raw("2147483647")}}, "spec", "template", "podCliqueScalingGroups")
+			},
+			rejected: []string{"spec.template.podCliqueScalingGroups[0].replicas", "should be less than or equal to 10000"}},
+		{name: "autoscaling maxReplicas 2^31-1",
+			mutate: func(o map[string]any) {
+				set(o, map[string]any{"maxReplicas": raw("2147483647")}, cliqueSpec("autoScalingConfig")...)
+			},
+			rejected: []string{"spec.template.cliques[0].spec.autoScalingConfig.maxReplicas", "should be less than or equal to 10000"}},
 		{name: "replicas as a string",
 			mutate:   func(o map[string]any) { set(o, "3", "spec", "replicas") },
 			rejected: []string{"spec.replicas", "must be of type integer"}},
@@ -348,6 +368,10 @@ func trainJobCorpus() []hostileCase {
 		{name: "numNodes 2^31 overflows int32",
 			mutate:   func(o map[string]any) { set(o, raw("2147483648"), "spec", "trainer", "numNodes") },
 			rejected: []string{"must be of type integer with format int32 in spec.trainer.numNodes"}},
+		// The MPI hostfile lists every node: 2^31-1 lines would exhaust trainer-controller's memory.
+		{name: "numNodes 2^31-1 would exhaust trainer-controller's memory",
+			mutate:   func(o map[string]any) { set(o, raw("2147483647"), "spec", "trainer", "numNodes") },
+			rejected: []string{"spec.trainer.numNodes", "should be less than or equal to 10000"}},
 		{name: "numProcPerNode 0",
 			mutate:   func(o map[string]any) { set(o, 0, "spec", "trainer", "numProcPerNode") },
 			rejected: []string{"spec.trainer.numProcPerNode", "must be at least 1"}},
@@ -377,6 +401,9 @@ func runtimeCorpus() []hostileCase {
 		{name: "torch and mpi at once",
 			mutate:   func(o map[string]any) { set(o, map[string]any{}, "spec", "mlPolicy", "mpi") },
 			rejected: []string{"spec.mlPolicy", "only one of torch, mpi"}},
+		{name: "mlPolicy numNodes 2^31-1",
+			mutate:   func(o map[string]any) { set(o, raw("2147483647"), "spec", "mlPolicy", "numNodes") },
+			rejected: []string{"spec.mlPolicy.numNodes", "should be less than or equal to 10000"}},
 		{name: "unknown workloadKind",
 			mutate:   func(o map[string]any) { set(o, "Deployment", "spec", "workloadKind") },
 			rejected: []string{"spec.workloadKind", `Unsupported value: "Deployment"`}},
@@ -393,6 +420,13 @@ kind: PodClique
 metadata: {name: NAME, labels: {app.kubernetes.io/part-of: nobody}}
 spec: {roleName: r, replicas: 2, podSpec: {containers: [{name: c, image: busybox}]}}
 `},
+		{name: "PodClique with 2^31-1 replicas", collection: pclqPath,
+			base: `apiVersion: grove.io/v1alpha1
+kind: PodClique
+metadata: {name: NAME}
+spec: {roleName: r, replicas: 2147483647, podSpec: {containers: [{name: c, image: busybox}]}}
+`,
+			rejected: []string{"spec.replicas", "should be less than or equal to 10000"}},
 		{name: "orphan PodCliqueScalingGroup naming unknown cliques", collection: pcsgPath,
 			base: `apiVersion: grove.io/v1alpha1
 kind: PodCliqueScalingGroup
