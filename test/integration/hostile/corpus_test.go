@@ -404,6 +404,11 @@ func runtimeCorpus() []hostileCase {
 		{name: "mlPolicy numNodes 2^31-1",
 			mutate:   func(o map[string]any) { set(o, raw("2147483647"), "spec", "mlPolicy", "numNodes") },
 			rejected: []string{"spec.mlPolicy.numNodes", "should be less than or equal to 10000"}},
+		{name: "a job template of 2^31-1 pods",
+			mutate: func(o map[string]any) {
+				set(o, raw("2147483647"), "spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "parallelism")
+			},
+			rejected: []string{"spec.template.spec.replicatedJobs[0]", "replicas × template.spec.parallelism must be at most 10000 pods"}},
 		{name: "unknown workloadKind",
 			mutate:   func(o map[string]any) { set(o, "Deployment", "spec", "workloadKind") },
 			rejected: []string{"spec.workloadKind", `Unsupported value: "Deployment"`}},
