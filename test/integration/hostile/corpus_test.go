@@ -64,7 +64,7 @@ type hostileCase struct {
 	collection string
 	// base is the manifest the case starts from ("NAME" is replaced by the object's name).
 	base string
-	// objName is the object's name (default "obj").
+	// objName is the object's name (default "obj-<case number>").
 	objName string
 	// mutate breaks the object.
 	mutate func(obj map[string]any)

@@ -13,12 +13,16 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
+
+// readyTimeout bounds each binary's start on a loaded machine.
+const readyTimeout = 2 * time.Minute
 
 // binDir holds the project's binaries, built once per package run.
 var binDir string
@@ -53,7 +57,7 @@ func run(m *testing.M) int {
 		if err != nil {
 			return err
 		}
-		if err := webhook.WaitReady(time2m); err != nil {
+		if err := webhook.WaitReady(readyTimeout); err != nil {
 			return err
 		}
 		// Registered exactly as config/webhook generates them, so every kind the deployment
@@ -74,7 +78,7 @@ func run(m *testing.M) int {
 			if err != nil {
 				return err
 			}
-			if err := p.WaitReady(time2m); err != nil {
+			if err := p.WaitReady(readyTimeout); err != nil {
 				return err
 			}
 			binaries[b.name] = p

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -21,8 +20,6 @@ import (
 
 	"github.com/kubegrove/grove/test/cluster"
 )
-
-const time2m = 2 * time.Minute
 
 // apiHost is the API server's URL; httpClient authenticates as an admin there.
 var apiHost string
