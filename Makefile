@@ -72,18 +72,32 @@ test: ## Run every test: tools, generated-file check, vet, unit, integration, e2
 test-unit: ## Unit tests (fake clients, no API server).
 	$(GO_TEST) $(UNIT_PKGS) ./test/bench/
 
-FUZZ_TARGETS := ./webhooks/podcliqueset:FuzzDefaultAndValidate ./webhooks/trainjob:FuzzValidate
+# Every fuzz target (./<package>:<FuzzName>), found in the sources so a new one cannot be left out.
+FUZZ_TARGETS := $(shell grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' apis backends controllers internal webhooks | sed -E 's|^(.*)/[^/]+:func (Fuzz[A-Za-z0-9_]+)$$|./\1:\2|' | sort)
 FUZZ_TIME ?= 5m
+# Per target in fuzz-long and test-hostile.
+FUZZ_LONG_TIME ?= 2m
+# The packages that submit hostile input to, and probe the listeners of, the running binaries.
+HOSTILE_PKGS := ./test/integration/hostile/ ./test/integration/security/
 
 .PHONY: test-fuzz-short
 test-fuzz-short: ## A short pass (20000 inputs) of every fuzz target, part of make test so they cannot rot.
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=20000x
 
 .PHONY: fuzz
-fuzz: ## Fuzz admission for FUZZ_TIME per target (default 5m; a count such as 20000x avoids the deadline).
+fuzz: ## Fuzz admission and the configuration file for FUZZ_TIME per target (default 5m; a count such as 20000x avoids the deadline).
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzzing $$fn in $$pkg for $(FUZZ_TIME)"; \
 		go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
+
+.PHONY: fuzz-long
+fuzz-long: ## Every fuzz target for FUZZ_LONG_TIME each (default 2m), the longer run test-hostile makes.
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_LONG_TIME)
+
+.PHONY: test-hostile
+test-hostile: tools ## Hostile input and security checks against the four running binaries, then fuzz-long (about 2m per fuzz target).
+	$(GO_TEST) -timeout 15m $(HOSTILE_PKGS)
+	@$(MAKE) --no-print-directory fuzz-long
 
 .PHONY: test-integration
 test-integration: ## Integration tests against a real kube-apiserver + etcd (envtest).

@@ -19,6 +19,11 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update,namespace=grove-system
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
 
+// Secure metrics (server.metrics.secure, as deployed) check each scraper's token and permission
+// with the API server.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 func main() {
 	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup})
 }

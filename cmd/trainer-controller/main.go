@@ -23,6 +23,11 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=grove-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
+// Secure metrics (server.metrics.secure, as deployed) check each scraper's token and permission
+// with the API server.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 func main() {
 	app.Main(app.Options{
 		Name:           "trainer-controller",

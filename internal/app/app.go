@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -94,6 +96,11 @@ func Run(ctx context.Context, configPath string, opts Options) error {
 	}
 	ctrl.SetLogger(newLogger(cfg))
 	log := ctrl.Log.WithName(opts.Name)
+	if m := cfg.Server.Metrics; !m.Secure && !isLoopback(m.BindAddress) {
+		// Allowed (a NetworkPolicy may guard the port), but never silently.
+		log.Info("metrics are served over plain HTTP without authentication beyond this host; set server.metrics.secure",
+			"bindAddress", m.BindAddress, "port", m.Port)
+	}
 
 	mgr, certsReady, err := newManager(cfg, opts)
 	if err != nil {
@@ -176,7 +183,7 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 	}
 	mopts := ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: hostPort(cfg.Server.Metrics)},
+		Metrics:                 metricsOptions(cfg.Server.Metrics),
 		HealthProbeBindAddress:  hostPort(cfg.Server.HealthProbes),
 		GracefulShutdownTimeout: &gracefulShutdown,
 		Cache:                   cacheOpts,
@@ -195,6 +202,8 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 			Host:    cfg.Server.Webhooks.BindAddress,
 			Port:    cfg.Server.Webhooks.Port,
 			CertDir: cfg.Server.Webhooks.ServerCertDir,
+			// Go's default already, pinned so a GODEBUG setting cannot re-enable TLS 1.0/1.1.
+			TLSOpts: []func(*tls.Config){minTLS12},
 		})
 	}
 	mgr, err := ctrl.NewManager(restCfg, mopts)
@@ -255,6 +264,32 @@ func webhookReadiness(mgr manager.Manager, cfg *configv1alpha1.OperatorConfigura
 			return errors.New("webhook certificates not ready")
 		}
 	}, certsReady, nil
+}
+
+// metricsOptions serves /metrics as configured: plain HTTP (on 127.0.0.1 by default), or HTTPS
+// with every request's bearer token authenticated by a TokenReview and authorized by a
+// SubjectAccessReview for get on /metrics, so a scraper needs only a ServiceAccount bound to
+// grove-metrics-reader and nobody else reads anything.
+func metricsOptions(m configv1alpha1.MetricsServer) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: hostPort(m.Endpoint)}
+	if m.Secure {
+		opts.SecureServing = true
+		opts.CertDir = m.CertDir
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.TLSOpts = []func(*tls.Config){minTLS12}
+	}
+	return opts
+}
+
+func minTLS12(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }
+
+// isLoopback reports whether a bind address reaches this host only.
+func isLoopback(addr string) bool {
+	if addr == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
 }
 
 func hostPort(e configv1alpha1.Endpoint) string {

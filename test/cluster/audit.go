@@ -23,7 +23,8 @@ rules:
 type AuditEvent struct {
 	Verb string `json:"verb"`
 	User struct {
-		Username string `json:"username"`
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
 	} `json:"user"`
 	UserAgent string `json:"userAgent"`
 	ObjectRef struct {

@@ -54,6 +54,10 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// StartTimeout bounds the whole start (default 3 minutes).
 	StartTimeout time.Duration
+	// APIServerOnly starts only etcd and kube-apiserver (RBAC, audit log, CRDs): no
+	// controller-manager, scheduler, kwok nodes or JobSet controller. For tests of what the API
+	// server and the project's binaries decide on their own, which start in seconds this way.
+	APIServerOnly bool
 }
 
 // Cluster is a running local cluster.
@@ -121,7 +125,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.ca, err = certs.NewCA("grove-local-cluster-ca"); err != nil {
 		return nil, err
 	}
-	steps := []func(context.Context) error{c.startEtcd, c.startAPIServer, c.installCRDs, c.startControlPlane, c.createNodes, c.startJobSet}
+	steps := []func(context.Context) error{c.startEtcd, c.startAPIServer, c.installCRDs}
+	if !opts.APIServerOnly {
+		steps = append(steps, c.startControlPlane, c.createNodes, c.startJobSet)
+	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return nil, err

@@ -118,6 +118,8 @@ type Process struct {
 	WebhookHostPort string
 	// MetricsURL is the /metrics address of a project binary (StartBinary), else "".
 	MetricsURL string
+	// HealthzURL is the /healthz (liveness) address of a project binary (StartBinary), else "".
+	HealthzURL string
 	// readyURL is the /readyz address of a project binary (StartBinary), else "".
 	readyURL string
 }

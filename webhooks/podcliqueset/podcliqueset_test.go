@@ -113,6 +113,14 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 		}, []string{"spec.template.cliques[1].spec.podSpec.schedulerName"}},
 		{"unknown scheduler", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName = "volcano" }, []string{"spec.template.cliques[0].spec.podSpec.schedulerName"}},
 		{"nodeName on create", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.PodSpec.NodeName = "n1" }, []string{"spec.template.cliques[0].spec.podSpec.nodeName"}},
+		{"name not a DNS-1035 label (the headless Service could not be created)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "9lives" }, []string{"metadata.name"}},
+		{"dotted name (pod hostnames would not be DNS labels)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "a.b" }, []string{"metadata.name"}},
+		{"clique template label value over 63 characters", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[0].Labels = map[string]string{"team": strings.Repeat("v", 64)}
+		}, []string{"spec.template.cliques[0].labels"}},
+		{"clique template annotation key that is no qualified name", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[1].Annotations = map[string]string{"not a key": "v"}
+		}, []string{"spec.template.cliques[1].annotations"}},
 		{"topologySpreadConstraints on create", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[0].Spec.PodSpec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1}}
 		}, []string{"spec.template.cliques[0].spec.podSpec.topologySpreadConstraints"}},
@@ -190,6 +198,24 @@ func TestImmutableFieldsOnUpdate(t *testing.T) {
 			assert.ElementsMatch(t, tc.paths, got)
 		})
 	}
+}
+
+func TestCliqueMetadataIsCheckedOnUpdateOnlyWhereItChanged(t *testing.T) {
+	bad := map[string]string{"team": strings.Repeat("v", 64)}
+	old := valid()
+	old.Spec.Template.Cliques[0].Labels = bad
+	t.Run("an object stored with bad labels can still be updated", func(t *testing.T) {
+		pcs := old.DeepCopy()
+		pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "v2"
+		assert.Empty(t, validateCliqueMetadata(pcs, old))
+	})
+	t.Run("bad labels written by the update are refused", func(t *testing.T) {
+		pcs := old.DeepCopy()
+		pcs.Spec.Template.Cliques[1].Labels = bad
+		errs := validateCliqueMetadata(pcs, old)
+		require.Len(t, errs, 1)
+		assert.Equal(t, "spec.template.cliques[1].labels", errs[0].Field)
+	})
 }
 
 func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {

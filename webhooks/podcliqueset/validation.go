@@ -3,11 +3,14 @@ package podcliqueset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +48,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 func (v *Validator) ValidateUpdate(_ context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
+	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)
 	return nil, toError(pcs, errs)
@@ -66,6 +70,13 @@ func toError(pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) error {
 // topology rules; it returns the errors and the admission warnings.
 func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry, topology Topology) (field.ErrorList, admission.Warnings) {
 	errs := Validate(pcs, registry)
+	// The headless Service of each replica is named <pcs>-<replica> and pod hostnames
+	// <pcs>-<replica>-…: both must be DNS-1035 labels, a rule the API server does not apply to
+	// custom resource names (a name like "9lives" or "a.b" is stored, and no Service could be).
+	for _, msg := range validation.IsDNS1035Label(pcs.Name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), pcs.Name, msg))
+	}
+	errs = append(errs, validateCliqueMetadata(pcs, nil)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	topologyErrs, warnings := validateTopology(pcs, topology.Enabled, topology.Binding)
 	errs = append(errs, topologyErrs...)
@@ -134,6 +145,35 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) fiel
 	}
 	if pcs.Spec.TrainingSpec != nil && pcs.Spec.WorkloadType != grovev1alpha1.WorkloadTypeTraining {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "trainingSpec"), "only allowed with workloadType Training"))
+	}
+	return errs
+}
+
+// validateCliqueMetadata checks the labels and annotations of each clique template by the rules
+// the API server applies to object metadata: they become the PodCliques' and pods' own, and the
+// API server checks nothing inside a custom resource's spec, so a bad one would be stored and
+// every PodClique or pod made from it refused. On update (old set) only cliques whose metadata
+// changed are checked, so an object stored before this rule can still be updated and deleted.
+func validateCliqueMetadata(pcs, old *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	var errs field.ErrorList
+	before := map[string]*grovev1alpha1.PodCliqueTemplateSpec{}
+	if old != nil {
+		for _, c := range old.Spec.Template.Cliques {
+			if c != nil {
+				before[c.Name] = c
+			}
+		}
+	}
+	for i, c := range pcs.Spec.Template.Cliques {
+		if c == nil {
+			continue
+		}
+		if o := before[c.Name]; o != nil && maps.Equal(o.Labels, c.Labels) && maps.Equal(o.Annotations, c.Annotations) {
+			continue
+		}
+		p := field.NewPath("spec", "template", "cliques").Index(i)
+		errs = append(errs, metav1validation.ValidateLabels(c.Labels, p.Child("labels"))...)
+		errs = append(errs, apimachineryvalidation.ValidateAnnotations(c.Annotations, p.Child("annotations"))...)
 	}
 	return errs
 }

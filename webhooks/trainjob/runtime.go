@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
 
@@ -71,6 +73,12 @@ func ValidateRuntimeSpec(spec *trainerv1alpha1.TrainingRuntimeSpec) (field.Error
 		}
 		if rj.Template.Spec.TTLSecondsAfterFinished != nil {
 			errs = append(errs, field.Forbidden(job.Child("ttlSecondsAfterFinished"), "use the runtime's spec.ttlSecondsAfterFinished"))
+		}
+		// The trainer-controller lists every pod of a job (the MPI hostfile, one PodClique's
+		// replicas), so a template asking for 2^31-1 would exhaust its memory.
+		if pods := int64(max(rj.Replicas, 1)) * int64(max(ptr.Deref(rj.Template.Spec.Parallelism, 1), 1)); pods > grovev1alpha1.MaxReplicas {
+			errs = append(errs, field.Invalid(js.Child("replicatedJobs").Index(i), pods,
+				fmt.Sprintf("replicas × template.spec.parallelism must be at most %d pods", grovev1alpha1.MaxReplicas)))
 		}
 	}
 	if p := spec.MLPolicy; p != nil && p.NumNodes != nil && *p.NumNodes < 1 {

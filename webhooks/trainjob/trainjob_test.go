@@ -2,6 +2,7 @@ package trainjob
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,6 +38,17 @@ func TestRuntimeLifetimeRules(t *testing.T) {
 		{"zero nodes", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
 			s.MLPolicy = &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](0)}
 		}, []string{"spec.mlPolicy.numNodes"}, 0},
+		{"10000 pods in one job is the most", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Replicas = 100
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](100)
+		}, nil, 0},
+		{"a job of 2^31-1 pods", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](math.MaxInt32)
+		}, []string{"spec.template.spec.replicatedJobs[0]"}, 0},
+		{"replicas times parallelism beyond int32", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Replicas = math.MaxInt32
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](math.MaxInt32)
+		}, []string{"spec.template.spec.replicatedJobs[0]"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

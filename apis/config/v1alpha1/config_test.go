@@ -154,6 +154,8 @@ func TestDefaultsFillEveryField(t *testing.T) {
 	assert.Equal(t, 10*time.Second, cfg.LeaderElection.RenewDeadline.Duration)
 	assert.Equal(t, 2*time.Second, cfg.LeaderElection.RetryPeriod.Duration)
 	assert.Equal(t, []int{8080, 8081, 9443}, []int{cfg.Server.Metrics.Port, cfg.Server.HealthProbes.Port, cfg.Server.Webhooks.Port})
+	assert.Equal(t, "127.0.0.1", cfg.Server.Metrics.BindAddress, "plain-HTTP metrics stay on the host unless asked otherwise")
+	assert.False(t, cfg.Server.Metrics.Secure)
 	assert.Equal(t, LogLevelInfo, cfg.LogLevel)
 	assert.Equal(t, LogFormatJSON, cfg.LogFormat)
 	assert.Equal(t, CertManagementAuto, cfg.CertManagement.Mode)

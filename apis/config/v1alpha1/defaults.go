@@ -9,14 +9,17 @@ import (
 
 // Defaults of the configuration file.
 const (
-	DefaultQPS             = 100
-	DefaultBurst           = 150
-	DefaultMetricsPort     = 8080
-	DefaultHealthPort      = 8081
-	DefaultWebhookPort     = 9443
-	DefaultConcurrentSyncs = 10
-	DefaultServerCertDir   = "/etc/grove/webhook-certs"
-	DefaultNamespace       = "grove-system"
+	DefaultQPS         = 100
+	DefaultBurst       = 150
+	DefaultMetricsPort = 8080
+	// DefaultMetricsBindAddress keeps plain-HTTP metrics on the host: a scrape from elsewhere
+	// needs server.metrics.secure (authenticated and authorized) and an explicit bindAddress.
+	DefaultMetricsBindAddress = "127.0.0.1"
+	DefaultHealthPort         = 8081
+	DefaultWebhookPort        = 9443
+	DefaultConcurrentSyncs    = 10
+	DefaultServerCertDir      = "/etc/grove/webhook-certs"
+	DefaultNamespace          = "grove-system"
 )
 
 // SetDefaults fills every unset field.
@@ -43,6 +46,7 @@ func SetDefaults(c *OperatorConfiguration) {
 	setDuration(&le.RetryPeriod, 2*time.Second)
 
 	setPort(&c.Server.Metrics.Port, DefaultMetricsPort)
+	setString(&c.Server.Metrics.BindAddress, DefaultMetricsBindAddress)
 	setPort(&c.Server.HealthProbes.Port, DefaultHealthPort)
 	setPort(&c.Server.Webhooks.Port, DefaultWebhookPort)
 	if c.Server.Webhooks.ServerCertDir == "" {

@@ -75,8 +75,9 @@ type LeaderElectionConfiguration struct {
 
 // ServerConfiguration configures the listeners.
 type ServerConfiguration struct {
-	// Metrics serves Prometheus metrics at /metrics.
-	Metrics Endpoint `json:"metrics"`
+	// Metrics serves Prometheus metrics at /metrics: by default plain HTTP on 127.0.0.1 only, so
+	// nothing off the host can read it; the deployment serves it securely on every interface.
+	Metrics MetricsServer `json:"metrics"`
 	// HealthProbes serves /healthz and /readyz.
 	HealthProbes Endpoint `json:"healthProbes"`
 	// Webhooks serves admission requests (grove-webhook only).
@@ -85,10 +86,26 @@ type ServerConfiguration struct {
 
 // Endpoint is a listen address.
 type Endpoint struct {
-	// BindAddress is the IP to listen on; empty means all.
+	// BindAddress is the IP to listen on; empty means all (for metrics, 127.0.0.1 by default).
 	BindAddress string `json:"bindAddress,omitempty"`
 	// Port is the TCP port.
 	Port int `json:"port,omitempty"`
+}
+
+// MetricsServer is the metrics listener.
+type MetricsServer struct {
+	// BindAddress (default 127.0.0.1) and Port (default 8080). Bind to 0.0.0.0 only with Secure,
+	// or anyone who reaches the pod reads the metrics.
+	Endpoint `json:",inline"`
+	// Secure serves HTTPS and answers only requests whose bearer token the API server
+	// authenticates (TokenReview) and authorizes for get on the non-resource URL /metrics
+	// (SubjectAccessReview; ClusterRole grove-metrics-reader grants it): 401 without a valid
+	// token, 403 without the permission. The binary's identity needs create on tokenreviews and
+	// subjectaccessreviews, which config/rbac grants every binary.
+	Secure bool `json:"secure,omitempty"`
+	// CertDir holds tls.crt and tls.key for Secure; empty: a self-signed certificate is
+	// generated at start (Prometheus then scrapes with insecureSkipVerify or its own CA).
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // WebhookServer is the admission listener.

@@ -5,6 +5,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// MaxReplicas bounds every replica and pod count of the grove.io kinds (the CRD schemas say
+// Maximum=10000; Kubernetes itself supports 150,000 pods per cluster). One PodGang lists every pod
+// of its gang and must fit in one etcd object, which some 15,000 pod references already exceed,
+// and the operator keeps a clique's pod indices in memory: an unbounded count (2^31-1 is a valid
+// int32) would crash it instead of running.
+const MaxReplicas = 10000
+
 // TopologyDomain names a level of a ClusterTopologyBinding (region, zone, block, rack, host, ...).
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -45,10 +52,12 @@ type AutoScalingConfig struct {
 	// resource's minAvailable).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// MaxReplicas is the highest replica count the autoscaler may choose.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MaxReplicas int32 `json:"maxReplicas"`
 
 	// Metrics drive the autoscaler; empty means 80% average CPU utilisation.

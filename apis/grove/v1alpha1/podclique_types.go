@@ -50,12 +50,14 @@ type PodCliqueSpec struct {
 	// Replicas is the number of pods.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas int32 `json:"replicas"`
 
 	// MinAvailable is how many pods are gang-scheduled together and must stay ready; defaults to
 	// replicas.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
 	// StartsAfter names the cliques that must have minAvailable ready pods before these pods

@@ -40,11 +40,13 @@ type PodCliqueScalingGroupSpec struct {
 	// Replicas is the number of group replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas int32 `json:"replicas"`
 
 	// MinAvailable is how many group replicas must stay healthy.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
@@ -56,6 +58,9 @@ type PodCliqueScalingGroupSpec struct {
 	// TerminationDelay is the effective gang-termination delay of this group (its own override
 	// or the PodCliqueSet's); unset disables gang termination.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
 }
 

@@ -52,6 +52,7 @@ type PodCliqueSetSpec struct {
 	// Replicas is the number of gang replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	Replicas int32 `json:"replicas"`
 
 	// UpdateStrategy says how replicas are replaced when the template changes.
@@ -77,6 +78,9 @@ type TrainingSpec struct {
 	// MaxRuntime is how long the workload may run, counted from status.startTime; past it every
 	// pod is terminated and the workload Failed.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	MaxRuntime *metav1.Duration `json:"maxRuntime,omitempty"`
 
 	// MaxRestarts is how many replica restarts (summed over replicas) are allowed before the
@@ -149,6 +153,9 @@ type PodCliqueSetTemplateSpec struct {
 	// TerminationDelay is how long a replica may stay below minAvailable before it is
 	// gang-terminated. Unset disables gang termination; 0 terminates at once.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
 
 	// PodCliqueScalingGroupConfigs groups cliques that scale together as one unit.
@@ -214,6 +221,7 @@ type PodCliqueScalingGroupConfig struct {
 	// Replicas is the number of group replicas.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
@@ -221,6 +229,7 @@ type PodCliqueScalingGroupConfig struct {
 	// and how many must stay healthy before the whole PodCliqueSet replica is terminated.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
@@ -231,6 +240,9 @@ type PodCliqueScalingGroupConfig struct {
 	// TerminationDelay overrides the PodCliqueSet terminationDelay for this group; it requires
 	// the PodCliqueSet-level value to be set.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
 
 	// TopologyConstraint packs each group replica into one topology domain.

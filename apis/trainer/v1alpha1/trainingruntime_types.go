@@ -152,7 +152,9 @@ type NetworkTopologySpec struct {
 // MLPolicy says how many nodes to run and which framework's environment to inject.
 // +kubebuilder:validation:XValidation:rule="[has(self.torch), has(self.mpi), has(self.jax), has(self.xgboost), has(self.flux)].filter(x, x).size() <= 1",message="only one of torch, mpi, jax, xgboost and flux may be set"
 type MLPolicy struct {
-	// NumNodes is the default node count, overridden by a TrainJob's trainer.numNodes.
+	// NumNodes is the default node count, overridden by a TrainJob's trainer.numNodes. At most
+	// 10000, like trainer.numNodes.
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	NumNodes *int32 `json:"numNodes,omitempty"`
 

@@ -187,7 +187,10 @@ type Trainer struct {
 	// +kubebuilder:validation:MaxItems=128
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
-	// NumNodes overrides mlPolicy.numNodes.
+	// NumNodes overrides mlPolicy.numNodes. At most 10000 (added by this project; Kubeflow sets
+	// no bound): the MPI hostfile lists every node, and 2^31-1 nodes would exhaust the
+	// trainer-controller's memory before any API server could refuse the result.
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	NumNodes *int32 `json:"numNodes,omitempty"`
 	// ResourcesPerNode overrides the trainer container's resources.

@@ -65,8 +65,21 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 				{"update", "grove.io", "podcliques", ns}, {"update", "trainer.kubeflow.org", "trainjobs", ns}, {"update", "grove.io", "podcliquesets/status", ns}},
 		},
 	}
+	// Every binary may check a metrics scraper's token and permission (secure metrics, as
+	// deployed), and none may act as or make itself someone more powerful.
+	everyBinary := struct{ grants, refusals []access }{
+		grants: []access{{"create", "authentication.k8s.io", "tokenreviews", ""}, {"create", "authorization.k8s.io", "subjectaccessreviews", ""}},
+		refusals: []access{{"*", "*", "*", ""}, {"*", "*", "*", ns},
+			{"impersonate", "", "users", ""}, {"impersonate", "", "groups", ""}, {"impersonate", "", "serviceaccounts", ns},
+			{"escalate", "rbac.authorization.k8s.io", "clusterroles", ""}, {"bind", "rbac.authorization.k8s.io", "clusterroles", ""},
+			{"escalate", "rbac.authorization.k8s.io", "roles", ns}, {"create", "rbac.authorization.k8s.io", "clusterrolebindings", ""},
+			{"update", "rbac.authorization.k8s.io", "clusterroles", ""}, {"create", "", "serviceaccounts/token", apiserver.BinaryNamespace},
+			{"create", "certificates.k8s.io", "certificatesigningrequests", ""}, {"list", "", "secrets", ""}, {"create", "", "pods/exec", ns}},
+	}
 	for binary, tc := range cases {
 		require.NoError(t, apiserver.GrantRBAC(context.Background(), env.Client, binary, binary))
+		tc.grants = append(tc.grants, everyBinary.grants...)
+		tc.refusals = append(tc.refusals, everyBinary.refusals...)
 		t.Run(binary, func(t *testing.T) {
 			for _, a := range tc.grants {
 				assert.True(t, allowed(t, binary, a), "%s may %s", binary, a)
