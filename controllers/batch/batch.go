@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -20,8 +21,8 @@ import (
 )
 
 // Period is how long a parent waits after a child's event before it is reconciled; the events
-// that arrive meanwhile join the same reconcile.
-const Period = 500 * time.Millisecond
+// that arrive meanwhile join the same reconcile. One second, as the Job controller's.
+const Period = time.Second
 
 // EnqueueAfter maps every event's object to requests like handler.EnqueueRequestsFromMapFunc, but
 // adds them to the queue after period. A request already waiting keeps its earlier time, so a burst
@@ -106,4 +107,23 @@ func SlowStart(ctx context.Context, n int, fn func(ctx context.Context, i int) e
 		}
 	}
 	return done, nil
+}
+
+// CacheTimeout bounds WaitForCache: past it, a reconcile goes on (an AlreadyExists on a second
+// create is harmless; it only costs a request).
+const CacheTimeout = 5 * time.Second
+
+// WaitForCache returns once the cache shows every object just created, or after CacheTimeout. A
+// controller that reconciles again before its cache shows what it created would create it again
+// (the Cluster API MachineSet controller waits for its new Machines the same way).
+func WaitForCache(ctx context.Context, cache client.Reader, created []client.Object) {
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, CacheTimeout, true, func(ctx context.Context) (bool, error) {
+		for _, obj := range created {
+			probe := obj.DeepCopyObject().(client.Object)
+			if err := cache.Get(ctx, client.ObjectKeyFromObject(obj), probe); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }

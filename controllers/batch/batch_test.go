@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -85,4 +86,18 @@ func TestSlowStartDoublesBatchesAndStopsAtTheFirstFailingBatch(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 3, done, "batches 1 and 2 succeed")
 	assert.Equal(t, int32(7), calls.Load(), "the failing batch of 4 is the last one tried")
+}
+
+func TestWaitForCacheReturnsOnceTheCacheShowsWhatWasCreated(t *testing.T) {
+	cache := fake.NewClientBuilder().WithObjects(podOf("a")).Build()
+	start := time.Now()
+	WaitForCache(context.Background(), cache, []client.Object{podOf("a")})
+	assert.Less(t, time.Since(start), time.Second, "already visible: no wait")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	WaitForCache(ctx, cache, []client.Object{podOf("a"), podOf("b")})
+	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "waits while one is missing")
+	assert.Less(t, time.Since(start), CacheTimeout, "and gives up with its context")
 }

@@ -217,12 +217,16 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
-	created, err := batch.SlowStart(ctx, len(indices), func(ctx context.Context, i int) error {
-		pod := buildPod(pclq, indices[i], hash, backend)
+	pods := make([]client.Object, len(indices))
+	for i, index := range indices {
+		pod := buildPod(pclq, index, hash, backend)
 		if s.pod(pod.Name) {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		}
-		err := r.Client.Create(ctx, pod)
+		pods[i] = pod
+	}
+	created, err := batch.SlowStart(ctx, len(pods), func(ctx context.Context, i int) error {
+		err := r.Client.Create(ctx, pods[i])
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the next pass sees it
 		}
@@ -231,8 +235,10 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	podsCreated.Add(float64(created))
 	if err != nil {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
+		return err
 	}
-	return err
+	batch.WaitForCache(ctx, r.Client, pods)
+	return nil
 }
 
 // conditionsChanged passes PodGang updates whose status conditions changed.

@@ -106,6 +106,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	})
 	if err != nil {
 		errs = append(errs, err)
+	} else if created > 0 {
+		objs := make([]client.Object, len(missing))
+		for i, m := range missing {
+			objs[i] = m
+		}
+		batch.WaitForCache(ctx, r.Client, objs)
 	}
 	for name, pclq := range have {
 		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {

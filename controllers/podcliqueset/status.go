@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/children"
 	"github.com/kubegrove/grove/controllers/podclique"
@@ -95,7 +96,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 			}
 			continue
 		}
-		st.PodGangStatuses = append(st.PodGangStatuses, grovev1alpha1.PodGangStatus{Name: name, Phase: string(pg.Status.Phase), Conditions: pg.Status.Conditions})
+		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(pg.Status.Phase)}
+		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady); c != nil {
+			gs.Conditions = []metav1.Condition{*c}
+		}
+		st.PodGangStatuses = append(st.PodGangStatuses, gs)
 		if podclique.PodGangSchedulable(pg) {
 			continue
 		}

@@ -328,7 +328,9 @@ type PodGangStatus struct {
 	// Phase of the PodGang.
 	// +optional
 	Phase string `json:"phase,omitempty"`
-	// Conditions copied from the PodGang.
+	// Conditions copied from the PodGang: its backend's SchedulerBackendReady. Initialized stays on
+	// the PodGang: it changes as pods come and go, and mirroring it would cost a PodCliqueSet write
+	// each time.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
