@@ -188,6 +188,9 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 		GracefulShutdownTimeout: &gracefulShutdown,
 		Cache:                   cacheOpts,
 	}
+	if d := cfg.Debugging; d.EnableProfiling {
+		mopts.PprofBindAddress = net.JoinHostPort(d.PprofBindHost, strconv.Itoa(d.PprofBindPort))
+	}
 	if opts.LeaderElection && *le.Enabled {
 		mopts.LeaderElection = true
 		mopts.LeaderElectionID = leaseName(le, opts)

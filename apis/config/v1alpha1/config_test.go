@@ -159,6 +159,7 @@ func TestDefaultsFillEveryField(t *testing.T) {
 	assert.Equal(t, LogLevelInfo, cfg.LogLevel)
 	assert.Equal(t, LogFormatJSON, cfg.LogFormat)
 	assert.Equal(t, CertManagementAuto, cfg.CertManagement.Mode)
+	assert.Equal(t, DebuggingConfiguration{PprofBindHost: "127.0.0.1", PprofBindPort: 2753}, cfg.Debugging, "profiling off, and on the host when turned on")
 	for name, o := range cfg.Controllers.all() {
 		assert.Equal(t, ptr.To(DefaultConcurrentSyncs), o.ConcurrentSyncs, name)
 	}
@@ -196,6 +197,9 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"zero concurrent syncs", func(c *OperatorConfiguration) { c.Controllers.TrainJob.ConcurrentSyncs = ptr.To(0) }, "controllers.trainJob.concurrentSyncs"},
 		{"unknown cert mode", func(c *OperatorConfiguration) { c.CertManagement.Mode = "vault" }, "certManagement.mode"},
 		{"wrong kind", func(c *OperatorConfiguration) { c.Kind = "Config" }, "kind"},
+		{"profiling on a bad port", func(c *OperatorConfiguration) {
+			c.Debugging = DebuggingConfiguration{EnableProfiling: true, PprofBindHost: "127.0.0.1", PprofBindPort: 70000}
+		}, "debugging.pprofBindPort"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ const (
 	DefaultMetricsBindAddress = "127.0.0.1"
 	DefaultHealthPort         = 8081
 	DefaultWebhookPort        = 9443
+	DefaultPprofBindHost      = "127.0.0.1"
+	DefaultPprofBindPort      = 2753
 	DefaultConcurrentSyncs    = 10
 	DefaultServerCertDir      = "/etc/grove/webhook-certs"
 	DefaultNamespace          = "grove-system"
@@ -49,6 +51,8 @@ func SetDefaults(c *OperatorConfiguration) {
 	setString(&c.Server.Metrics.BindAddress, DefaultMetricsBindAddress)
 	setPort(&c.Server.HealthProbes.Port, DefaultHealthPort)
 	setPort(&c.Server.Webhooks.Port, DefaultWebhookPort)
+	setString(&c.Debugging.PprofBindHost, DefaultPprofBindHost)
+	setPort(&c.Debugging.PprofBindPort, DefaultPprofBindPort)
 	if c.Server.Webhooks.ServerCertDir == "" {
 		c.Server.Webhooks.ServerCertDir = DefaultServerCertDir
 	}

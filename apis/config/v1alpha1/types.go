@@ -45,6 +45,20 @@ type OperatorConfiguration struct {
 	Scheduler SchedulerConfiguration `json:"scheduler"`
 	// TopologyAwareScheduling turns topology constraints on.
 	TopologyAwareScheduling TopologyAwareSchedulingConfiguration `json:"topologyAwareScheduling"`
+	// Debugging serves Go's profiler, to find what a binary spends its time on under load.
+	Debugging DebuggingConfiguration `json:"debugging,omitempty"`
+}
+
+// DebuggingConfiguration serves net/http/pprof's /debug/pprof/ endpoints. Off by default: a
+// profile shows the binary's internals, so it listens on the loopback address unless told
+// otherwise (`kubectl port-forward` reaches it).
+type DebuggingConfiguration struct {
+	// EnableProfiling turns the endpoints on.
+	EnableProfiling bool `json:"enableProfiling,omitempty"`
+	// PprofBindHost is the IP the endpoints listen on (default 127.0.0.1).
+	PprofBindHost string `json:"pprofBindHost,omitempty"`
+	// PprofBindPort is their TCP port (default 2753).
+	PprofBindPort int `json:"pprofBindPort,omitempty"`
 }
 
 // ClientConnectionConfiguration sets the rate limits of the API client; a 1000-pod gang is

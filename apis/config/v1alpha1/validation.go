@@ -27,6 +27,9 @@ func Validate(c *OperatorConfiguration) field.ErrorList {
 
 	errs = append(errs, validateLeaderElection(&c.LeaderElection, field.NewPath("leaderElection"))...)
 	errs = append(errs, validateServer(&c.Server, field.NewPath("server"))...)
+	if d := c.Debugging; d.EnableProfiling && (d.PprofBindPort < 1 || d.PprofBindPort > 65535) {
+		errs = append(errs, field.Invalid(field.NewPath("debugging", "pprofBindPort"), d.PprofBindPort, "must be between 1 and 65535"))
+	}
 
 	if c.LogLevel != LogLevelDebug && c.LogLevel != LogLevelInfo && c.LogLevel != LogLevelError {
 		errs = append(errs, field.NotSupported(field.NewPath("logLevel"), c.LogLevel, []LogLevel{LogLevelDebug, LogLevelInfo, LogLevelError}))

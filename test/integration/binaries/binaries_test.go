@@ -287,3 +287,32 @@ func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestProfilingIsServedOnTheLoopbackOnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		t.Run(fmt.Sprintf("enableProfiling=%v", enabled), func(t *testing.T) {
+			t.Parallel()
+			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
+			pprofPort := freePort(t)
+			extra := fmt.Sprintf("debugging: {enableProfiling: %v, pprofBindPort: %d}\n", enabled, pprofPort)
+			start(t, "grove-operator", "--config", writeConfig(t, p, extra))
+			waitFor(t, 60*time.Second, "grove-operator /readyz", func() bool {
+				code, _, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/readyz", p.health))
+				return err == nil && code == http.StatusOK
+			})
+			url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/cmdline", pprofPort)
+			if !enabled {
+				_, _, err := httpGet(url)
+				require.Error(t, err, "nothing listens on the profiling port")
+				return
+			}
+			var body string
+			waitFor(t, 10*time.Second, "/debug/pprof/cmdline", func() bool {
+				code, b, err := httpGet(url)
+				body = b
+				return err == nil && code == http.StatusOK
+			})
+			assert.Contains(t, body, "grove-operator")
+		})
+	}
+}
