@@ -96,7 +96,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 			}
 			continue
 		}
-		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(pg.Status.Phase)}
+		// A PodGang is Pending until a scheduler says otherwise; its status is empty only until
+		// the operator's first status write, which mirrored would cost a PodCliqueSet write.
+		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(schedulerv1alpha1.PodGangPhasePending)}
+		if pg.Status.Phase != "" {
+			gs.Phase = string(pg.Status.Phase)
+		}
 		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady); c != nil {
 			gs.Conditions = []metav1.Condition{*c}
 		}
