@@ -32,15 +32,15 @@ func main() {
 	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup, Cache: cacheOptions()})
 }
 
-// cacheOptions keep only the operator's own pods in memory: a cluster's other pods (thousands,
-// on a shared cluster) are none of its business.
+// cacheOptions keep only the operator's own pods in memory — a cluster's other pods (thousands,
+// on a shared cluster) are none of its business — and of those only the fields it reads.
 func cacheOptions() cache.Options {
 	req, err := labels.NewRequirement(grovev1alpha1.LabelPodClique, selection.Exists, nil)
 	if err != nil {
 		panic(err)
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req)},
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req), Transform: podclique.SlimPod},
 	}}
 }
 
