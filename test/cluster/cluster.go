@@ -65,7 +65,10 @@ type Cluster struct {
 	etcdURL string
 	admin   *rest.Config
 	client  client.Client
-	procs   []*process // every process, stopped newest first
+	// mu guards procs and components: tests start, kill and restart processes from several
+	// goroutines.
+	mu    sync.Mutex
+	procs []*process // every process, stopped newest first
 	// components are the cluster's own processes (not the binaries tests start and may kill):
 	// a wait fails early when one of them dies.
 	components []*process
@@ -155,8 +158,11 @@ func (c *Cluster) Stop() {
 		if c.stopSig != nil {
 			signal.Stop(c.stopSig)
 		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			c.procs[i].stop(10 * time.Second)
+		c.mu.Lock()
+		procs := append([]*process(nil), c.procs...)
+		c.mu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop(10 * time.Second)
 		}
 		if !c.opts.KeepDir && c.opts.Dir == "" {
 			_ = os.RemoveAll(c.dir)
@@ -167,7 +173,10 @@ func (c *Cluster) Stop() {
 // LogTails returns the end of every component's log, for a failed test's output.
 func (c *Cluster) LogTails(lines int) string {
 	var b strings.Builder
-	for _, p := range c.procs {
+	c.mu.Lock()
+	procs := append([]*process(nil), c.procs...)
+	c.mu.Unlock()
+	for _, p := range procs {
 		fmt.Fprintf(&b, "--- %s (%s) ---\n%s\n", p.name, p.logPath, p.tail(lines))
 	}
 	return b.String()
@@ -195,9 +204,101 @@ func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.procs = append(c.procs, p)
-	c.components = append(c.components, p)
+	c.addProc(p, true)
 	return p, nil
+}
+
+// addProc records a process to stop with the cluster; component marks the cluster's own.
+func (c *Cluster) addProc(p *process, component bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.procs = append(c.procs, p)
+	if component {
+		c.components = append(c.components, p)
+	}
+}
+
+// componentProcs is a snapshot of the cluster's own processes.
+func (c *Cluster) componentProcs() []*process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*process(nil), c.components...)
+}
+
+// Components names the cluster's own processes, the names Restart accepts.
+func (c *Cluster) Components() []string {
+	var names []string
+	for _, p := range c.componentProcs() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// Restart stops one of the cluster's own components (SIGKILL when kill, as a crash; else SIGTERM,
+// as an upgrade) and starts it again with the same flags and data — etcd keeps its data dir, so a
+// restarted kube-apiserver serves every stored object — and waits until it serves again. The
+// component's log continues in the same file. Components that exit while it is down (a
+// controller-manager that cannot renew its lease gives up) are restarted afterwards too, as a
+// kubelet restarts crashed static pods.
+func (c *Cluster) Restart(ctx context.Context, component string, kill bool) error {
+	var old *process
+	for _, p := range c.componentProcs() {
+		if p.name == component {
+			old = p
+		}
+	}
+	if old == nil {
+		return fmt.Errorf("no component %q (have %v)", component, c.Components())
+	}
+	if kill {
+		old.kill()
+	} else {
+		old.stop(30 * time.Second)
+	}
+	if _, err := c.replace(ctx, old); err != nil {
+		return err
+	}
+	if _, err := c.RestartExited(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// RestartExited starts again every component of the cluster that has exited, waits until each
+// serves, and returns their names.
+func (c *Cluster) RestartExited(ctx context.Context) ([]string, error) {
+	var restarted []string
+	for _, p := range c.componentProcs() {
+		if done, _ := p.exited(); !done {
+			continue
+		}
+		if _, err := c.replace(ctx, p); err != nil {
+			return restarted, err
+		}
+		restarted = append(restarted, p.name)
+	}
+	return restarted, nil
+}
+
+// replace starts a new process in place of an exited one and waits until it is ready.
+func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
+	np, err := old.again()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	for i, p := range c.components {
+		if p == old {
+			c.components[i] = np
+		}
+	}
+	c.procs = append(c.procs, np)
+	c.mu.Unlock()
+	if np.ready == nil {
+		return np, nil
+	}
+	err = waitUntil(ctx, np.name+" ready after a restart", 2*time.Minute, []*process{np}, np.ready)
+	return np, err
 }
 
 func freePort() (int, error) {
@@ -240,14 +341,15 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		return err
 	}
 	c.etcdURL = client
-	return waitUntil(ctx, "etcd health", time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+	p.ready = func(ctx context.Context) (bool, error) {
 		resp, err := http.Get(client + "/health")
 		if err != nil {
 			return false, err
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	})
+	}
+	return waitUntil(ctx, "etcd health", time.Minute, []*process{p}, p.ready)
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
@@ -293,7 +395,9 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--disable-admission-plugins", "ServiceAccount",
 		"--allow-privileged",
 		"--audit-policy-file", policy, "--audit-log-path", c.auditLogPath(), "--audit-log-format", "json",
-		"--audit-log-maxsize", "0",
+		// In MB; 0 would mean lumberjack's default of 100 MB, after which the log is rotated
+		// away from the path the tests read.
+		"--audit-log-maxsize", "100000",
 		"--cert-dir", certDir,
 	)
 	if err != nil {
@@ -313,14 +417,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitUntil(ctx, "kube-apiserver /readyz", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+	p.ready = func(ctx context.Context) (bool, error) {
 		resp, err := httpClient.Get(c.apiURL + "/readyz")
 		if err != nil {
 			return false, err
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	})
+	}
+	return waitUntil(ctx, "kube-apiserver /readyz", 2*time.Minute, []*process{p}, p.ready)
 }
 
 func (c *Cluster) serviceAccountKeys() (keyPath, pubPath string, err error) {
