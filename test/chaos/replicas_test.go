@@ -56,7 +56,9 @@ type replica struct {
 }
 
 // user is the audit log's name for the replica.
-func (r *replica) user() string { return "system:serviceaccount:" + cluster.Namespace + ":" + r.identity }
+func (r *replica) user() string {
+	return "system:serviceaccount:" + cluster.Namespace + ":" + r.identity
+}
 
 // replicaSet runs every replica and, like a Deployment, restarts one that exits on its own (a
 // controller exits when it cannot renew its lease, e.g. while the API server restarts).

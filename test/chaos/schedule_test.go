@@ -13,8 +13,8 @@ import (
 // Fault kinds. Every kind is injected at least once per run when the window allows (the
 // schedule starts with all of them in a seeded order).
 const (
-	faultKill          = "kill"          // SIGKILL of one replica of a binary, then a restart
-	faultLeaderKill    = "leader-kill"   // SIGKILL of a controller's current leader
+	faultKill          = "kill"        // SIGKILL of one replica of a binary, then a restart
+	faultLeaderKill    = "leader-kill" // SIGKILL of a controller's current leader
 	faultAPIServer     = "apiserver-restart"
 	faultPodDelete     = "pod-delete"
 	faultPodUnready    = "pod-unready"
