@@ -171,9 +171,18 @@ func (rs *replicaSet) notePanic(r *replica) {
 	}
 }
 
-// supervise restarts replicas that exited on their own, as a Deployment would.
+// supervise restarts replicas that exited on their own, as a Deployment would, and the
+// cluster's own components, as a kubelet restarts static pods.
 func (rs *replicaSet) supervise() {
 	for range time.Tick(500 * time.Millisecond) {
+		if names, err := rs.c.RestartExited(context.Background()); len(names) > 0 || err != nil {
+			fmt.Printf("supervisor: restarted cluster components %v (error: %v)\n", names, err)
+			rs.mu.Lock()
+			for _, n := range names {
+				rs.unplanned[n]++
+			}
+			rs.mu.Unlock()
+		}
 		rs.mu.Lock()
 		for _, r := range rs.replicas {
 			if exited, _ := r.proc.Exited(); !exited || r.held {

@@ -69,6 +69,10 @@ type Cluster struct {
 	// goroutines.
 	mu    sync.Mutex
 	procs []*process // every process, stopped newest first
+	// stopping is set once Stop begins; no process starts after it.
+	stopping bool
+	// restartMu serialises Restart and RestartExited, so a component is never started twice.
+	restartMu sync.Mutex
 	// components are the cluster's own processes (not the binaries tests start and may kill):
 	// a wait fails early when one of them dies.
 	components []*process
@@ -158,9 +162,12 @@ func (c *Cluster) Stop() {
 		if c.stopSig != nil {
 			signal.Stop(c.stopSig)
 		}
+		c.restartMu.Lock() // let a restart in progress finish
 		c.mu.Lock()
+		c.stopping = true
 		procs := append([]*process(nil), c.procs...)
 		c.mu.Unlock()
+		c.restartMu.Unlock()
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].stop(10 * time.Second)
 		}
@@ -204,18 +211,27 @@ func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.addProc(p, true)
+	if err := c.addProc(p, true); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
-// addProc records a process to stop with the cluster; component marks the cluster's own.
-func (c *Cluster) addProc(p *process, component bool) {
+// addProc records a process to stop with the cluster; component marks the cluster's own. A
+// process started while the cluster stops (a test's supervisor restarting a binary Stop just
+// killed) is killed at once, so nothing outlives the cluster.
+func (c *Cluster) addProc(p *process, component bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stopping {
+		p.kill()
+		return fmt.Errorf("the cluster is stopping: %s not started", p.name)
+	}
 	c.procs = append(c.procs, p)
 	if component {
 		c.components = append(c.components, p)
 	}
+	return nil
 }
 
 // componentProcs is a snapshot of the cluster's own processes.
@@ -241,6 +257,8 @@ func (c *Cluster) Components() []string {
 // controller-manager that cannot renew its lease gives up) are restarted afterwards too, as a
 // kubelet restarts crashed static pods.
 func (c *Cluster) Restart(ctx context.Context, component string, kill bool) error {
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
 	var old *process
 	for _, p := range c.componentProcs() {
 		if p.name == component {
@@ -258,15 +276,20 @@ func (c *Cluster) Restart(ctx context.Context, component string, kill bool) erro
 	if _, err := c.replace(ctx, old); err != nil {
 		return err
 	}
-	if _, err := c.RestartExited(ctx); err != nil {
-		return err
-	}
-	return nil
+	_, err := c.restartExited(ctx)
+	return err
 }
 
 // RestartExited starts again every component of the cluster that has exited, waits until each
-// serves, and returns their names.
+// serves, and returns their names. Tests that restart the API server call it now and then: a
+// component that lost its leader lease while the API server was down exits a little later.
 func (c *Cluster) RestartExited(ctx context.Context) ([]string, error) {
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
+	return c.restartExited(ctx)
+}
+
+func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
 	var restarted []string
 	for _, p := range c.componentProcs() {
 		if done, _ := p.exited(); !done {
@@ -287,6 +310,11 @@ func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
 		return nil, err
 	}
 	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		np.kill()
+		return nil, fmt.Errorf("the cluster is stopping: %s not restarted", np.name)
+	}
 	for i, p := range c.components {
 		if p == old {
 			c.components[i] = np

@@ -200,7 +200,9 @@ func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, e
 	if err != nil {
 		return nil, err
 	}
-	c.addProc(p, false)
+	if err := c.addProc(p, false); err != nil {
+		return nil, err
+	}
 	return &Process{p: p}, nil
 }
 
