@@ -74,8 +74,8 @@ func (r *run) leaseHolder(b binary) *replica {
 }
 
 // killLeader SIGKILLs the replica that leads a controller and checks that the other replica takes
-// over within the lease duration (plus the retry period at which it looks): the lease is not
-// released by a crash, so the standby waits for it to expire.
+// over within the lease duration plus two jittered retry periods (takeoverBound): a crash does
+// not release the lease, so the standby waits for it to expire.
 func (r *run) killLeader(f fault, name string) {
 	b := binaryNamed(name)
 	var leader, standby *replica
@@ -113,7 +113,7 @@ func (r *run) killLeader(f fault, name string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	bound := leaseDuration + 2*retryPeriod
+	bound := takeoverBound
 	took := tookOver.Sub(killedAt)
 	if r.l.check(invLeaderTakeover, !tookOver.IsZero() && took <= bound, "%s: standby %s took over after %s (bound %s)", name, standby.identity, took, bound) {
 		r.l.logf("      %s leads %s after the kill", standby.identity, took.Round(10*time.Millisecond))

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
@@ -45,6 +47,9 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// The test's own controller-runtime clients have nothing to say; without a logger they print
+	// a warning with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	var err error
 	if binDir, err = cluster.BuildBinaries(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,6 +16,13 @@ import (
 const (
 	leaseDuration = 6 * time.Second
 	retryPeriod   = time.Second
+	// maxRetryWait is the longest a candidate waits between two looks at the lease: client-go
+	// jitters the retry period by up to 1.2 times itself.
+	maxRetryWait = retryPeriod * 22 / 10
+	// takeoverBound is the longest a standby may take to lead after the leader was killed: the
+	// killed leader's last renewal may reach the standby one wait late, the lease then runs for
+	// its duration from that sighting, and the standby notices the expiry at its next look.
+	takeoverBound = leaseDuration + 2*maxRetryWait
 )
 
 // binary is one of the project's four binaries as the run deploys it.
@@ -175,7 +183,11 @@ func (rs *replicaSet) notePanic(r *replica) {
 // cluster's own components, as a kubelet restarts static pods.
 func (rs *replicaSet) supervise() {
 	for range time.Tick(500 * time.Millisecond) {
-		if names, err := rs.c.RestartExited(context.Background()); len(names) > 0 || err != nil {
+		names, err := rs.c.RestartExited(context.Background())
+		if errors.Is(err, cluster.ErrStopping) {
+			return // the run is over
+		}
+		if len(names) > 0 || err != nil {
 			fmt.Printf("supervisor: restarted cluster components %v (error: %v)\n", names, err)
 			rs.mu.Lock()
 			for _, n := range names {
@@ -189,7 +201,10 @@ func (rs *replicaSet) supervise() {
 				continue
 			}
 			rs.unplanned[r.binary]++
-			if err := rs.restartLocked(r); err != nil {
+			if err := rs.restartLocked(r); errors.Is(err, cluster.ErrStopping) {
+				rs.mu.Unlock()
+				return
+			} else if err != nil {
 				fmt.Printf("supervisor: restarting %s: %v\n", r.identity, err)
 			}
 		}

@@ -43,7 +43,7 @@ func (f fault) String() string {
 	return fmt.Sprintf("at %6.1fs %-30s pick=%.3f hold=%s", f.at.Seconds(), f.kind, f.pick, f.hold.Round(100*time.Millisecond))
 }
 
-// schedule draws the faults of a window from a seed: gaps of 3–10 s, every kind once in a random
+// schedule draws the faults of a window from a seed: gaps of 2–8 s, every kind once in a random
 // order first, then kinds at random (pod faults twice as likely: they are the cheap, common ones).
 func schedule(seed int64, window time.Duration) []fault {
 	rng := rand.New(rand.NewSource(seed))
@@ -64,7 +64,7 @@ func schedule(seed int64, window time.Duration) []fault {
 			pick: rng.Float64(),
 			hold: time.Duration(1000+rng.Intn(9000)) * time.Millisecond,
 		})
-		at += time.Duration(3000+rng.Intn(7000)) * time.Millisecond
+		at += time.Duration(2000+rng.Intn(6000)) * time.Millisecond
 	}
 	return out
 }
@@ -82,7 +82,7 @@ func TestSameSeedGivesTheSameFaultScheduleAndEveryKindComesFirst(t *testing.T) {
 	assert.Len(t, seen, len(faultKinds), "each kind once before any repeats")
 	for i := 1; i < len(a); i++ {
 		gap := a[i].at - a[i-1].at
-		assert.True(t, gap >= 3*time.Second && gap < 10*time.Second, "gap %s", gap)
+		assert.True(t, gap >= 2*time.Second && gap < 8*time.Second, "gap %s", gap)
 	}
 	assert.Less(t, a[len(a)-1].at, 10*time.Minute, "nothing is scheduled after the window")
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -217,6 +218,9 @@ func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 	return p, nil
 }
 
+// ErrStopping is returned for a process started or restarted once the cluster is stopping.
+var ErrStopping = errors.New("the cluster is stopping")
+
 // addProc records a process to stop with the cluster; component marks the cluster's own. A
 // process started while the cluster stops (a test's supervisor restarting a binary Stop just
 // killed) is killed at once, so nothing outlives the cluster.
@@ -225,7 +229,7 @@ func (c *Cluster) addProc(p *process, component bool) error {
 	defer c.mu.Unlock()
 	if c.stopping {
 		p.kill()
-		return fmt.Errorf("the cluster is stopping: %s not started", p.name)
+		return fmt.Errorf("%w: %s not started", ErrStopping, p.name)
 	}
 	c.procs = append(c.procs, p)
 	if component {
@@ -251,7 +255,8 @@ func (c *Cluster) Components() []string {
 }
 
 // Restart stops one of the cluster's own components (SIGKILL when kill, as a crash; else SIGTERM,
-// as an upgrade) and starts it again with the same flags and data — etcd keeps its data dir, so a
+// as an upgrade, and SIGKILL after 10 s: kube-apiserver stops serving at once but may linger far
+// longer) and starts it again with the same flags and data — etcd keeps its data dir, so a
 // restarted kube-apiserver serves every stored object — and waits until it serves again. The
 // component's log continues in the same file. Components that exit while it is down (a
 // controller-manager that cannot renew its lease gives up) are restarted afterwards too, as a
@@ -271,7 +276,7 @@ func (c *Cluster) Restart(ctx context.Context, component string, kill bool) erro
 	if kill {
 		old.kill()
 	} else {
-		old.stop(30 * time.Second)
+		old.stop(10 * time.Second)
 	}
 	if _, err := c.replace(ctx, old); err != nil {
 		return err
@@ -313,7 +318,7 @@ func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
 	if c.stopping {
 		c.mu.Unlock()
 		np.kill()
-		return nil, fmt.Errorf("the cluster is stopping: %s not restarted", np.name)
+		return nil, fmt.Errorf("%w: %s not restarted", ErrStopping, np.name)
 	}
 	for i, p := range c.components {
 		if p == old {
