@@ -49,8 +49,7 @@ func (a *auditFollower) poll() error {
 			if i < 0 {
 				break
 			}
-			var ev cluster.AuditEvent
-			if json.Unmarshal(a.partial[:i], &ev) == nil {
+			if ev, ok := parseAuditLine(a.partial[:i]); ok {
 				a.events = append(a.events, ev)
 			}
 			a.partial = a.partial[i+1:]
@@ -64,6 +63,22 @@ func (a *auditFollower) poll() error {
 			return err
 		}
 	}
+}
+
+// auditEventStart is how every line of the JSON audit log begins.
+var auditEventStart = []byte(`{"kind":"Event"`)
+
+// parseAuditLine decodes one line. An API server killed in the middle of a line leaves it
+// unfinished and its successor appends to it; the event after the cut is still recovered.
+func parseAuditLine(line []byte) (cluster.AuditEvent, bool) {
+	var ev cluster.AuditEvent
+	if json.Unmarshal(line, &ev) == nil {
+		return ev, true
+	}
+	if i := bytes.LastIndex(line, auditEventStart); i > 0 && json.Unmarshal(line[i:], &ev) == nil {
+		return ev, true
+	}
+	return ev, false
 }
 
 // follow polls until stop is closed.
@@ -162,6 +177,18 @@ func auditWrite(at time.Time, user, resource, name string, code int) cluster.Aud
 	}
 	ev.ResponseStatus.Code = code
 	return ev
+}
+
+func TestAuditLineCutByAKilledAPIServerStillYieldsTheNextEvent(t *testing.T) {
+	whole := `{"kind":"Event","verb":"update","user":{"username":"a"},"objectRef":{"resource":"leases","name":"l"},"responseStatus":{"code":200}}`
+	ev, ok := parseAuditLine([]byte(whole))
+	require.True(t, ok)
+	assert.Equal(t, "a", ev.User.Username)
+	ev, ok = parseAuditLine([]byte(`{"kind":"Event","verb":"crea` + whole))
+	require.True(t, ok, "the event after the cut")
+	assert.Equal(t, "leases", ev.ObjectRef.Resource)
+	_, ok = parseAuditLine([]byte(`{"kind":"Event","verb":"crea`))
+	assert.False(t, ok)
 }
 
 func TestLeadershipCheckFlagsWritesOutsideTheWritersTerm(t *testing.T) {
