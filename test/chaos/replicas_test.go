@@ -151,12 +151,14 @@ func (rs *replicaSet) kill(r *replica) {
 // restart starts a killed replica again on its old ports and waits until it is ready.
 func (rs *replicaSet) restart(r *replica) error {
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	if err := rs.restartLocked(r); err != nil {
+		rs.mu.Unlock()
 		return err
 	}
 	r.held = false
-	return r.proc.WaitReady(time.Minute)
+	p := r.proc
+	rs.mu.Unlock()
+	return p.WaitReady(time.Minute)
 }
 
 func (rs *replicaSet) restartLocked(r *replica) error {
@@ -170,10 +172,11 @@ func (rs *replicaSet) restartLocked(r *replica) error {
 	return nil
 }
 
-// notePanic records a panic in the log of a replica that exited.
+// notePanic records the panics in a replica's log: one that ended the process, and one that
+// controller-runtime recovered in a reconciler (the process lives on, the bug is just as real).
 func (rs *replicaSet) notePanic(r *replica) {
-	for _, line := range strings.Split(r.proc.LogTail(200), "\n") {
-		if strings.HasPrefix(line, "panic:") || strings.Contains(line, "fatal error:") {
+	for _, line := range strings.Split(r.proc.LogTail(1<<30), "\n") {
+		if strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:") || strings.Contains(line, "Observed a panic") {
 			rs.panics = append(rs.panics, r.identity+": "+line)
 		}
 	}

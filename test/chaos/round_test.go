@@ -22,8 +22,9 @@ type roundResult map[string]outcome
 
 // round runs one wave of the batch workload in its own namespace: the Training PodCliqueSets
 // and the TrainJobs of every case, to the end — outcome checked, TTLs fired, everything deleted
-// and checked for orphans. Rounds overlap, so faults hit workloads at every stage.
-func (r *run) round(n int) roundResult {
+// and checked for orphans. Rounds overlap, so faults hit workloads at every stage. The reference
+// round runs before any fault; every other round must end as it did.
+func (r *run) round(n int, reference bool) roundResult {
 	ns := fmt.Sprintf("chaos-round-%03d", n)
 	deadline := time.Now().Add(roundTimeout)
 	if err := createPersistently(r.ctx, r.k, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, r.l.logf); err != nil {
@@ -60,10 +61,11 @@ func (r *run) round(n int) roundResult {
 			time.Sleep(time.Second)
 		}
 		got, ok := result[c.name]
-		if r.reference == nil {
-			continue // this is the fault-free round; its outcome is checked against the computed one
+		if reference {
+			continue // checked against the computed outcome by the caller
 		}
-		want := r.reference[c.name]
+		want, known := r.reference[c.name]
+		ok = ok && known
 		r.l.check(invTrainingOutcome, ok && got == want, "%s/%s ended %+v (done: %v), the fault-free run ended %+v", ns, c.name, got, ok, want)
 	}
 
@@ -79,12 +81,13 @@ func (r *run) round(n int) roundResult {
 		r.checkNoOrphans(ns, c.name, 2*time.Minute)
 	}
 	r.deleteByTest(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	for time.Now().Before(deadline.Add(2 * time.Minute)) {
-		if err := r.k.Get(r.ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); isNotFound(err) {
+	var err error
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+		if err = r.k.Get(r.ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); isNotFound(err) {
 			break
 		}
-		time.Sleep(time.Second)
 	}
+	r.l.check(invRoundCompletes, isNotFound(err), "%s: the namespace is not gone 2 minutes after its deletion: %v", ns, err)
 	return result
 }
 
