@@ -88,12 +88,17 @@ func newRun(ctx context.Context, c *cluster.Cluster, l *ledger) *run {
 	}
 }
 
-// watchTrainJobs records every TrainJob's finish from an informer — which sees each update, so
-// a finish followed at once by a TTL deletion is never missed — and checks that a finish never
-// changes afterwards.
-func (r *run) watchTrainJobs() error {
+// watch follows TrainJobs and pods with informers, which see every change in the API server's
+// order: it records each TrainJob's finish (a finish followed at once by a TTL deletion is never
+// missed) and checks that it never changes afterwards, and it checks at every pod event that no
+// other live pod of the PodClique holds the same index — catching a duplicate the poll would see
+// only if it lasted.
+func (r *run) watch() error {
 	ic, err := cache.New(r.c.RESTConfig(), cache.Options{Scheme: apiserver.Scheme()})
 	if err != nil {
+		return err
+	}
+	if err := r.watchPods(ic); err != nil {
 		return err
 	}
 	inf, err := ic.GetInformer(r.ctx, &trainerv1alpha1.TrainJob{})
@@ -134,6 +139,48 @@ func (r *run) watchTrainJobs() error {
 		return fmt.Errorf("the TrainJob informer did not sync")
 	}
 	return nil
+}
+
+// watchPods checks pod indices at every pod event against the informer's store. The store may be
+// ahead of the event being handled, but it always holds the API server's state at some moment,
+// so two live pods of one index in it are a real duplicate; an event whose pod the store already
+// shows deleted or replaced is skipped.
+func (r *run) watchPods(ic cache.Cache) error {
+	inf, err := ic.GetInformer(r.ctx, &corev1.Pod{})
+	if err != nil {
+		return err
+	}
+	observe := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		clq := ""
+		if ok {
+			clq = pod.Labels[grovev1alpha1.LabelPodClique]
+		}
+		if clq == "" || pod.DeletionTimestamp != nil {
+			return
+		}
+		current := &corev1.Pod{}
+		if err := ic.Get(r.ctx, client.ObjectKeyFromObject(pod), current); err != nil || current.UID != pod.UID || current.DeletionTimestamp != nil {
+			return
+		}
+		idx := pod.Labels[grovev1alpha1.LabelPodIndex]
+		same := &corev1.PodList{}
+		if err := ic.List(r.ctx, same, client.InNamespace(pod.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodClique: clq, grovev1alpha1.LabelPodIndex: idx}); err != nil {
+			return
+		}
+		var others []string
+		for _, o := range same.Items {
+			if o.UID != pod.UID && o.DeletionTimestamp == nil {
+				others = append(others, o.Name)
+			}
+		}
+		r.l.check(invPodIndexUnique, len(others) == 0, "%s/%s index %s held by %s and %v", pod.Namespace, clq, idx, pod.Name, others)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+	})
+	return err
 }
 
 func (r *run) finished(ns, name string) (finish, bool) {

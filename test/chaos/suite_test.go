@@ -36,7 +36,7 @@ func TestMixedWorkloadKeepsEveryInvariantUnderSeededFaults(t *testing.T) {
 	defer close(stop)
 	go r.audit.follow(stop)
 	defer r.audit.close()
-	require.NoError(t, r.watchTrainJobs())
+	require.NoError(t, r.watch())
 	go r.pollUntil(stop)
 
 	require.NoError(t, createPersistently(ctx, r.k, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: inferenceNS}}, l.logf))
