@@ -110,12 +110,7 @@ func (r *run) watch() error {
 		if !ok {
 			return
 		}
-		var got *metav1.Condition
-		for _, typ := range []string{trainerv1alpha1.TrainJobComplete, trainerv1alpha1.TrainJobFailed} {
-			if c := meta.FindStatusCondition(tj.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
-				got = c
-			}
-		}
+		got := finishOf(tj)
 		key := tj.Namespace + "/" + tj.Name
 		r.mu.Lock()
 		prev, seen := r.ended[key]
@@ -181,6 +176,26 @@ func (r *run) watchPods(ic cache.Cache) error {
 		UpdateFunc: func(_, obj any) { observe(obj) },
 	})
 	return err
+}
+
+// finishOf returns a TrainJob's Complete or Failed condition when it is True.
+func finishOf(tj *trainerv1alpha1.TrainJob) *metav1.Condition {
+	for _, typ := range []string{trainerv1alpha1.TrainJobComplete, trainerv1alpha1.TrainJobFailed} {
+		if c := meta.FindStatusCondition(tj.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// recordFinish notes a finish the test read from the object itself (the informer may have missed
+// it across an API server restart).
+func (r *run) recordFinish(ns, name string, f finish) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, seen := r.ended[ns+"/"+name]; !seen {
+		r.ended[ns+"/"+name] = f
+	}
 }
 
 func (r *run) finished(ns, name string) (finish, bool) {

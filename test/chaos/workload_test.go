@@ -208,9 +208,15 @@ func (c trainJobCase) runtime(ns string) *trainerv1alpha1.TrainingRuntime {
 	}
 }
 
+// observeFinalizer holds a TrainJob the TTL deleted until the test read how it finished: a
+// restarted API server's watch cache starts afresh, so an informer that reconnects relists and
+// never sees a finish and a deletion that both happened in between. The trainer-controller
+// leaves TrainJobs that are being deleted alone, so the finalizer changes nothing else.
+const observeFinalizer = "grove.test/chaos-observe"
+
 func (c trainJobCase) trainJob(ns string) *trainerv1alpha1.TrainJob {
 	return &trainerv1alpha1.TrainJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.name, Finalizers: []string{observeFinalizer}},
 		Spec: trainerv1alpha1.TrainJobSpec{
 			RuntimeRef:            trainerv1alpha1.RuntimeRef{Name: "rt-" + c.name, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
 			Trainer:               &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](2)},
