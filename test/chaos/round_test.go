@@ -52,15 +52,19 @@ func (r *run) round(n int, reference bool) roundResult {
 	}
 
 	result := roundResult{}
-	for _, c := range trainingCases {
-		pcs := &grovev1alpha1.PodCliqueSet{}
-		for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && len(result) < len(trainingCases) {
+		for _, c := range trainingCases {
+			pcs := &grovev1alpha1.PodCliqueSet{}
+			if _, done := result[c.name]; done {
+				continue
+			}
 			if err := r.k.Get(r.ctx, client.ObjectKey{Namespace: ns, Name: c.name}, pcs); err == nil && isTerminal(pcs.Status.Phase) {
 				result[c.name] = outcome{pcs.Status.Phase, pcs.Status.RestartCount}
-				break
 			}
-			time.Sleep(time.Second)
 		}
+		time.Sleep(time.Second)
+	}
+	for _, c := range trainingCases {
 		got, ok := result[c.name]
 		if reference {
 			continue // checked against the computed outcome by the caller
@@ -97,6 +101,19 @@ func (r *run) round(n int, reference bool) roundResult {
 // finish.
 func (r *run) checkTrainJob(ns string, c trainJobCase, deadline time.Time) {
 	key := client.ObjectKey{Namespace: ns, Name: c.name}
+	release := func(tj *trainerv1alpha1.TrainJob) {
+		r.retry("releasing "+c.name, func() error {
+			patch := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))
+			return client.IgnoreNotFound(r.k.Patch(r.ctx, tj, patch))
+		})
+	}
+	// A TrainJob whose TTL never fired is released too, so the namespace can go.
+	defer func() {
+		tj := &trainerv1alpha1.TrainJob{}
+		if err := r.k.Get(r.ctx, key, tj); err == nil && len(tj.Finalizers) > 0 {
+			release(tj)
+		}
+	}()
 	var f finish
 	finished := false
 	for time.Now().Before(deadline) {
@@ -114,10 +131,7 @@ func (r *run) checkTrainJob(ns string, c trainJobCase, deadline time.Time) {
 			f, finished = finish{uid: tj.UID, condition: got.Type, reason: got.Reason, at: got.LastTransitionTime.Time}, true
 			r.recordFinish(ns, c.name, f)
 		}
-		r.retry("releasing "+c.name, func() error {
-			patch := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))
-			return client.IgnoreNotFound(r.k.Patch(r.ctx, tj, patch))
-		})
+		release(tj)
 		break
 	}
 	if !finished {
