@@ -61,7 +61,14 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	opts := cluster.Options{Nodes: stableNodes + chaosNodes, Node: poolNode, CRDDirs: crds, Scheme: apiserver.Scheme()}
+	opts := cluster.Options{
+		Nodes: stableNodes + chaosNodes, Node: poolNode, CRDDirs: crds, Scheme: apiserver.Scheme(),
+		// kwok renews node leases from one busy process; when API server restarts and a loaded
+		// machine delay renewals past the default grace period, the node lifecycle controller
+		// marks every pod of the node unready, and kwok (unlike a kubelet) never reports them
+		// ready again. Removed nodes are the fault this run injects, not slow heartbeats.
+		ControllerManagerArgs: []string{"--node-monitor-grace-period=5m"},
+	}
 	return cluster.Main(m, opts, func(c *cluster.Cluster) error {
 		fleet = newReplicaSet(c)
 		return fleet.startAll(context.Background())

@@ -55,6 +55,8 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// StartTimeout bounds the whole start (default 3 minutes).
 	StartTimeout time.Duration
+	// ControllerManagerArgs are extra kube-controller-manager flags, after the cluster's own.
+	ControllerManagerArgs []string
 }
 
 // Cluster is a running local cluster.
@@ -504,7 +506,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kcm, err := c.start("kube-controller-manager", "kube-controller-manager",
+	kcm, err := c.start("kube-controller-manager", "kube-controller-manager", append([]string{
 		"--kubeconfig", kcmConfig,
 		"--authentication-kubeconfig", kcmConfig, "--authorization-kubeconfig", kcmConfig,
 		"--secure-port", "0",
@@ -513,6 +515,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-private-key-file", filepath.Join(c.dir, "sa.key"),
 		"--root-ca-file", filepath.Join(c.dir, "ca.crt"),
 		"--concurrent-gc-syncs", "10",
+	}, c.opts.ControllerManagerArgs...)...,
 	)
 	if err != nil {
 		return err
