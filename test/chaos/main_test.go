@@ -85,7 +85,7 @@ func poolNode(i int) cluster.NodeSpec {
 	return spec
 }
 
-// chaosNodeSpec is the spec of chaos-pool node i (counted from 0), to re-add a removed node.
+// chaosNodeSpec is the spec of the named chaos-pool node, to add it back after its removal.
 func chaosNodeSpec(name string) cluster.NodeSpec {
 	for i := stableNodes; i < stableNodes+chaosNodes; i++ {
 		if spec := poolNode(i); spec.Name == name {
