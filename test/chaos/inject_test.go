@@ -211,8 +211,10 @@ func (r *run) unreadyPod(f fault) {
 		time.Sleep(f.hold)
 		r.retry("making "+p.Name+" ready again", func() error {
 			cur := &corev1.Pod{}
-			if err := r.k.Get(r.ctx, client.ObjectKeyFromObject(&p), cur); err != nil || cur.UID != p.UID || cur.DeletionTimestamp != nil {
-				return nil // replaced or gone: the new pod is made ready by kwok
+			if err := r.k.Get(r.ctx, client.ObjectKeyFromObject(&p), cur); err != nil && !isNotFound(err) {
+				return err // the API server is restarting: try again
+			} else if err != nil || cur.UID != p.UID || cur.DeletionTimestamp != nil {
+				return nil // replaced or gone: kwok makes the new pod ready
 			}
 			return r.setReady(cur, corev1.ConditionTrue)
 		})

@@ -63,11 +63,19 @@ func runMain(m *testing.M) int {
 	}
 	opts := cluster.Options{
 		Nodes: stableNodes + chaosNodes, Node: poolNode, CRDDirs: crds, Scheme: apiserver.Scheme(),
-		// kwok renews node leases from one busy process; when API server restarts and a loaded
-		// machine delay renewals past the default grace period, the node lifecycle controller
-		// marks every pod of the node unready, and kwok (unlike a kubelet) never reports them
-		// ready again. Removed nodes are the fault this run injects, not slow heartbeats.
-		ControllerManagerArgs: []string{"--node-monitor-grace-period=5m"},
+		ControllerManagerArgs: []string{
+			// kwok renews node leases from one busy process; when API server restarts and a
+			// loaded machine delay renewals past the default grace period, the node lifecycle
+			// controller marks every pod of the node unready, and kwok (unlike a kubelet) never
+			// reports them ready again. Removed nodes are the fault this run injects, not slow
+			// heartbeats.
+			"--node-monitor-grace-period=5m",
+			// The controller-manager is not under test: with the default 10 s renew deadline it
+			// exits during API server restarts, and a garbage collector started while the API
+			// server flaps was seen to miss deletions for minutes, leaving children of deleted
+			// owners behind. A long lease keeps it running through the restarts.
+			"--leader-elect-lease-duration=2m", "--leader-elect-renew-deadline=100s",
+		},
 	}
 	return cluster.Main(m, opts, func(c *cluster.Cluster) error {
 		fleet = newReplicaSet(c)
