@@ -246,7 +246,7 @@ func (r *run) addNotes() {
 	}
 	sort.Strings(exits)
 	if len(exits) > 0 {
-		r.l.note("Replicas that exited on their own and were restarted (lost their lease while the API server was down): %s.", strings.Join(exits, ", "))
+		r.l.note("Processes that exited on their own and were restarted, as a Deployment or kubelet would (a lease lost while the API server was down): %s.", strings.Join(exits, ", "))
 	}
 }
 
