@@ -65,8 +65,8 @@ build: ## Build the four binaries into bin/.
 ##@ Test
 
 .PHONY: test
-test: ## Run every test: tools, generated-file check, vet, unit, integration, e2e and the benchmark smoke run (what CI runs).
-	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e bench-smoke
+test: ## Run every test: tools, generated-file check, vet, unit, integration, e2e, a short chaos run and the benchmark smoke run (what CI runs).
+	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e test-chaos-short bench-smoke
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
@@ -106,6 +106,23 @@ test-integration: ## Integration tests against a real kube-apiserver + etcd (env
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster of processes (apiserver, controller-manager, scheduler, kwok, JobSet).
 	$(GO_TEST) -timeout 30m ./test/e2e/...
+
+CHAOS_DURATION ?= 30m
+CHAOS_SEED     ?=
+CHAOS_TIMEOUT  ?= 3h
+
+.PHONY: test-chaos
+test-chaos: tools ## Chaos suite: a mixed workload under seeded faults for CHAOS_DURATION (default 30m), invariants checked, figures printed; CHAOS_SEED=<n> replays a run's fault schedule (random by default, always printed). Then test-hostile (hostile input, security, longer fuzz).
+	@$(MAKE) --no-print-directory chaos-suite
+	@$(MAKE) --no-print-directory test-hostile
+
+.PHONY: chaos-suite
+chaos-suite: tools ## The chaos suite alone (test-chaos without test-hostile).
+	CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) $(GO_TEST) -v -timeout $(CHAOS_TIMEOUT) ./test/chaos/
+
+.PHONY: test-chaos-short
+test-chaos-short: ## The chaos suite with a 2-minute fault window and a random (printed) seed, part of make test so it cannot rot.
+	@$(MAKE) --no-print-directory chaos-suite CHAOS_DURATION=2m CHAOS_TIMEOUT=20m
 
 ##@ Benchmarks
 

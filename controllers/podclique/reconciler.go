@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -122,10 +123,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodClique: pclq.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	var all, active []*corev1.Pod
+	var all, active, stale []*corev1.Pod
 	for i := range podList.Items {
 		p := &podList.Items[i]
 		if !metav1.IsControlledBy(p, pclq) {
+			if ofEarlierIncarnation(p, pclq) && p.DeletionTimestamp.IsZero() {
+				stale = append(stale, p)
+			}
 			continue
 		}
 		all = append(all, p)
@@ -141,7 +145,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !training && pclq.Annotations[children.AnnotationUpdateStrategy] != string(grovev1alpha1.OnDeleteStrategy) {
 		victims = append(victims, rollingVictims(pclq, active, victims, hash)...)
 	}
-	if err := r.deletePods(ctx, pclq, victims); err != nil {
+	// A training restart deletes and recreates the PodClique; its old pods hold the names the new
+	// ones need. The garbage collector normally removes them, but may take any time to (it misses
+	// deletions for minutes after a restart of its own while the API server flaps), and the
+	// restart would wait on it: delete them here, as the garbage collector would.
+	if err := r.deletePods(ctx, pclq, append(stale, victims...)); err != nil {
 		errs = append(errs, err)
 	}
 	var requeue time.Duration
@@ -185,6 +193,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// ofEarlierIncarnation reports a pod controlled by an earlier PodClique of the same name — one
+// deleted since, whose pods are garbage whichever clique of that name now exists.
+func ofEarlierIncarnation(p *corev1.Pod, pclq *grovev1alpha1.PodClique) bool {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != "PodClique" || ref.Name != pclq.Name || ref.UID == pclq.UID {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == grovev1alpha1.GroupVersion.Group
 }
 
 // podsToDelete are pods above the wanted count and, for inference, failed pods (recreated at the

@@ -108,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed; the deadline counts from now")
 	}
 	if dl, ok := deadline(tj); ok && !r.Clock.Now().Before(dl) {
-		return ctrl.Result{}, r.deadlineExceeded(ctx, tj, wl)
+		return r.failPastDeadline(ctx, tj, rt, wl)
 	}
 	child, err := r.ensureWorkload(ctx, tj, rt, wl)
 	if err != nil {
@@ -119,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if out.done != nil && out.done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
-		return ctrl.Result{}, r.deadlineExceeded(ctx, tj, wl)
+		return r.failPastDeadline(ctx, tj, rt, wl)
 	}
 	plan, err := template.NewPlan(tj, rt)
 	if err != nil {
@@ -371,6 +371,17 @@ func (r *Reconciler) deadlineExceeded(ctx context.Context, tj *trainerv1alpha1.T
 		return err
 	}
 	return r.deleteChild(ctx, child)
+}
+
+// failPastDeadline fails the TrainJob for its deadline and, like every finish, waits for the TTL.
+// The failure is a status write, which wakes no reconcile, and a workload the deadline beat to
+// creation leaves no deletion to wake one either: without the requeue here, such a TrainJob
+// outlived its TTL until the controller restarted (found by the chaos suite).
+func (r *Reconciler) failPastDeadline(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *template.Runtime, wl workload) (ctrl.Result, error) {
+	if err := r.deadlineExceeded(ctx, tj, wl); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.afterFinish(ctx, tj, rt)
 }
 
 // afterFinish finishes a teardown a crash interrupted and deletes the TrainJob when its TTL

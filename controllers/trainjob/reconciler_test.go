@@ -202,6 +202,24 @@ func TestFinishedJobWaitsForItsTTLThenIsDeleted(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "deleted once the TTL expired")
 }
 
+// The controller first sees the TrainJob after its deadline (it was down, or the runtime
+// appeared late): the job fails before any workload exists, and still goes when its TTL expires.
+func TestJobPastItsDeadlineBeforeItsWorkloadExistedStillWaitsForItsTTL(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](30)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
+	h.clock.SetTime(created.Add(15 * time.Second))
+	assert.Equal(t, 30*time.Second, h.reconcile(t).RequeueAfter, "woken when the TTL expires: nothing else will wake it")
+	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
+	require.NotNil(t, failed)
+	assert.Equal(t, trainerv1alpha1.TrainJobDeadlineExceededReason, failed.Reason)
+	_, exists := h.pcs(t)
+	assert.False(t, exists, "no workload was ever built")
+
+	h.clock.SetTime(created.Add(45 * time.Second))
+	h.reconcile(t)
+	err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, &trainerv1alpha1.TrainJob{})
+	assert.True(t, apierrors.IsNotFound(err), "deleted once the TTL expired")
+}
+
 func TestFinishedJobNeverRecreatesItsChildren(t *testing.T) {
 	h := newHarness(t, testRuntime("img:v1", nil), testJob())
 	h.reconcile(t)

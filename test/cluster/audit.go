@@ -41,6 +41,10 @@ type AuditEvent struct {
 
 func (c *Cluster) auditLogPath() string { return filepath.Join(c.dir, "audit.log") }
 
+// AuditLogPath is the API server's audit log (JSON lines of AuditEvent), for tests that follow it
+// as it grows; a restarted API server appends to it.
+func (c *Cluster) AuditLogPath() string { return c.auditLogPath() }
+
 // AuditEvents returns the writes recorded so far for which keep returns true.
 func (c *Cluster) AuditEvents(keep func(AuditEvent) bool) ([]AuditEvent, error) {
 	f, err := os.Open(c.auditLogPath())

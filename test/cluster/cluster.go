@@ -11,6 +11,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -58,6 +59,8 @@ type Options struct {
 	// controller-manager, scheduler, kwok nodes or JobSet controller. For tests of what the API
 	// server and the project's binaries decide on their own, which start in seconds this way.
 	APIServerOnly bool
+	// ControllerManagerArgs are extra kube-controller-manager flags, after the cluster's own.
+	ControllerManagerArgs []string
 }
 
 // Cluster is a running local cluster.
@@ -69,7 +72,14 @@ type Cluster struct {
 	etcdURL string
 	admin   *rest.Config
 	client  client.Client
-	procs   []*process // every process, stopped newest first
+	// mu guards procs and components: tests start, kill and restart processes from several
+	// goroutines.
+	mu    sync.Mutex
+	procs []*process // every process, stopped newest first
+	// stopping is set once Stop begins; no process starts after it.
+	stopping bool
+	// restartMu serialises Restart and RestartExited, so a component is never started twice.
+	restartMu sync.Mutex
 	// components are the cluster's own processes (not the binaries tests start and may kill):
 	// a wait fails early when one of them dies.
 	components []*process
@@ -162,8 +172,14 @@ func (c *Cluster) Stop() {
 		if c.stopSig != nil {
 			signal.Stop(c.stopSig)
 		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			c.procs[i].stop(10 * time.Second)
+		c.restartMu.Lock() // let a restart in progress finish
+		c.mu.Lock()
+		c.stopping = true
+		procs := append([]*process(nil), c.procs...)
+		c.mu.Unlock()
+		c.restartMu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop(10 * time.Second)
 		}
 		if !c.opts.KeepDir && c.opts.Dir == "" {
 			_ = os.RemoveAll(c.dir)
@@ -174,7 +190,10 @@ func (c *Cluster) Stop() {
 // LogTails returns the end of every component's log, for a failed test's output.
 func (c *Cluster) LogTails(lines int) string {
 	var b strings.Builder
-	for _, p := range c.procs {
+	c.mu.Lock()
+	procs := append([]*process(nil), c.procs...)
+	c.mu.Unlock()
+	for _, p := range procs {
 		fmt.Fprintf(&b, "--- %s (%s) ---\n%s\n", p.name, p.logPath, p.tail(lines))
 	}
 	return b.String()
@@ -202,9 +221,126 @@ func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.procs = append(c.procs, p)
-	c.components = append(c.components, p)
+	if err := c.addProc(p, true); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// ErrStopping is returned for a process started or restarted once the cluster is stopping.
+var ErrStopping = errors.New("the cluster is stopping")
+
+// addProc records a process to stop with the cluster; component marks the cluster's own. A
+// process started while the cluster stops (a test's supervisor restarting a binary Stop just
+// killed) is killed at once, so nothing outlives the cluster.
+func (c *Cluster) addProc(p *process, component bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		p.kill()
+		return fmt.Errorf("%w: %s not started", ErrStopping, p.name)
+	}
+	c.procs = append(c.procs, p)
+	if component {
+		c.components = append(c.components, p)
+	}
+	return nil
+}
+
+// componentProcs is a snapshot of the cluster's own processes.
+func (c *Cluster) componentProcs() []*process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*process(nil), c.components...)
+}
+
+// Components names the cluster's own processes, the names Restart accepts.
+func (c *Cluster) Components() []string {
+	var names []string
+	for _, p := range c.componentProcs() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// Restart stops one of the cluster's own components (SIGKILL when kill, as a crash; else SIGTERM,
+// as an upgrade, and SIGKILL after 10 s: kube-apiserver stops serving at once but may linger far
+// longer) and starts it again with the same flags and data — etcd keeps its data dir, so a
+// restarted kube-apiserver serves every stored object — and waits until it serves again. The
+// component's log continues in the same file. Components that exit while it is down (a
+// controller-manager that cannot renew its lease gives up) are restarted afterwards too, as a
+// kubelet restarts crashed static pods.
+func (c *Cluster) Restart(ctx context.Context, component string, kill bool) error {
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
+	var old *process
+	for _, p := range c.componentProcs() {
+		if p.name == component {
+			old = p
+		}
+	}
+	if old == nil {
+		return fmt.Errorf("no component %q (have %v)", component, c.Components())
+	}
+	if kill {
+		old.kill()
+	} else {
+		old.stop(10 * time.Second)
+	}
+	if _, err := c.replace(ctx, old); err != nil {
+		return err
+	}
+	_, err := c.restartExited(ctx)
+	return err
+}
+
+// RestartExited starts again every component of the cluster that has exited, waits until each
+// serves, and returns their names. Tests that restart the API server call it now and then: a
+// component that lost its leader lease while the API server was down exits a little later.
+func (c *Cluster) RestartExited(ctx context.Context) ([]string, error) {
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
+	return c.restartExited(ctx)
+}
+
+func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
+	var restarted []string
+	for _, p := range c.componentProcs() {
+		if done, _ := p.exited(); !done {
+			continue
+		}
+		if _, err := c.replace(ctx, p); err != nil {
+			return restarted, err
+		}
+		restarted = append(restarted, p.name)
+	}
+	return restarted, nil
+}
+
+// replace starts a new process in place of an exited one and waits until it is ready.
+func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
+	np, err := old.again()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		np.kill()
+		return nil, fmt.Errorf("%w: %s not restarted", ErrStopping, np.name)
+	}
+	for i, p := range c.components {
+		if p == old {
+			c.components[i] = np
+		}
+	}
+	c.procs = append(c.procs, np)
+	c.mu.Unlock()
+	if np.ready == nil {
+		return np, nil
+	}
+	err = waitUntil(ctx, np.name+" ready after a restart", 2*time.Minute, []*process{np}, np.ready)
+	return np, err
 }
 
 func freePort() (int, error) {
@@ -247,14 +383,15 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		return err
 	}
 	c.etcdURL = client
-	return waitUntil(ctx, "etcd health", time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+	p.ready = func(ctx context.Context) (bool, error) {
 		resp, err := http.Get(client + "/health")
 		if err != nil {
 			return false, err
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	})
+	}
+	return waitUntil(ctx, "etcd health", time.Minute, []*process{p}, p.ready)
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
@@ -300,8 +437,13 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--disable-admission-plugins", "ServiceAccount",
 		"--allow-privileged",
 		"--audit-policy-file", policy, "--audit-log-path", c.auditLogPath(), "--audit-log-format", "json",
-		"--audit-log-maxsize", "0",
+		// In MB; 0 would mean lumberjack's default of 100 MB, after which the log is rotated
+		// away from the path the tests read.
+		"--audit-log-maxsize", "100000",
 		"--cert-dir", certDir,
+		// On SIGTERM, end open watches after a second instead of waiting for them to time out, so
+		// a graceful stop or restart does not linger.
+		"--shutdown-watch-termination-grace-period", "1s",
 	)
 	if err != nil {
 		return err
@@ -320,14 +462,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitUntil(ctx, "kube-apiserver /readyz", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+	p.ready = func(ctx context.Context) (bool, error) {
 		resp, err := httpClient.Get(c.apiURL + "/readyz")
 		if err != nil {
 			return false, err
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	})
+	}
+	return waitUntil(ctx, "kube-apiserver /readyz", 2*time.Minute, []*process{p}, p.ready)
 }
 
 func (c *Cluster) serviceAccountKeys() (keyPath, pubPath string, err error) {
@@ -370,7 +513,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kcm, err := c.start("kube-controller-manager", "kube-controller-manager",
+	kcm, err := c.start("kube-controller-manager", "kube-controller-manager", append([]string{
 		"--kubeconfig", kcmConfig,
 		"--authentication-kubeconfig", kcmConfig, "--authorization-kubeconfig", kcmConfig,
 		"--secure-port", "0",
@@ -379,6 +522,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-private-key-file", filepath.Join(c.dir, "sa.key"),
 		"--root-ca-file", filepath.Join(c.dir, "ca.crt"),
 		"--concurrent-gc-syncs", "10",
+	}, c.opts.ControllerManagerArgs...)...,
 	)
 	if err != nil {
 		return err

@@ -73,14 +73,15 @@ clientConnection:
 		return err
 	}
 	procs := []*process{p}
-	if err := waitUntil(ctx, "jobset-controller /readyz", time.Minute, procs, func(ctx context.Context) (bool, error) {
+	p.ready = func(ctx context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
 		if err != nil {
 			return false, err
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	}); err != nil {
+	}
+	if err := waitUntil(ctx, "jobset-controller /readyz", time.Minute, procs, p.ready); err != nil {
 		return err
 	}
 	// A dry-run create passes through the defaulting and validating webhooks: once it succeeds,

@@ -80,7 +80,7 @@ func (c *Cluster) AddNodes(ctx context.Context, specs ...NodeSpec) error {
 			return fmt.Errorf("creating node %s: %w", spec.Name, err)
 		}
 	}
-	return waitUntil(ctx, fmt.Sprintf("%d Ready nodes", len(specs)), time.Minute, c.components, func(ctx context.Context) (bool, error) {
+	return waitUntil(ctx, fmt.Sprintf("%d Ready nodes", len(specs)), time.Minute, c.componentProcs(), func(ctx context.Context) (bool, error) {
 		for _, spec := range specs {
 			n := &corev1.Node{}
 			if err := c.client.Get(ctx, client.ObjectKey{Name: spec.Name}, n); err != nil {

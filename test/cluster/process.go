@@ -19,15 +19,42 @@ type process struct {
 	logPath string
 	done    chan struct{}
 	err     error
+	// binary, args and env are what the process was started with, so it can be started again.
+	binary string
+	args   []string
+	env    []string
+	// ready, if set, tells when the component serves again after a (re)start.
+	ready func(context.Context) (bool, error)
 }
 
 // startProcess runs binary in its own process group (so Stop kills anything it forks) with a
 // parent-death signal (so a killed test leaves no orphans), logging to <logDir>/<name>.log.
 func startProcess(name, binary, logDir string, args []string, env ...string) (*process, error) {
-	logPath := filepath.Join(logDir, name+".log")
-	logFile, err := os.Create(logPath)
+	return launch(name, binary, filepath.Join(logDir, name+".log"), false, args, env)
+}
+
+// again starts a new process from the same binary, flags and environment, appending to the same
+// log (one log per component tells its whole story across restarts).
+func (p *process) again() (*process, error) {
+	np, err := launch(p.name, p.binary, p.logPath, true, p.args, p.env)
 	if err != nil {
 		return nil, err
+	}
+	np.ready = p.ready
+	return np, nil
+}
+
+func launch(name, binary, logPath string, appendLog bool, args, env []string) (*process, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendLog {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	logFile, err := os.OpenFile(logPath, flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if appendLog {
+		fmt.Fprintf(logFile, "=== restarted by the test at %s\n", time.Now().Format(time.RFC3339Nano))
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -37,13 +64,21 @@ func startProcess(name, binary, logDir string, args []string, env ...string) (*p
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{}), binary: binary, args: args, env: env}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// kill sends SIGKILL to the process group, as a crash would, and waits for the end.
+func (p *process) kill() {
+	if done, _ := p.exited(); !done {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
 }
 
 // exited reports whether the process has ended, with its error.
@@ -124,6 +159,24 @@ type Process struct {
 	readyURL string
 }
 
+// RestartBinary starts the project binary p ran again, after it exited (killed or crashed), as a
+// Deployment's kubelet would: same identity, configuration file and ports — so a webhook
+// registered by URL reaches the new process — logging to logName.
+func (c *Cluster) RestartBinary(p *Process, logName string) (*Process, error) {
+	if done, _ := p.Exited(); !done {
+		return nil, fmt.Errorf("%s is still running: kill or stop it first", p.p.name)
+	}
+	if p.readyURL == "" {
+		return nil, fmt.Errorf("%s was not started by StartBinary", p.p.name)
+	}
+	np, err := c.StartProcess(logName, p.p.binary, p.p.args...)
+	if err != nil {
+		return nil, err
+	}
+	np.WebhookHostPort, np.MetricsURL, np.readyURL = p.WebhookHostPort, p.MetricsURL, p.readyURL
+	return np, nil
+}
+
 // WaitReady waits until a project binary reports ready on /readyz, or fails if it exits.
 func (p *Process) WaitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -149,7 +202,9 @@ func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, e
 	if err != nil {
 		return nil, err
 	}
-	c.procs = append(c.procs, p)
+	if err := c.addProc(p, false); err != nil {
+		return nil, err
+	}
 	return &Process{p: p}, nil
 }
 
@@ -157,12 +212,7 @@ func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, e
 func (p *Process) Stop() { p.p.stop(10 * time.Second) }
 
 // Kill sends SIGKILL, as a crash would, and waits for the process to end.
-func (p *Process) Kill() {
-	if done, _ := p.p.exited(); !done {
-		_ = syscall.Kill(-p.p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.p.done
-	}
-}
+func (p *Process) Kill() { p.p.kill() }
 
 // Pid is the operating-system process id, for resource figures (/proc/<pid>).
 func (p *Process) Pid() int { return p.p.cmd.Process.Pid }
