@@ -3,6 +3,7 @@ package podclique
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,14 +56,15 @@ func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) 
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new"},
+		ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
 		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, PodSpec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
 		}},
 	}
 	stale0, stale1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
 	stale1.Status.Phase = corev1.PodFailed
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, stale0, stale1).WithStatusSubresource(pclq).Build()
+	acked := podGangOf(time.Now(), 2, stale0.Name, stale1.Name)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, stale0, stale1, acked).WithStatusSubresource(pclq).Build()
 	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
 	require.NoError(t, err)
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}

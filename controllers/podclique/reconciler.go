@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		errs = append(errs, err)
 	}
 	var requeue time.Duration
-	changedPods := len(victims) > 0
+	changedPods := len(victims)+len(stale) > 0
 	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
 		err := r.Backends.NotEnabledError(pclq.Spec.PodSpec.SchedulerName)
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
