@@ -117,10 +117,11 @@ const CacheTimeout = 5 * time.Second
 // controller that reconciles again before its cache shows what it created would create it again
 // (the Cluster API MachineSet controller waits for its new Machines the same way).
 func WaitForCache(ctx context.Context, cache client.Reader, created []client.Object) {
+	seen := 0 // created[:seen] are in the cache: not looked up again
 	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, CacheTimeout, true, func(ctx context.Context) (bool, error) {
-		for _, obj := range created {
-			probe := obj.DeepCopyObject().(client.Object)
-			if err := cache.Get(ctx, client.ObjectKeyFromObject(obj), probe); err != nil {
+		for ; seen < len(created); seen++ {
+			probe := created[seen].DeepCopyObject().(client.Object)
+			if err := cache.Get(ctx, client.ObjectKeyFromObject(created[seen]), probe); err != nil {
 				return false, nil
 			}
 		}
