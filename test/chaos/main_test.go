@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -50,19 +49,8 @@ func runMain(m *testing.M) int {
 	// The test's own controller-runtime clients have nothing to say; without a logger they print
 	// a warning with a stack trace instead.
 	ctrllog.SetLogger(logr.Discard())
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	opts := cluster.Options{
-		Nodes: stableNodes + chaosNodes, Node: poolNode, CRDDirs: crds, Scheme: apiserver.Scheme(),
+		Nodes: stableNodes + chaosNodes, Node: poolNode,
 		ControllerManagerArgs: []string{
 			// kwok renews node leases from one busy process; when API server restarts and a
 			// loaded machine delay renewals past the default grace period, the node lifecycle
@@ -77,7 +65,7 @@ func runMain(m *testing.M) int {
 			"--leader-elect-lease-duration=2m", "--leader-elect-renew-deadline=100s",
 		},
 	}
-	return cluster.Main(m, opts, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
 		fleet = newReplicaSet(c)
 		return fleet.startAll(context.Background())
 	})

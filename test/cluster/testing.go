@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubegrove/grove/test/apiserver"
 )
 
 // Main starts one cluster for an e2e test package, runs its tests and stops the cluster:
@@ -78,4 +80,28 @@ func (c *Cluster) FailPod(t testing.TB, ns, name string) {
 		patched.Annotations[AnnotationExitAfter] = "0s"
 		return c.client.Patch(context.Background(), patched, client.MergeFrom(pod)) == nil
 	}, time.Minute, 100*time.Millisecond, "failing pod %s/%s", ns, name)
+}
+
+// MainWithBinaries is Main for a package that runs the project's binaries: it builds them once
+// into a temporary directory (removed at the end) whose path it stores in *binDir before the
+// cluster starts, installs the project's CRDs besides opts.CRDDirs, and uses the project's scheme
+// unless opts sets one.
+func MainWithBinaries(m *testing.M, opts Options, binDir *string, setup func(*Cluster) error) int {
+	dir, err := BuildBinaries()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binDir = dir
+	crds, err := apiserver.CRDDirs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	opts.CRDDirs = append(crds, opts.CRDDirs...)
+	if opts.Scheme == nil {
+		opts.Scheme = apiserver.Scheme()
+	}
+	return Main(m, opts, setup)
 }

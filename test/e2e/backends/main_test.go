@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
 )
@@ -42,18 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return cluster.Main(m, cluster.Options{Nodes: 1, CRDDirs: crds, Scheme: apiserver.Scheme()}, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 1}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", schedulerConfig); err != nil {
 			return err
 		}

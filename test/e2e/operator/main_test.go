@@ -3,11 +3,9 @@
 package operator
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -28,18 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return cluster.Main(m, cluster.Options{Nodes: 4, CRDDirs: crds, Scheme: apiserver.Scheme()}, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		var err error
 		if operator, err = startBinary(c, "grove-operator", "grove-operator"); err != nil {
 			return err

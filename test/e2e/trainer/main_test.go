@@ -6,7 +6,6 @@ package trainer
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -26,18 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return cluster.Main(m, cluster.Options{Nodes: 4, CRDDirs: crds, Scheme: apiserver.Scheme()}, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		// Admission as deployed: every PodCliqueSet the trainer-controller builds is defaulted and
 		// validated by grove-webhook, running as its ServiceAccount like the other three.
 		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")

@@ -8,7 +8,6 @@ package hostile
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -38,21 +37,10 @@ var httpClient *http.Client
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	// Only etcd and kube-apiserver: no pod ever runs, so no scheduler, nodes or JobSet controller
 	// are needed, and the package starts in seconds.
-	opts := cluster.Options{APIServerOnly: true, CRDDirs: crds, Scheme: apiserver.Scheme()}
-	return cluster.Main(m, opts, func(c *cluster.Cluster) error {
+	opts := cluster.Options{APIServerOnly: true}
+	return cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
 		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")
 		if err != nil {
 			return err

@@ -46,19 +46,8 @@ const webhookServiceName = "grove-webhook.grove-system.svc"
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	var err error
-	if binDir, err = cluster.BuildBinaries(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	opts := cluster.Options{APIServerOnly: true, CRDDirs: crds, Scheme: apiserver.Scheme()}
-	return cluster.Main(m, opts, setup)
+	opts := cluster.Options{APIServerOnly: true}
+	return cluster.MainWithBinaries(m, opts, &binDir, setup)
 }
 
 // setup starts the four binaries as deployed: the webhook rotating its own certificate (auto
