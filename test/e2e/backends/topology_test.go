@@ -81,11 +81,14 @@ func TestRequiredRackPacksTheGangIntoOneRack(t *testing.T) {
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "packed-0"}, group))
 	require.NotNil(t, group.Spec.SchedulingConstraints)
 	assert.Equal(t, []schedulingv1beta1.TopologyConstraint{{Key: cluster.LabelRack}}, group.Spec.SchedulingConstraints.Topology)
-	pcs := &grovev1alpha1.PodCliqueSet{}
-	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "packed"}, pcs))
-	c := meta.FindStatusCondition(pcs.Status.Conditions, "TopologyLevelsUnavailable")
-	require.NotNil(t, c)
-	assert.Equal(t, "AllClusterTopologyLevelsAvailable", c.Reason)
+	// Pods are born schedulable once the backend acknowledges their PodGang, so they may be placed
+	// before the PodCliqueSet's batched status write records the topology condition.
+	require.Eventually(t, func() bool {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "packed"}, pcs))
+		c := meta.FindStatusCondition(pcs.Status.Conditions, "TopologyLevelsUnavailable")
+		return c != nil && c.Reason == "AllClusterTopologyLevelsAvailable"
+	}, 30*time.Second, 200*time.Millisecond, "the PodCliqueSet reports every topology level available")
 }
 
 func TestRequiredRackGangThatFitsNoRackStaysWhollyPending(t *testing.T) {
