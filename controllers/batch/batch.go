@@ -13,7 +13,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -24,13 +26,31 @@ import (
 // that arrive meanwhile join the same reconcile. One second, as the Job controller's.
 const Period = time.Second
 
+// Priorities of requests in controller-runtime's priority queue (the default queue): a worker
+// takes the highest first. Under load every worker is busy, and a pass that only writes a status
+// summary would delay a pass that creates what a gang is waiting for.
+const (
+	// Normal is the priority of work on the path to running pods: a clique's creation, its
+	// PodGang's acknowledgement, a parent becoming ready.
+	Normal = 0
+	// Low is the priority of passes that summarise children into status, and of child events,
+	// which mostly do.
+	Low = handler.LowPriority
+)
+
 // EnqueueAfter maps every event's object to requests like handler.EnqueueRequestsFromMapFunc, but
-// adds them to the queue after period. A request already waiting keeps its earlier time, so a burst
-// costs one reconcile at most period after its first event.
-func EnqueueAfter(fn handler.MapFunc, period time.Duration) handler.EventHandler {
+// adds them to the queue after period, at priority. A request already waiting keeps its earlier
+// time and the higher priority, so a burst costs one reconcile at most period after its first
+// event.
+func EnqueueAfter(fn handler.MapFunc, period time.Duration, priority int) handler.EventHandler {
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 		for _, req := range fn(ctx, obj) {
-			q.AddAfter(req, period)
+			if ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{After: period, Priority: ptr.To(priority)}, req)
+			} else {
+				q.AddAfter(req, period)
+			}
 		}
 	}
 	return handler.Funcs{
@@ -47,6 +67,13 @@ func EnqueueAfter(fn handler.MapFunc, period time.Duration) handler.EventHandler
 			add(ctx, e.Object, q)
 		},
 	}
+}
+
+// StatusPass is the result of a pass that created or deleted children: they are not in its view
+// yet, so it writes no status; the next pass, after Period and behind passes that create, writes
+// it once with them.
+func StatusPass() reconcile.Result {
+	return reconcile.Result{RequeueAfter: Period, Priority: ptr.To(Low)}
 }
 
 // ControllerOf maps an object to a request for its controlling owner of the given kind (in the
@@ -70,13 +97,20 @@ func SkipCreate() predicate.Predicate {
 	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
 }
 
-// SlowStart runs fn for every item in batches of 1, 2, 4, ... and stops at the first batch with
-// an error (the ReplicaSet controller's slowStartBatch), so a parent that cannot create its
-// children (quota, admission) fails after one request instead of hundreds, while a healthy one is
-// limited only by the client's rate. It returns how many calls succeeded.
+// InitialBatch is SlowStart's first batch. The ReplicaSet controller starts with 1, which costs a
+// clique of four pods three sequential round trips; under load, when a round trip takes 100 ms
+// and every worker is busy, that latency is what a scale-out waits for. Most cliques have fewer
+// than eight pods: they are created in one round trip, and a parent that cannot create children
+// still fails after eight requests, not hundreds.
+const InitialBatch = 8
+
+// SlowStart runs fn for every item in batches of InitialBatch, twice that, ... and stops at the
+// first batch with an error (the ReplicaSet controller's slowStartBatch), so a parent that cannot
+// create its children (quota, admission) fails after a few requests instead of hundreds, while a
+// healthy one is limited only by the client's rate. It returns how many calls succeeded.
 func SlowStart(ctx context.Context, n int, fn func(ctx context.Context, i int) error) (int, error) {
 	done := 0
-	for batch := 1; done < n; batch *= 2 {
+	for batch := InitialBatch; done < n; batch *= 2 {
 		if batch > n-done {
 			batch = n - done
 		}

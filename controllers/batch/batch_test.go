@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -29,7 +30,7 @@ func TestABurstOfChildEventsBecomesOneDelayedRequest(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	period := 200 * time.Millisecond
-	h := EnqueueAfter(ControllerOf("grove.io/v1alpha1", "PodClique"), period)
+	h := EnqueueAfter(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low)
 	ctx := context.Background()
 	start := time.Now()
 	h.Create(ctx, event.CreateEvent{Object: podOf("a")}, q)
@@ -67,25 +68,25 @@ func TestControllerOfIgnoresOtherOwners(t *testing.T) {
 
 func TestSlowStartDoublesBatchesAndStopsAtTheFirstFailingBatch(t *testing.T) {
 	var calls atomic.Int32
-	done, err := SlowStart(context.Background(), 10, func(context.Context, int) error {
+	done, err := SlowStart(context.Background(), 30, func(context.Context, int) error {
 		calls.Add(1)
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 10, done)
-	assert.Equal(t, int32(10), calls.Load())
+	assert.Equal(t, 30, done)
+	assert.Equal(t, int32(30), calls.Load())
 
 	calls.Store(0)
 	done, err = SlowStart(context.Background(), 100, func(_ context.Context, i int) error {
 		calls.Add(1)
-		if i >= 3 {
+		if i >= InitialBatch+2 {
 			return errors.New("quota exceeded")
 		}
 		return nil
 	})
 	require.Error(t, err)
-	assert.Equal(t, 3, done, "batches 1 and 2 succeed")
-	assert.Equal(t, int32(7), calls.Load(), "the failing batch of 4 is the last one tried")
+	assert.Equal(t, InitialBatch+2, done, "the first batch and two calls of the second succeed")
+	assert.Equal(t, int32(3*InitialBatch), calls.Load(), "the failing second batch is the last one tried")
 }
 
 func TestWaitForCacheReturnsOnceTheCacheShowsWhatWasCreated(t *testing.T) {
@@ -100,4 +101,27 @@ func TestWaitForCacheReturnsOnceTheCacheShowsWhatWasCreated(t *testing.T) {
 	WaitForCache(ctx, cache, []client.Object{podOf("a"), podOf("b")})
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "waits while one is missing")
 	assert.Less(t, time.Since(start), CacheTimeout, "and gives up with its context")
+}
+
+func TestChildEventsWaitBehindCreationWorkInThePriorityQueue(t *testing.T) {
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	period := 100 * time.Millisecond
+	ctx := context.Background()
+	EnqueueAfter(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low).
+		Update(ctx, event.UpdateEvent{ObjectOld: podOf("status-only"), ObjectNew: podOf("status-only")}, q)
+	time.Sleep(2 * period)
+	q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "creates"}}) // added later, at Normal
+
+	first, priority, _ := q.GetWithPriority()
+	assert.Equal(t, "creates", first.Name, "a later request at Normal priority is taken first")
+	assert.Equal(t, Normal, priority)
+	q.Done(first)
+	second, priority, _ := q.GetWithPriority()
+	assert.Equal(t, "status-only", second.Name)
+	assert.Equal(t, Low, priority)
+	q.Done(second)
+
+	assert.Equal(t, ptr.To(Low), StatusPass().Priority, "a pass that created children looks again at Low priority")
+	assert.Equal(t, Period, StatusPass().RequeueAfter)
 }

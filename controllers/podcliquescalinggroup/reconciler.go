@@ -42,7 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("podcliquescalinggroup").
 		For(&grovev1alpha1.PodCliqueScalingGroup{}).
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
-		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period),
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period, batch.Low),
 			builder.WithPredicates(batch.SkipCreate())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
@@ -123,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
 	if created > 0 && len(errs) == 0 {
-		return ctrl.Result{RequeueAfter: batch.Period}, nil
+		return batch.StatusPass(), nil
 	}
 	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
 		errs = append(errs, err)

@@ -64,10 +64,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(batch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
-		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(podCliqueSetOf, batch.Period), builder.WithPredicates(batch.SkipCreate())).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(podCliqueSetOf, batch.Period, batch.Low), builder.WithPredicates(batch.SkipCreate())).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
-		Watches(&schedulerv1alpha1.PodGang{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), batch.Period),
+		Watches(&schedulerv1alpha1.PodGang{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), batch.Period, batch.Low),
 			builder.WithPredicates(batch.SkipCreate())).
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
@@ -138,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Children created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
 	if obs.created.Load() > 0 && len(errs) == 0 {
-		return ctrl.Result{RequeueAfter: batch.Period}, nil
+		return batch.StatusPass(), nil
 	}
 	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
 		errs = append(errs, err)

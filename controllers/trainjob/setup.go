@@ -49,7 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
 		// jobsStatus follows the cliques' pod counts; their bursts are batched into one reconcile.
-		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(r.trainJobOfPodClique, batch.Period)).
+		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(r.trainJobOfPodClique, batch.Period, batch.Low)).
 		Watches(&trainerv1alpha1.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.TrainingRuntimeKind))).
 		Watches(&trainerv1alpha1.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.ClusterTrainingRuntimeKind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).

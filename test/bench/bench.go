@@ -80,13 +80,15 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		run func(ctx context.Context) error
 	}{
 		{"s1", func(ctx context.Context) error {
-			return b.withBaseline(ctx, "baseline-big", int(b.sz.S1Workers)+1, b.s1)
+			pods := int(b.sz.S1Workers) + 1
+			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)
 		}},
 		{"s2", func(ctx context.Context) error {
-			return b.withBaseline(ctx, "baseline-big", int(b.sz.S1Workers)+1, b.s2)
+			return b.withBaseline(ctx, "baseline-small", baselineShape{Pods: b.sz.S2Sets * b.sz.S2Pods, PerService: b.sz.S2Pods}, b.s2)
 		}},
 		{"s3", func(ctx context.Context) error {
-			return b.withBaseline(ctx, "baseline-group", int(b.sz.S3From)*8, b.s3)
+			pods := int(b.sz.S3From) * 8
+			return b.withBaseline(ctx, "baseline-group", baselineShape{Pods: pods, PerService: pods}, b.s3)
 		}},
 		{"s5", b.s5},
 		{"s4", b.s4},
@@ -103,15 +105,15 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 	return nil
 }
 
-// withBaseline runs a scenario against the baseline of n pods, measured once per run.
-func (b *bench) withBaseline(ctx context.Context, name string, n int, run func(context.Context, phases) error) error {
+// withBaseline runs a scenario against the baseline of that shape, measured once per run.
+func (b *bench) withBaseline(ctx context.Context, name string, shape baselineShape, run func(context.Context, phases) error) error {
 	if b.bases == nil {
 		b.bases = map[string]phases{}
 	}
 	base, ok := b.bases[name]
 	if !ok {
 		var err error
-		if base, err = b.baseline(ctx, name, n); err != nil {
+		if base, err = b.baseline(ctx, name, shape); err != nil {
 			return err
 		}
 		b.bases[name] = base
@@ -121,16 +123,17 @@ func (b *bench) withBaseline(ctx context.Context, name string, n int, run func(c
 
 // baseline measures n gated pods created and ungated by a plain client, then removes them so
 // they do not load later scenarios.
-func (b *bench) baseline(ctx context.Context, name string, n int) (phases, error) {
+func (b *bench) baseline(ctx context.Context, name string, shape baselineShape) (phases, error) {
 	ns, err := b.namespace(ctx, name)
 	if err != nil {
 		return phases{}, err
 	}
-	ph, err := baseline(ctx, b.cs, b.w, ns, n)
+	ph, err := baseline(ctx, b.cs, b.w, ns, shape)
 	if err != nil {
 		return ph, err
 	}
-	b.r.Baselines = append(b.r.Baselines, Baseline{Name: name, Pods: n, Phases: seconds(ph)})
+	b.r.Baselines = append(b.r.Baselines, Baseline{Name: name, Pods: shape.Pods, PodsPerService: shape.PerService,
+		ExistingPods: shape.Existing, Phases: seconds(ph)})
 	return ph, b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 }
 
@@ -217,7 +220,8 @@ func (b *bench) s3(ctx context.Context, base phases) error {
 	}
 	// Scale out: the added replicas against a baseline of as many pods.
 	added := int(b.sz.S3To-b.sz.S3From) * 8
-	addBase, err := b.baseline(ctx, "baseline-scale", added)
+	// A scale-out by a plain client: the added pods join the running ones in one headless Service.
+	addBase, err := b.baseline(ctx, "baseline-scale", baselineShape{Pods: added, PerService: from + added, Existing: from})
 	if err != nil {
 		return err
 	}

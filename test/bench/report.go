@@ -33,11 +33,14 @@ func seconds(p phases) Seconds {
 	return Seconds{Created: p.Created.Seconds(), Ungated: p.Ungated.Seconds(), Running: p.Running.Seconds()}
 }
 
-// Baseline is the plain client's run for a pod count.
+// Baseline is the plain client's run for a pod count, with as many pods to a headless Service as
+// its scenario and, for a scale-out, the running pods the new ones join.
 type Baseline struct {
-	Name   string  `json:"name"`
-	Pods   int     `json:"pods"`
-	Phases Seconds `json:"seconds"`
+	Name           string  `json:"name"`
+	Pods           int     `json:"pods"`
+	PodsPerService int     `json:"podsPerService"`
+	ExistingPods   int     `json:"existingPods,omitempty"`
+	Phases         Seconds `json:"seconds"`
 }
 
 // Scenario is one workload's times, ratios and writes.
@@ -106,9 +109,10 @@ func (r *Report) record(t Target) {
 func (r *Report) print(out io.Writer) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "\nbench (%s) %s\n\n", r.Mode, r.Started.UTC().Format(time.RFC3339))
-	fmt.Fprintln(w, "baseline\tpods\tcreated\tungated\tRunning\t")
+	fmt.Fprintln(w, "baseline\tpods\tper Service\texisting\tcreated\tungated\tRunning\t")
 	for _, b := range r.Baselines {
-		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%.2fs\t%.2fs\t\n", b.Name, b.Pods, b.Phases.Created, b.Phases.Ungated, b.Phases.Running)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.2fs\t%.2fs\t%.2fs\t\n", b.Name, b.Pods, b.PodsPerService, b.ExistingPods,
+			b.Phases.Created, b.Phases.Ungated, b.Phases.Running)
 	}
 	fmt.Fprintln(w, "\nscenario\tpods\tcreated\tungated\tRunning\tungated/base\tRunning/base\twrites/pod\t")
 	for _, s := range r.Scenarios {

@@ -25,6 +25,9 @@ import (
 // gate is the baseline's scheduling gate: the same gate-then-lift work the operator does.
 const gate = "bench.grove.io/baseline"
 
+// baselineService labels a baseline pod with the headless Service that selects it.
+const baselineService = "bench.grove.io/service"
+
 func podSpec(container string) corev1.PodSpec {
 	return corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyAlways,
@@ -71,29 +74,72 @@ func parallel(n, workers int, f func(i int) error) error {
 	return <-errs
 }
 
-// baseline is the work the API server must do anyway for n pods: a plain client with the
-// operator's QPS and burst creates n gated pods, then lifts every gate.
-func baseline(ctx context.Context, cs kubernetes.Interface, w *podWatch, ns string, n int) (phases, error) {
+// baselineShape is the shape of the pods a baseline makes: as many as the scenario's, perService
+// to a headless Service (as the scenario's PodCliqueSet replicas have), and for a scale-out the
+// running pods the added ones join.
+type baselineShape struct {
+	Pods, PerService, Existing int
+}
+
+// baseline is the work the API server must do anyway for the pods: a plain client with the
+// operator's QPS and burst creates their headless Services (the endpoints controllers' work for
+// them is the workload's, whoever creates the pods), then the gated pods with the same DNS
+// identity, then lifts every gate. Existing pods are made and running before the clock starts.
+func baseline(ctx context.Context, cs kubernetes.Interface, w *podWatch, ns string, shape baselineShape) (phases, error) {
 	begin := time.Now()
-	err := parallel(n, 64, func(i int) error {
-		spec := podSpec("main")
-		spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: gate}}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: ns}, Spec: spec}
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	services := (shape.Existing + shape.Pods + shape.PerService - 1) / shape.PerService
+	err := parallel(services, 64, func(i int) error {
+		name := fmt.Sprintf("svc-%d", i)
+		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: corev1.ServiceSpec{
+				ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{baselineService: name}, PublishNotReadyAddresses: true,
+			},
+		}, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
+		return phases{}, err
+	}
+	create := func(from, n int, gated bool) error {
+		return parallel(n, 64, func(i int) error {
+			i += from
+			service := fmt.Sprintf("svc-%d", i/shape.PerService)
+			spec := podSpec("main")
+			if gated {
+				spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: gate}}
+			}
+			spec.Hostname, spec.Subdomain = fmt.Sprintf("pod-%d", i), service
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("pod-%d", i), Namespace: ns, Labels: map[string]string{baselineService: service},
+			}, Spec: spec}
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if shape.Existing > 0 {
+		if err := create(0, shape.Existing, false); err != nil {
+			return phases{}, err
+		}
+		if _, err := w.waitPhases(ctx, ns, shape.Existing, begin, 10*time.Minute); err != nil {
+			return phases{}, err
+		}
+		time.Sleep(3 * time.Second) // as the scenario waits before it scales out
+		begin = time.Now()
+	}
+	if err := create(shape.Existing, shape.Pods, true); err != nil {
 		return phases{}, err
 	}
 	patch := []byte(`{"spec":{"schedulingGates":null}}`)
-	err = parallel(n, 64, func(i int) error {
-		_, err := cs.CoreV1().Pods(ns).Patch(ctx, fmt.Sprintf("pod-%d", i), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	err = parallel(shape.Pods, 64, func(i int) error {
+		name := fmt.Sprintf("pod-%d", shape.Existing+i)
+		_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
 	if err != nil {
 		return phases{}, err
 	}
-	return w.waitPhases(ctx, ns, n, begin, 10*time.Minute)
+	return w.waitPhases(ctx, ns, shape.Pods, begin, 10*time.Minute)
 }
 
 // trainingRuntime is the S4 runtime: a node job whose pods kwok ends with exit 0 after 10 s.

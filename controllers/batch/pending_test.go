@@ -1,0 +1,28 @@
+package batch
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestPendingChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := &Pending{now: func() time.Time { return now }}
+	a, b := client.ObjectKey{Namespace: "ns", Name: "a"}, client.ObjectKey{Namespace: "ns", Name: "b"}
+
+	assert.Empty(t, p.Unseen(a, nil), "nothing created: nothing pending")
+	p.Created(a, "a-0", "a-1", "a-2")
+	p.Created(b, "b-0")
+	assert.Equal(t, sets.New("a-0", "a-1", "a-2"), p.Unseen(a, sets.New[string]()), "the cache shows none yet")
+	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New("a-0", "a-1")), "two arrived")
+	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New[string]()), "those seen are forgotten, not expected again")
+	assert.Empty(t, p.Unseen(a, sets.New("a-2")), "all arrived")
+	assert.Empty(t, p.Unseen(a, nil), "and nothing is remembered")
+
+	now = now.Add(CacheTimeout + time.Millisecond)
+	assert.Empty(t, p.Unseen(b, nil), "past the timeout a child the cache never showed is dropped")
+}

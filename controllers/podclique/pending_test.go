@@ -1,0 +1,82 @@
+package podclique
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/batch"
+)
+
+// A pass that runs before the cache shows the pods the previous pass created sends no second
+// create and writes no status from its stale view; once the cache shows them, status is written.
+func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	require.NoError(t, err)
+	pclq := &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
+		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](3),
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+	}
+	lagging := true // the cache does not show pods yet
+	creates, statusWrites := 0, 0
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
+		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				creates++
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok && lagging {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			statusWrites++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}).Build()
+	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
+
+	res, err := r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates, "the first pass creates the three pods")
+	assert.Equal(t, batch.StatusPass(), res)
+
+	res, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates, "a pass whose cache lags creates nothing again")
+	assert.Zero(t, statusWrites, "nor writes a status without the pods")
+	assert.Equal(t, batch.StatusPass(), res, "it looks again later")
+
+	lagging = false
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates)
+	assert.Equal(t, 1, statusWrites, "once the cache shows them, the status is written with them")
+}
