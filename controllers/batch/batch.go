@@ -97,50 +97,58 @@ func SkipCreate() predicate.Predicate {
 	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
 }
 
-// InitialBatch is SlowStart's first batch. The ReplicaSet controller starts with 1, which costs a
-// clique of four pods three sequential round trips; under load, when a round trip takes 100 ms
-// and every worker is busy, that latency is what a scale-out waits for. Most cliques have fewer
-// than eight pods: they are created in one round trip, and a parent that cannot create children
-// still fails after eight requests, not hundreds.
+// InitialBatch is how many calls SlowStart starts at once. The ReplicaSet controller starts with
+// 1, which costs a clique of four pods three sequential round trips; under load, when a round trip
+// takes 100 ms and every worker is busy, that latency is what a scale-out waits for. Most cliques
+// have fewer than eight pods: they are created in one round trip, and a parent that cannot create
+// children still fails after a few requests, not hundreds.
 const InitialBatch = 8
 
-// SlowStart runs fn for every item in batches of InitialBatch, twice that, ... and stops at the
-// first batch with an error (the ReplicaSet controller's slowStartBatch), so a parent that cannot
-// create its children (quota, admission) fails after a few requests instead of hundreds, while a
-// healthy one is limited only by the client's rate. It returns how many calls succeeded.
+// SlowStart runs fn for every item, InitialBatch at a time at first and one more at a time for
+// every call that succeeds — so the number in flight doubles with each round of successes, as in
+// the ReplicaSet controller's slowStartBatch — and starts no more after the first error, so a
+// parent that cannot create its children (quota, admission) fails after a few requests instead of
+// hundreds. Unlike batches, a window does not wait for a round's slowest call before starting the
+// next ones: a hundred creates under load are not held up by the slowest of each batch. It
+// returns how many calls succeeded and the first error.
 func SlowStart(ctx context.Context, n int, fn func(ctx context.Context, i int) error) (int, error) {
-	done := 0
-	for batch := InitialBatch; done < n; batch *= 2 {
-		if batch > n-done {
-			batch = n - done
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		done     int
+		first    error
+		inFlight int
+	)
+	window := InitialBatch
+	freed := sync.NewCond(&mu)
+	mu.Lock()
+	for next := 0; next < n; next++ {
+		for inFlight >= window && first == nil {
+			freed.Wait()
 		}
-		var wg sync.WaitGroup
-		errs := make(chan error, batch)
-		for i := done; i < done+batch; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				if err := fn(ctx, i); err != nil {
-					errs <- err
-				}
-			}(i)
-		}
-		wg.Wait()
-		close(errs)
-		failed := 0
-		var first error
-		for err := range errs {
-			failed++
-			if first == nil {
-				first = err
-			}
-		}
-		done += batch - failed
 		if first != nil {
-			return done, first
+			break
 		}
+		inFlight++
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			err := fn(ctx, i)
+			mu.Lock()
+			defer mu.Unlock()
+			inFlight--
+			if err != nil && first == nil {
+				first = err
+			} else if err == nil {
+				done++
+				window++
+			}
+			freed.Signal()
+		}(next)
 	}
-	return done, nil
+	mu.Unlock()
+	wg.Wait()
+	return done, first
 }
 
 // CacheTimeout bounds WaitForCache: past it, a reconcile goes on (an AlreadyExists on a second

@@ -108,7 +108,7 @@ func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testin
 				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
 					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
 			}
-			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
+			c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
 			r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
 			require.NoError(t, err)

@@ -64,7 +64,7 @@ func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) 
 	stale0, stale1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
 	stale1.Status.Phase = corev1.PodFailed
 	acked := podGangOf(time.Now(), 2, stale0.Name, stale1.Name)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, stale0, stale1, acked).WithStatusSubresource(pclq).Build()
+	c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, stale0, stale1, acked).WithStatusSubresource(pclq).Build()
 	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
 	require.NoError(t, err)
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}

@@ -41,7 +41,7 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 	}
 	lagging := true // the cache does not show pods yet
 	creates, statusWrites := 0, 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
+	c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
 		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*corev1.Pod); ok {

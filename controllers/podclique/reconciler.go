@@ -53,6 +53,9 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler and indexes pods by PodClique.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if err := registerIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podclique").
 		For(&grovev1alpha1.PodClique{}).
@@ -71,7 +74,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 
 func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{grovev1alpha1.LabelPodGang: obj.GetName()}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{grovev1alpha1.LabelPodGang: obj.GetName()},
+		client.UnsafeDisableDeepCopy); err != nil { // only names are read
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
@@ -81,22 +85,16 @@ func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []
 	return reqs
 }
 
-// dependents maps a PodClique to the cliques of the same PodCliqueSet replica that wait for it.
+// dependents maps a PodClique to the cliques that start after it.
 func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{
-		grovev1alpha1.LabelPartOf:                   obj.GetLabels()[grovev1alpha1.LabelPartOf],
-		grovev1alpha1.LabelPodCliqueSetReplicaIndex: obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex],
-	}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexStartsAfter: obj.GetName()},
+		client.UnsafeDisableDeepCopy); err != nil { // only names are read
 		return nil
 	}
-	var reqs []reconcile.Request
+	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for _, p := range list.Items {
-		for _, parent := range startsAfter(&p) {
-			if parent == obj.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
-			}
-		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 	}
 	return reqs
 }
@@ -125,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the garbage collector removes the pods
 	}
 	podList := &corev1.PodList{}
-	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodClique: pclq.Name}); err != nil {
+	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{indexPodsOfClique: pclq.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
 	var all, active, stale []*corev1.Pod

@@ -6,9 +6,12 @@ import (
 	"sort"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,20 +44,63 @@ type bench struct {
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
 
+// baselineIdentity is the baseline client's service account. An administrator's requests skip
+// authorization and API Priority and Fairness; the binaries' do not, so the baseline's must not
+// either: it is a service account like them, allowed only the pods and Services it makes.
+const baselineIdentity = "bench-baseline"
+
+func (b *bench) baselineClient(ctx context.Context) (kubernetes.Interface, error) {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: baselineIdentity},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "patch", "get", "list", "watch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: baselineIdentity},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: baselineIdentity},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cluster.Namespace, Name: baselineIdentity}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := b.k8s().Create(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := b.c.RESTConfigFor(cluster.ServiceAccountUser(baselineIdentity), cluster.ServiceAccountGroups...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The authorizer learns the binding from its informer: wait until it allows a create.
+	return cs, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		review, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods"}},
+		}, metav1.CreateOptions{})
+		return err == nil && review.Status.Allowed, nil
+	})
+}
+
 func (b *bench) namespace(ctx context.Context, name string) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	return name, b.k8s().Create(ctx, ns)
 }
 
 func (b *bench) run(ctx context.Context, binDir string) error {
-	cfg := b.c.RESTConfig()
-	cfg.QPS, cfg.Burst = qps, burst
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := b.baselineClient(ctx)
 	if err != nil {
 		return err
 	}
 	b.cs = cs
-	if b.w, err = watchPods(ctx, cs); err != nil {
+	observer, err := kubernetes.NewForConfig(b.c.RESTConfig())
+	if err != nil {
+		return err
+	}
+	if b.w, err = watchPods(ctx, observer); err != nil {
 		return err
 	}
 	b.procs = map[string]*cluster.Process{}

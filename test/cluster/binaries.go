@@ -45,7 +45,7 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 	if err := c.GrantRBAC(context.Background(), name, identity); err != nil {
 		return nil, err
 	}
-	kubeconfig, err := c.KubeconfigFor("system:serviceaccount:" + Namespace + ":" + identity)
+	kubeconfig, err := c.KubeconfigFor(ServiceAccountUser(identity), ServiceAccountGroups...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,4 +85,15 @@ certManagement: {mode: manual}
 	p.readyURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
 	p.HealthzURL = fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	return p, nil
+}
+
+// ServiceAccountGroups are the groups the API server gives a service account's token. With them a
+// binary's requests are classified as in a real cluster — API Priority and Fairness puts them in
+// workload-low by the service-accounts FlowSchema; without them they would share global-default's
+// far fewer seats.
+var ServiceAccountGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace}
+
+// ServiceAccountUser is the user name of the service account named identity in Namespace.
+func ServiceAccountUser(identity string) string {
+	return "system:serviceaccount:" + Namespace + ":" + identity
 }
