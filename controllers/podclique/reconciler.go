@@ -42,7 +42,8 @@ type Reconciler struct {
 	// Backends prepares pods for their scheduler backend.
 	Backends *backends.Registry
 
-	pending batch.Pending
+	pending    batch.Pending
+	superseded batch.Superseded
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
@@ -164,7 +165,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		errs = append(errs, err)
 	}
 	var requeue time.Duration
-	changedPods := len(victims)+len(stale)+unseen.Len() > 0
+	// A view without this process's last status write, or without pods it created, would
+	// write a status that is refused or wrong: the pass after the batch period writes it.
+	changedPods := len(victims)+len(stale)+unseen.Len() > 0 || r.superseded.Stale(req.NamespacedName, pclq.ResourceVersion)
 	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
 		err := r.Backends.NotEnabledError(pclq.Spec.PodSpec.SchedulerName)
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)

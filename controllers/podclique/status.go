@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
@@ -98,8 +99,13 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
 		return nil
 	}
+	replaced := pclq.ResourceVersion
 	pclq.Status = st
-	return r.Client.Status().Update(ctx, pclq)
+	if err := r.Client.Status().Update(ctx, pclq); err != nil {
+		return err
+	}
+	r.superseded.Wrote(client.ObjectKeyFromObject(pclq), replaced)
+	return nil
 }
 
 // setMinAvailableBreached evaluates the gang-termination condition in the seed's order: enough
