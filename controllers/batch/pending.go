@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -19,8 +20,10 @@ import (
 // CacheTimeout is dropped (the child was deleted meanwhile, or the watch is far behind: creating
 // again is then harmless).
 type Pending struct {
-	mu      sync.Mutex
-	parents map[client.ObjectKey]*pendingChildren
+	mu sync.Mutex
+	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
+	// training clique) starts with nothing pending.
+	parents map[types.UID]*pendingChildren
 	// now is time.Now, replaceable in tests.
 	now func() time.Time
 }
@@ -38,14 +41,14 @@ func (p *Pending) clock() time.Time {
 }
 
 // Created records children just created for parent.
-func (p *Pending) Created(parent client.ObjectKey, names ...string) {
+func (p *Pending) Created(parent types.UID, names ...string) {
 	if len(names) == 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.parents == nil {
-		p.parents = map[client.ObjectKey]*pendingChildren{}
+		p.parents = map[types.UID]*pendingChildren{}
 	}
 	c := p.parents[parent]
 	if c == nil {
@@ -58,7 +61,7 @@ func (p *Pending) Created(parent client.ObjectKey, names ...string) {
 
 // Unseen returns the children of parent created but not in seen (the names the cache shows),
 // and forgets those seen. Past CacheTimeout since the last creation it forgets them all.
-func (p *Pending) Unseen(parent client.ObjectKey, seen sets.Set[string]) sets.Set[string] {
+func (p *Pending) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[string] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.parents[parent]

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -12,11 +13,12 @@ import (
 func TestPendingChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
 	now := time.Unix(1000, 0)
 	p := &Pending{now: func() time.Time { return now }}
-	a, b := client.ObjectKey{Namespace: "ns", Name: "a"}, client.ObjectKey{Namespace: "ns", Name: "b"}
+	a, b := types.UID("uid-a"), types.UID("uid-b")
 
 	assert.Empty(t, p.Unseen(a, nil), "nothing created: nothing pending")
 	p.Created(a, "a-0", "a-1", "a-2")
 	p.Created(b, "b-0")
+	assert.Empty(t, p.Unseen(types.UID("uid-a-recreated"), nil), "a parent recreated under its name has nothing pending")
 	assert.Equal(t, sets.New("a-0", "a-1", "a-2"), p.Unseen(a, sets.New[string]()), "the cache shows none yet")
 	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New("a-0", "a-1")), "two arrived")
 	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New[string]()), "those seen are forgotten, not expected again")

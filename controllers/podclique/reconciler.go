@@ -148,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, p := range all {
 		seen.Insert(p.Name)
 	}
-	unseen := r.pending.Unseen(req.NamespacedName, seen)
+	unseen := r.pending.Unseen(pclq.UID, seen)
 
 	hash := PodTemplateHash(pclq)
 	var errs []error
@@ -275,7 +275,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		}
 		return err
 	})
-	r.pending.Created(client.ObjectKeyFromObject(pclq), sent...)
+	r.pending.Created(pclq.UID, sent...)
 	podsCreated.Add(float64(created))
 	if err != nil {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
