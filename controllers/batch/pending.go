@@ -24,8 +24,7 @@ type Pending struct {
 	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
 	// training clique) starts with nothing pending.
 	parents map[types.UID]*pendingChildren
-	// now is time.Now, replaceable in tests.
-	now func() time.Time
+	now     clock
 }
 
 type pendingChildren struct {
@@ -33,11 +32,14 @@ type pendingChildren struct {
 	until time.Time
 }
 
-func (p *Pending) clock() time.Time {
-	if p.now != nil {
-		return p.now()
+// clock is time.Now, replaceable in tests.
+type clock func() time.Time
+
+func (c clock) time() time.Time {
+	if c == nil {
+		return time.Now()
 	}
-	return time.Now()
+	return c()
 }
 
 // Created records children just created for parent.
@@ -56,7 +58,7 @@ func (p *Pending) Created(parent types.UID, names ...string) {
 		p.parents[parent] = c
 	}
 	c.names.Insert(names...)
-	c.until = p.clock().Add(CacheTimeout)
+	c.until = p.now.time().Add(CacheTimeout)
 }
 
 // Unseen returns the children of parent created but not in seen (the names the cache shows),
@@ -69,7 +71,7 @@ func (p *Pending) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[strin
 		return nil
 	}
 	c.names = c.names.Difference(seen)
-	if c.names.Len() == 0 || p.clock().After(c.until) {
+	if c.names.Len() == 0 || p.now.time().After(c.until) {
 		delete(p.parents, parent)
 		return nil
 	}
@@ -85,20 +87,12 @@ func (p *Pending) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[strin
 type Superseded struct {
 	mu      sync.Mutex
 	objects map[client.ObjectKey]superseded
-	// now is time.Now, replaceable in tests.
-	now func() time.Time
+	now     clock
 }
 
 type superseded struct {
 	resourceVersion string
 	until           time.Time
-}
-
-func (s *Superseded) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
 }
 
 // Wrote records that a write to key replaced resourceVersion.
@@ -108,7 +102,7 @@ func (s *Superseded) Wrote(key client.ObjectKey, resourceVersion string) {
 	if s.objects == nil {
 		s.objects = map[client.ObjectKey]superseded{}
 	}
-	s.objects[key] = superseded{resourceVersion: resourceVersion, until: s.clock().Add(CacheTimeout)}
+	s.objects[key] = superseded{resourceVersion: resourceVersion, until: s.now.time().Add(CacheTimeout)}
 }
 
 // Stale reports whether cached, the resourceVersion the cache shows for key, is the one this
@@ -120,7 +114,7 @@ func (s *Superseded) Stale(key client.ObjectKey, cached string) bool {
 	if !ok {
 		return false
 	}
-	if e.resourceVersion != cached || s.clock().After(e.until) {
+	if e.resourceVersion != cached || s.now.time().After(e.until) {
 		delete(s.objects, key)
 		return false
 	}

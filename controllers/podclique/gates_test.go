@@ -9,18 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends"
 )
 
 // podGangOf makes the PodGang "g" (generation 2) referencing pods, created at created, and
@@ -84,12 +78,6 @@ func TestAPodIsSchedulableOnlyWhenItsPodGangReferencesItAndIsAcknowledged(t *tes
 }
 
 func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testing.T) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	require.NoError(t, err)
 	cases := []struct {
 		name      string
 		pg        *schedulerv1alpha1.PodGang
@@ -108,8 +96,8 @@ func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testin
 				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
 					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
 			}
-			c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
-			r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+			c := fakeClient(t).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
+			r := reconcilerFor(t, c)
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
 			require.NoError(t, err)
 			pods := &corev1.PodList{}

@@ -10,17 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends"
 )
 
 // podOf is pod index i of a clique named name, controlled by the clique incarnation uid.
@@ -51,10 +45,6 @@ func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {
 // their names forever (found by the chaos suite: a restart stalled while the kube-controller-
 // manager, restarted during API server restarts, missed the deletion for minutes).
 func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	pclq := &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
 		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, PodSpec: corev1.PodSpec{
@@ -64,12 +54,10 @@ func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) 
 	stale0, stale1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
 	stale1.Status.Phase = corev1.PodFailed
 	acked := podGangOf(time.Now(), 2, stale0.Name, stale1.Name)
-	c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, stale0, stale1, acked).WithStatusSubresource(pclq).Build()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	require.NoError(t, err)
-	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+	c := fakeClient(t).WithObjects(pclq, stale0, stale1, acked).WithStatusSubresource(pclq).Build()
+	r := reconcilerFor(t, c)
 
-	_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
 	require.NoError(t, err)
 	for _, name := range []string{stale0.Name, stale1.Name} {
 		got := &corev1.Pod{}

@@ -9,31 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/batch"
 )
 
 // A pass that runs before the cache shows the pods the previous pass created sends no second
 // create and writes no status from its stale view; once the cache shows them, status is written.
 func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *testing.T) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	require.NoError(t, err)
 	pclq := &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
 		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](3),
@@ -41,7 +28,7 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 	}
 	lagging := true // the cache does not show pods yet
 	creates, statusWrites := 0, 0
-	c := withIndexes(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
+	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
 		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*corev1.Pod); ok {
@@ -60,7 +47,7 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	}).Build()
-	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+	r := reconcilerFor(t, c)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
 
 	res, err := r.Reconcile(context.Background(), req)
