@@ -44,6 +44,7 @@ type Reconciler struct {
 
 	pending    batch.Pending
 	superseded batch.Superseded
+	holder     batch.Holder
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
@@ -203,11 +204,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if changedPods && len(errs) == 0 {
 		return batch.StatusPass(), nil
 	}
-	if err := r.updateStatus(ctx, pclq, active, hash); err != nil {
+	held, err := r.updateStatus(ctx, pclq, active, hash)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
+	}
+	if held {
+		return batch.StatusPass(), nil
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -265,6 +270,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	// bench, a 999-pod clique that did not remember them sent 395 creates more.
 	var mu sync.Mutex
 	var sent []string
+	done := r.holder.Creating()
 	created, err := batch.SlowStart(ctx, len(pods), func(ctx context.Context, i int) error {
 		err := r.Client.Create(ctx, pods[i])
 		if err == nil || apierrors.IsAlreadyExists(err) { // AlreadyExists: the cache was behind
@@ -275,6 +281,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		}
 		return err
 	})
+	done()
 	r.pending.Created(pclq.UID, sent...)
 	podsCreated.Add(float64(created))
 	if err != nil {

@@ -93,19 +93,53 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 	return false
 }
 
-// updateStatus writes the status only when it changed, so a clique at rest costs no writes.
-func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) error {
+// updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
+// summary nobody acts on waits while this process creates pods (see batch.Holder): held reports
+// that, and the caller comes back after the batch period.
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) (held bool, err error) {
 	st := computeStatus(pclq, active, hash)
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
-		return nil
+		return false, nil
+	}
+	key := client.ObjectKeyFromObject(pclq)
+	if !actedOn(pclq.Status, st) {
+		waiting, err := r.hasDependents(ctx, pclq)
+		if err != nil {
+			return false, err
+		}
+		if !waiting && r.holder.Hold(key) {
+			return true, nil
+		}
 	}
 	replaced := pclq.ResourceVersion
 	pclq.Status = st
 	if err := r.Client.Status().Update(ctx, pclq); err != nil {
-		return err
+		return false, err
 	}
-	r.superseded.Wrote(client.ObjectKeyFromObject(pclq), replaced)
-	return nil
+	r.superseded.Wrote(key, replaced)
+	return false, nil
+}
+
+// actedOn reports a status change that other controllers act on at once: a breach starts the
+// gang-termination timer (its transition time is the timer's start) and its end stops it, and a
+// training clique's success may finish its workload.
+func actedOn(old, st grovev1alpha1.PodCliqueStatus) bool {
+	for _, t := range []string{grovev1alpha1.ConditionMinAvailableBreached, grovev1alpha1.ConditionSucceeded} {
+		if meta.IsStatusConditionTrue(st.Conditions, t) != meta.IsStatusConditionTrue(old.Conditions, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDependents reports whether cliques start after this one: they wait for its readiness.
+func (r *Reconciler) hasDependents(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pclq.Namespace), client.MatchingFields{indexStartsAfter: pclq.Name},
+		client.UnsafeDisableDeepCopy); err != nil { // only counted
+		return false, err
+	}
+	return len(list.Items) > 0, nil
 }
 
 // setMinAvailableBreached evaluates the gang-termination condition in the seed's order: enough
