@@ -161,7 +161,11 @@ func TestDefaultsFillEveryField(t *testing.T) {
 	assert.Equal(t, CertManagementAuto, cfg.CertManagement.Mode)
 	assert.Equal(t, DebuggingConfiguration{PprofBindHost: "127.0.0.1", PprofBindPort: 2753}, cfg.Debugging, "profiling off, and on the host when turned on")
 	for name, o := range cfg.Controllers.all() {
-		assert.Equal(t, ptr.To(DefaultConcurrentSyncs), o.ConcurrentSyncs, name)
+		want := DefaultConcurrentSyncs
+		if name == "podClique" {
+			want = DefaultPodCliqueConcurrentSyncs
+		}
+		assert.Equal(t, ptr.To(want), o.ConcurrentSyncs, name)
 	}
 }
 
@@ -170,14 +174,14 @@ func TestDefaultsKeepWhatIsSet(t *testing.T) {
 		ClientConnection: ClientConnectionConfiguration{QPS: 500, Burst: 1000},
 		LeaderElection:   LeaderElectionConfiguration{Enabled: ptr.To(false)},
 		LogLevel:         LogLevelDebug,
-		Controllers:      ControllerConfiguration{PodClique: ControllerOptions{ConcurrentSyncs: ptr.To(20)}},
+		Controllers:      ControllerConfiguration{PodClique: ControllerOptions{ConcurrentSyncs: ptr.To(7)}},
 	}
 	SetDefaults(cfg)
 	assert.Equal(t, float32(500), cfg.ClientConnection.QPS)
 	assert.Equal(t, 1000, cfg.ClientConnection.Burst)
 	assert.Equal(t, ptr.To(false), cfg.LeaderElection.Enabled)
 	assert.Equal(t, LogLevelDebug, cfg.LogLevel)
-	assert.Equal(t, ptr.To(20), cfg.Controllers.PodClique.ConcurrentSyncs)
+	assert.Equal(t, ptr.To(7), cfg.Controllers.PodClique.ConcurrentSyncs)
 }
 
 func TestValidationNamesTheField(t *testing.T) {

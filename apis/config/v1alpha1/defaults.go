@@ -20,8 +20,12 @@ const (
 	DefaultPprofBindHost      = "127.0.0.1"
 	DefaultPprofBindPort      = 2753
 	DefaultConcurrentSyncs    = 10
-	DefaultServerCertDir      = "/etc/grove/webhook-certs"
-	DefaultNamespace          = "grove-system"
+	// DefaultPodCliqueConcurrentSyncs is higher: a PodClique worker spends its time waiting for
+	// pod creates, and a scale-out of a hundred small cliques is paced by how many are in flight
+	// (measured in make bench S3: 20 workers keep ~35 creates in flight, 10 kept ~20).
+	DefaultPodCliqueConcurrentSyncs = 20
+	DefaultServerCertDir            = "/etc/grove/webhook-certs"
+	DefaultNamespace                = "grove-system"
 )
 
 // SetDefaults fills every unset field.
@@ -62,6 +66,9 @@ func SetDefaults(c *OperatorConfiguration) {
 	}
 	if c.LogFormat == "" {
 		c.LogFormat = LogFormatJSON
+	}
+	if c.Controllers.PodClique.ConcurrentSyncs == nil {
+		c.Controllers.PodClique.ConcurrentSyncs = ptr.To(DefaultPodCliqueConcurrentSyncs)
 	}
 	for _, o := range c.Controllers.all() {
 		if o.ConcurrentSyncs == nil {

@@ -159,7 +159,7 @@ type ControllerConfiguration struct {
 
 // ControllerOptions configures one reconciler.
 type ControllerOptions struct {
-	// ConcurrentSyncs is how many objects it reconciles at once.
+	// ConcurrentSyncs is how many objects it reconciles at once: 10 by default, 20 for PodCliques.
 	ConcurrentSyncs *int `json:"concurrentSyncs,omitempty"`
 }
 
