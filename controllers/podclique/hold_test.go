@@ -106,3 +106,51 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 		})
 	}
 }
+
+// A new clique's pods wait for its PodGang's acknowledgement; its first status waits with them,
+// but no longer than the grace after which the pods would be created gated anyway.
+func TestANewCliquesFirstStatusComesWithItsPods(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name      string
+		created   time.Time
+		podGang   bool
+		wantWrite bool
+	}{
+		{name: "PodGang not acknowledged yet", created: now, podGang: true},
+		{name: "no PodGang yet", created: now},
+		{name: "no PodGang within the grace: the status reports it", created: now.Add(-ackGrace - time.Second), wantWrite: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pclq := &grovev1alpha1.PodClique{
+				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Generation: 1, CreationTimestamp: metav1.NewTime(tc.created),
+					Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
+				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
+					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+			}
+			objs := []client.Object{pclq}
+			if tc.podGang {
+				objs = append(objs, podGangOf(now, 0, "c-0", "c-1"))
+			}
+			statusWrites := 0
+			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
+				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					statusWrites++
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				},
+			}).Build()
+			r := reconcilerFor(t, c)
+
+			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+			require.NoError(t, err)
+			if tc.wantWrite {
+				assert.Equal(t, 1, statusWrites)
+				return
+			}
+			assert.Zero(t, statusWrites, "the first status waits for the pods")
+			assert.Positive(t, res.RequeueAfter, "but not past the grace")
+			assert.LessOrEqual(t, res.RequeueAfter, ackGrace)
+		})
+	}
+}

@@ -186,8 +186,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
 		})
 		if len(missing) > 0 {
-			ok, after := waitForPodGang(pg, time.Now())
+			now := time.Now()
+			ok, after := waitForPodGang(pg, now)
 			requeue = after
+			if !ok && len(errs) == 0 && firstStatusWaits(pclq, now) {
+				// A new clique's first status comes with its pods: a write less per clique of a
+				// scale-out, at the time the API server is busiest.
+				return ctrl.Result{RequeueAfter: firstStatusWait(pclq, now, after)}, nil
+			}
 			if ok {
 				changedPods = true
 				if err := r.createPods(ctx, pclq, missing, hash, backend, s); err != nil {
@@ -215,6 +221,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return batch.StatusPass(), nil
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// firstStatusWaits reports whether a clique that never wrote its status may still wait for its
+// pods to write it: within ackGrace of its creation, the time its pods wait for their PodGang.
+func firstStatusWaits(pclq *grovev1alpha1.PodClique, now time.Time) bool {
+	return pclq.Status.ObservedGeneration == nil && now.Before(pclq.CreationTimestamp.Add(ackGrace))
+}
+
+// firstStatusWait is when to look again at a clique whose first status waits: when its PodGang
+// says so (after; 0 when its events will come) or at the latest when ackGrace ends, to report
+// pods that were not created.
+func firstStatusWait(pclq *grovev1alpha1.PodClique, now time.Time, after time.Duration) time.Duration {
+	left := pclq.CreationTimestamp.Add(ackGrace).Sub(now)
+	if after > 0 && after < left {
+		return after
+	}
+	return left
 }
 
 // ofEarlierIncarnation reports a pod controlled by an earlier PodClique of the same name — one
