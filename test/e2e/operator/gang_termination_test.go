@@ -164,15 +164,20 @@ func TestNeverAvailableCliquesAreNeverTerminated(t *testing.T) {
 	require.NoError(t, k8s().Create(ctx, pcs))
 	require.Eventually(t, func() bool { return len(cliqueUIDs(t, ns, "never")) == 3 }, time.Minute, 100*time.Millisecond)
 	before := cliqueUIDs(t, ns, "never")
-	time.Sleep(3 * time.Second)
-	_, kept := replaced(before, cliqueUIDs(t, ns, "never"))
-	assert.Len(t, kept, 3)
-	p := &grovev1alpha1.PodClique{}
-	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "never-0-a"}, p))
-	c := meta.FindStatusCondition(p.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
-	require.NotNil(t, c)
+	// The pods wait for an acknowledgement that never comes: the clique's first status is
+	// written when the grace for it ends, and says the clique was never available.
+	var c *metav1.Condition
+	require.Eventually(t, func() bool {
+		p := &grovev1alpha1.PodClique{}
+		require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "never-0-a"}, p))
+		c = meta.FindStatusCondition(p.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+		return c != nil
+	}, time.Minute, 100*time.Millisecond)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, grovev1alpha1.ReasonNeverAvailable, c.Reason)
+	time.Sleep(3 * time.Second) // three termination delays
+	_, kept := replaced(before, cliqueUIDs(t, ns, "never"))
+	assert.Len(t, kept, 3)
 }
 
 func TestScalingGroupReplicaIsRecycledWhileTheGroupStaysAboveMinAvailable(t *testing.T) {
