@@ -97,6 +97,15 @@ func SkipCreate() predicate.Predicate {
 	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
 }
 
+// SpecChanged passes creations, deletions and updates of an object's spec, labels or
+// annotations, not of its status alone. For a controller that alone writes the object's status:
+// its own write teaches it nothing, and the reconcile it would start at once, outside the batch
+// period, writes again for the pod events that arrived meanwhile (measured in make bench S2: a
+// second status write 0.3 s after the first for one clique in four).
+func SpecChanged() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+}
+
 // InitialBatch is how many calls SlowStart starts at once. The ReplicaSet controller starts with
 // 1, which costs a clique of four pods three sequential round trips; under load, when a round trip
 // takes 100 ms and every worker is busy, that latency is what a scale-out waits for. Most cliques

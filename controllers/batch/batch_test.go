@@ -140,3 +140,26 @@ func TestChildEventsWaitBehindCreationWorkInThePriorityQueue(t *testing.T) {
 	assert.Equal(t, ptr.To(Low), StatusPass().Priority, "a pass that created children looks again at Low priority")
 	assert.Equal(t, Period, StatusPass().RequeueAfter)
 }
+
+func TestSpecChangedPassesEverythingButAStatusOnlyUpdate(t *testing.T) {
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: 1, Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "1"}}}
+	cases := []struct {
+		name   string
+		change func(p *corev1.Pod)
+		want   bool
+	}{
+		{"status only", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning; p.ResourceVersion = "2" }, false},
+		{"spec (generation)", func(p *corev1.Pod) { p.Generation = 2 }, true},
+		{"a label", func(p *corev1.Pod) { p.Labels["a"] = "2" }, true},
+		{"an annotation", func(p *corev1.Pod) { p.Annotations["c"] = "3" }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			updated := old.DeepCopy()
+			tc.change(updated)
+			assert.Equal(t, tc.want, SpecChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated}))
+		})
+	}
+	assert.True(t, SpecChanged().Create(event.CreateEvent{Object: old}))
+	assert.True(t, SpecChanged().Delete(event.DeleteEvent{Object: old}))
+}

@@ -60,7 +60,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podclique").
-		For(&grovev1alpha1.PodClique{}).
+		For(&grovev1alpha1.PodClique{}, builder.WithPredicates(batch.SpecChanged())).
 		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
 		// reconcile per batch period writes the status once for all of them.
 		Watches(&corev1.Pod{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), batch.Period, batch.Low),

@@ -40,7 +40,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podcliquescalinggroup").
-		For(&grovev1alpha1.PodCliqueScalingGroup{}).
+		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(batch.SpecChanged())).
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
 		Watches(&grovev1alpha1.PodClique{}, batch.EnqueueAfter(batch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), batch.Period, batch.Low),
 			builder.WithPredicates(batch.SkipCreate())).
