@@ -65,3 +65,21 @@ func TestProcUsageReadsThisProcess(t *testing.T) {
 	assert.GreaterOrEqual(t, u.PeakRSSMiB, u.RSSMiB*0.99)
 	assert.GreaterOrEqual(t, u.CPUSeconds, 0.0)
 }
+
+func TestMedianIsTheMiddleRound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"one round", []float64{1.4}, 1.4},
+		{"odd count, unsorted", []float64{1.42, 0.95, 1.18}, 1.18},
+		{"even count: mean of the middle two", []float64{2, 1, 4, 3}, 2.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			xs := append([]float64(nil), tc.xs...)
+			assert.InDelta(t, tc.want, median(tc.xs), 1e-9)
+			assert.Equal(t, xs, tc.xs, "the rounds keep their order")
+		})
+	}
+}
