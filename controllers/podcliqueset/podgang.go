@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -168,6 +169,15 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
 	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
 	pg := obs.gangs[g.name]
+	if pg != nil && r.superseded.Stale(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
+		// This view lacks our last write to the PodGang: a write from it would be refused as a
+		// conflict. That write's own event brings the next pass.
+		return nil
+	}
+	replaced := ""
+	if pg != nil {
+		replaced = pg.ResourceVersion
+	}
 	if pg == nil {
 		pg = &schedulerv1alpha1.PodGang{
 			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
@@ -192,6 +202,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		if err := r.Client.Update(ctx, pg); err != nil {
 			return err
 		}
+		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
 	}
 
 	cond := metav1.Condition{
@@ -217,7 +228,13 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	}
 	pg = pg.DeepCopy()
 	pg.Status = *status
-	return r.Client.Status().Update(ctx, pg)
+	if err := r.Client.Status().Update(ctx, pg); err != nil {
+		return err
+	}
+	if replaced != "" {
+		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
+	}
+	return nil
 }
 
 func minAvailable(pclq *grovev1alpha1.PodClique) int32 {

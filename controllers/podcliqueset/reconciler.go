@@ -40,6 +40,8 @@ type Reconciler struct {
 	Backends *backends.Registry
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
 	TopologyAwareScheduling bool
+
+	superseded batch.Superseded // PodGangs whose last write by this process the cache lacks
 }
 
 // Owner references that block deletion need update on the owner's finalizers (enforced where
