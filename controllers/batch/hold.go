@@ -41,6 +41,13 @@ func (h *Holder) Creating() (done func()) {
 	}
 }
 
+// Busy reports whether creates are in flight: whether Hold may hold anything.
+func (h *Holder) Busy() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.creating > 0
+}
+
 // Hold reports whether the status summary of key should wait: creates are in flight and it has
 // not waited MaxHold yet.
 func (h *Holder) Hold(key client.ObjectKey) bool {

@@ -13,8 +13,10 @@ func TestASummaryIsHeldWhileCreatesAreInFlightButNoLongerThanMaxHold(t *testing.
 	h := &Holder{now: func() time.Time { return now }}
 	a, b := client.ObjectKey{Namespace: "ns", Name: "a"}, client.ObjectKey{Namespace: "ns", Name: "b"}
 
+	assert.False(t, h.Busy())
 	assert.False(t, h.Hold(a), "nothing in flight: written at once")
 	done := h.Creating()
+	assert.True(t, h.Busy())
 	assert.True(t, h.Hold(a), "creates in flight: held")
 	now = now.Add(MaxHold - time.Millisecond)
 	assert.True(t, h.Hold(a), "still within MaxHold")

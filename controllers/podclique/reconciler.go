@@ -189,10 +189,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			now := time.Now()
 			ok, after := waitForPodGang(pg, now)
 			requeue = after
-			if !ok && len(errs) == 0 && firstStatusWaits(pclq, now) {
+			if wait, waits := firstStatusWait(pclq, now, after); !ok && waits && len(errs) == 0 {
 				// A new clique's first status comes with its pods: a write less per clique of a
 				// scale-out, at the time the API server is busiest.
-				return ctrl.Result{RequeueAfter: firstStatusWait(pclq, now, after)}, nil
+				return ctrl.Result{RequeueAfter: wait}, nil
 			}
 			if ok {
 				changedPods = true
@@ -223,21 +223,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// firstStatusWaits reports whether a clique that never wrote its status may still wait for its
-// pods to write it: within ackGrace of its creation, the time its pods wait for their PodGang.
-func firstStatusWaits(pclq *grovev1alpha1.PodClique, now time.Time) bool {
-	return pclq.Status.ObservedGeneration == nil && now.Before(pclq.CreationTimestamp.Add(ackGrace))
-}
-
-// firstStatusWait is when to look again at a clique whose first status waits: when its PodGang
-// says so (after; 0 when its events will come) or at the latest when ackGrace ends, to report
-// pods that were not created.
-func firstStatusWait(pclq *grovev1alpha1.PodClique, now time.Time, after time.Duration) time.Duration {
+// firstStatusWait reports whether a clique that never wrote its status may still wait for its
+// pods to write it — within ackGrace of its creation, the time its pods wait for their PodGang —
+// and when to look again: when the PodGang says so (after; 0 when its events will come) or at the
+// latest when ackGrace ends, to report pods that were not created.
+func firstStatusWait(pclq *grovev1alpha1.PodClique, now time.Time, after time.Duration) (time.Duration, bool) {
 	left := pclq.CreationTimestamp.Add(ackGrace).Sub(now)
-	if after > 0 && after < left {
-		return after
+	if pclq.Status.ObservedGeneration != nil || left <= 0 {
+		return 0, false
 	}
-	return left
+	if after > 0 && after < left {
+		return after, true
+	}
+	return left, true
 }
 
 // ofEarlierIncarnation reports a pod controlled by an earlier PodClique of the same name — one

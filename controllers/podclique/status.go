@@ -102,7 +102,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 		return false, nil
 	}
 	key := client.ObjectKeyFromObject(pclq)
-	if !actedOn(pclq.Status, st) {
+	if r.holder.Busy() && !actedOn(pclq.Status, st) {
 		waiting, err := r.hasDependents(ctx, pclq)
 		if err != nil {
 			return false, err
