@@ -1,6 +1,7 @@
 package podclique
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,4 +38,12 @@ func reconcilerFor(t *testing.T, c client.Client) *Reconciler {
 	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
 	require.NoError(t, err)
 	return &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+}
+
+// countStatusWrites passes status updates on to the client and counts them in n.
+func countStatusWrites(n *int) func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		*n++
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}
 }

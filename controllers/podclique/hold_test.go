@@ -81,10 +81,7 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 			}
 			statusWrites := 0
 			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
-				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-					statusWrites++
-					return c.SubResource(sub).Update(ctx, obj, opts...)
-				},
+				SubResourceUpdate: countStatusWrites(&statusWrites),
 			}).Build()
 			r := reconcilerFor(t, c)
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
@@ -135,10 +132,7 @@ func TestANewCliquesFirstStatusComesWithItsPods(t *testing.T) {
 			}
 			statusWrites := 0
 			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
-				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-					statusWrites++
-					return c.SubResource(sub).Update(ctx, obj, opts...)
-				},
+				SubResourceUpdate: countStatusWrites(&statusWrites),
 			}).Build()
 			r := reconcilerFor(t, c)
 

@@ -42,10 +42,7 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 			}
 			return c.List(ctx, list, opts...)
 		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			statusWrites++
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
+		SubResourceUpdate: countStatusWrites(&statusWrites),
 	}).Build()
 	r := reconcilerFor(t, c)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
