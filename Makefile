@@ -35,12 +35,12 @@ generate: ## Generate deepcopy code.
 manifests: ## Generate the CRDs (config/crd/bases), webhook configurations (config/webhook) and each binary's RBAC (config/rbac/<binary>).
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) webhook paths="./webhooks/podcliqueset/...;./webhooks/trainjob/...;./webhooks/trainingchildren/..." output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths="./webhooks/pcsadmission/...;./webhooks/trainjobadmission/...;./webhooks/trainingchildren/..." output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) webhook paths=./webhooks/authorizer/... output:webhook:artifacts:config=config/webhook/authorizer
-	$(CONTROLLER_GEN) rbac:roleName=grove-operator paths="./cmd/grove-operator/...;./controllers/podcliqueset/...;./controllers/podclique/...;./controllers/podcliquescalinggroup/...;./controllers/gangtermination/...;./controllers/children/..." output:rbac:artifacts:config=config/rbac/grove-operator
+	$(CONTROLLER_GEN) rbac:roleName=grove-operator paths="./cmd/grove-operator/...;./controllers/operator/..." output:rbac:artifacts:config=config/rbac/grove-operator
 	$(CONTROLLER_GEN) rbac:roleName=grove-webhook paths="./cmd/grove-webhook/...;./webhooks/..." output:rbac:artifacts:config=config/rbac/grove-webhook
-	$(CONTROLLER_GEN) rbac:roleName=backend-controller paths="./cmd/backend-controller/...;./controllers/podgang/...;./backends/..." output:rbac:artifacts:config=config/rbac/backend-controller
-	$(CONTROLLER_GEN) rbac:roleName=trainer-controller paths="./cmd/trainer-controller/...;./controllers/trainjob/..." output:rbac:artifacts:config=config/rbac/trainer-controller
+	$(CONTROLLER_GEN) rbac:roleName=backend-controller paths="./cmd/backend-controller/...;./controllers/backend/...;./backends/..." output:rbac:artifacts:config=config/rbac/backend-controller
+	$(CONTROLLER_GEN) rbac:roleName=trainer-controller paths="./cmd/trainer-controller/...;./controllers/trainer/..." output:rbac:artifacts:config=config/rbac/trainer-controller
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated files differ from the committed ones.

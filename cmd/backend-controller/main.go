@@ -17,7 +17,7 @@ import (
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/podgang"
+	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/internal/app"
 )
 

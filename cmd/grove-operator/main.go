@@ -13,9 +13,9 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/podclique"
-	"github.com/kubegrove/grove/controllers/podcliquescalinggroup"
-	"github.com/kubegrove/grove/controllers/podcliqueset"
+	"github.com/kubegrove/grove/controllers/operator/podclique"
+	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
+	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/internal/app"
 )
 

@@ -8,9 +8,9 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/authorizer"
-	"github.com/kubegrove/grove/webhooks/podcliqueset"
+	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/trainingchildren"
-	"github.com/kubegrove/grove/webhooks/trainjob"
+	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
 // The certificate rotator keeps the serving certificate in a Secret of the webhook's namespace
@@ -29,10 +29,10 @@ func main() {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	if err := podcliqueset.SetupWithManager(mgr, cfg); err != nil {
+	if err := pcsadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	if err := trainjob.SetupWithManager(mgr, cfg); err != nil {
+	if err := trainjobadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
 	if err := trainingchildren.SetupWithManager(mgr, cfg); err != nil {

@@ -15,7 +15,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/controllers/trainjob"
+	"github.com/kubegrove/grove/controllers/trainer/trainjob"
 	"github.com/kubegrove/grove/internal/app"
 )
 

@@ -1,4 +1,4 @@
-package backends
+package backendse2e
 
 import (
 	"context"

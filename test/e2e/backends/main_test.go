@@ -3,7 +3,7 @@
 // backend-controller per backend, on the local cluster: gangs are placed whole or not at all by
 // the real kube-scheduler and by the real scheduler-plugins coscheduling scheduler, and each
 // backend-controller touches only its own PodGangs.
-package backends
+package backendse2e
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package operator
+package operatore2e
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/podcliqueset"
+	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/test/cluster"
 )
 

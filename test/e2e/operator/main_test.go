@@ -1,6 +1,6 @@
 // Package operator runs the grove-operator and the kube-scheduler backend-controller as separate
 // processes on the local cluster and checks inference workloads end to end.
-package operator
+package operatore2e
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package operator
+package operatore2e
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/children"
+	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -39,7 +39,7 @@ func crashAfterRestartDecision(t *testing.T, ns, pcs string, deleteOne bool) map
 	for i := range list.Items {
 		p := &list.Items[i]
 		before[p.Name] = p.UID
-		p.Annotations[children.AnnotationRestart] = "1"
+		p.Annotations[expand.AnnotationRestart] = "1"
 		require.NoError(t, k8s().Update(ctx, p))
 	}
 	got := &grovev1alpha1.PodCliqueSet{}

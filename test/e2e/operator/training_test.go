@@ -1,4 +1,4 @@
-package operator
+package operatore2e
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 // Package smoke proves the local cluster the e2e tests run on: scheduling onto kwok nodes, the
 // Job and JobSet controllers, the test exit stage, garbage collection and the Workload API.
-package smoke
+package smokee2e
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package smoke
+package smokee2e
 
 import "k8s.io/apimachinery/pkg/api/resource"
 

@@ -1,4 +1,4 @@
-package trainer
+package trainere2e
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // backend-controller as separate processes on the local cluster (with the real JobSet, Job and
 // garbage-collector controllers and kwok pods) and checks TrainJobs end to end: both workload
 // paths, KEP-2899's deadline and TTL, suspend and resume, and a killed controller.
-package trainer
+package trainere2e
 
 import (
 	"context"

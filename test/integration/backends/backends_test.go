@@ -1,4 +1,4 @@
-package backends
+package backendsintegration
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/podgang"
+	"github.com/kubegrove/grove/controllers/backend/podgang"
 )
 
 const timeout = 30 * time.Second

@@ -1,7 +1,7 @@
 // Package backends runs the backend-controller's PodGang reconciler, with the KAI and
 // scheduler-plugins backends, against a real kube-apiserver with those schedulers' real CRDs:
 // what the backends write is accepted by the schedulers' schemas, and edits by hand are repaired.
-package backends
+package backendsintegration
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/podgang"
+	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/test/apiserver"
 )
 

@@ -1,7 +1,7 @@
 // Package binaries proves each of the four binaries starts against a real API server, reports
 // ready, serves Prometheus metrics, holds its own leader lease, and exits cleanly on SIGTERM —
 // and that a bad configuration stops it with a message naming the field.
-package binaries
+package binariesintegration
 
 import (
 	"bytes"

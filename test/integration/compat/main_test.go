@@ -1,7 +1,7 @@
 // Package compat proves against a real kube-apiserver that the project's CRDs accept what users
 // bring (upstream Grove and Kubeflow Trainer manifests, the shipped samples) and reject bad
 // input with the field path and the rule.
-package compat
+package compatintegration
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 // Package deploy proves the deployment against a real kube-apiserver: every overlay renders with
 // the pinned kustomize and is accepted by a server-side dry-run, and each binary's generated RBAC
 // allows what it does and refuses what it must not do.
-package deploy
+package deployintegration
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package deploy
+package deployintegration
 
 import (
 	"context"

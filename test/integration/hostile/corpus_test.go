@@ -1,4 +1,4 @@
-package hostile
+package hostileintegration
 
 import (
 	"encoding/json"

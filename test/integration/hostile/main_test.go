@@ -4,7 +4,7 @@
 // trainer-controller. Every case states its outcome — rejected with a message naming the field
 // path and the rule, or stored and handled — and afterwards every binary must still be alive and
 // healthy, and nothing already stored may have changed.
-package hostile
+package hostileintegration
 
 import (
 	"context"

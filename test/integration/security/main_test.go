@@ -4,7 +4,7 @@
 // configurations; metrics listen on 127.0.0.1 unless configured otherwise and, served securely as
 // deployed, answer only authenticated and authorized scrapers; and every binary acts as its own
 // ServiceAccount, never as an administrator.
-package security
+package securityintegration
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package security
+package securityintegration
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 // Package webhook runs grove-webhook as its own process, registered with a real API server over
 // TLS, and checks what users see: defaults applied and invalid objects rejected with field paths.
-package webhook
+package webhookintegration
 
 import (
 	"context"

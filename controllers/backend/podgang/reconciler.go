@@ -1,0 +1,137 @@
+// Package podgang is the backend-controller's PodGang reconciler: for the PodGangs of one
+// scheduler backend it creates that scheduler's objects, repairs them when someone edits or
+// deletes them, and reports SchedulerBackendReady for the PodGang's current generation — the
+// acknowledgement the grove-operator waits for before it lifts the pods' gates.
+package podgang
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/backend/topologybinding"
+)
+
+// Reconciler reconciles the PodGangs of one backend.
+type Reconciler struct {
+	Client  client.Client
+	Backend backends.SchedulerBackend
+}
+
+// ReasonSyncFailed is the reason of SchedulerBackendReady=False.
+const ReasonSyncFailed = "SchedulerSyncFailed"
+
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.run.ai,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+
+// SetupWithManager registers the reconciler for PodGangs labelled with this backend, and for
+// the scheduler objects they own, so an edited or deleted object is put back. For a backend
+// with a topology object of its own (backends.TopologySyncer) it also registers the
+// topologybinding.Reconciler and resyncs PodGangs when the ClusterTopologyBinding they name changes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	mine, err := predicate.LabelSelectorPredicate(metav1.LabelSelector{MatchLabels: map[string]string{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}})
+	if err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("podgang-"+string(r.Backend.Name())).
+		// Labels carry backend settings (KAI's queue), so a relabel is a change to sync.
+		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	for _, owned := range r.Backend.OwnedTypes() {
+		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
+		b = b.Owns(owned, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
+	}
+	syncer, keepsTopology := r.Backend.(backends.TopologySyncer)
+	if keepsTopology {
+		// A binding's topology object names appear in the scheduler's objects of its PodGangs.
+		b = b.Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podGangsOfBinding),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	if err := b.Complete(r); err != nil {
+		return err
+	}
+	if keepsTopology {
+		if err := (&topologybinding.Reconciler{Client: r.Client, Backend: string(r.Backend.Name()), Syncer: syncer}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
+	return nil
+}
+
+// Reconcile syncs the scheduler's objects and acknowledges the PodGang's generation.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	name := string(r.Backend.Name())
+	pg := &schedulerv1alpha1.PodGang{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pg); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		gone := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
+		return ctrl.Result{}, r.Backend.OnPodGangDelete(ctx, gone)
+	}
+	if !pg.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.Backend.OnPodGangDelete(ctx, pg)
+	}
+	if pg.Labels[grovev1alpha1.LabelSchedulerName] != name {
+		// An owned object's event for a PodGang another backend serves now.
+		return ctrl.Result{}, nil
+	}
+	start := time.Now()
+	reason, message, syncErr := r.Backend.SyncPodGang(ctx, pg)
+	syncSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	cond := metav1.Condition{
+		Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
+		Reason: reason, Message: message, ObservedGeneration: pg.Generation,
+	}
+	if syncErr != nil {
+		syncErrors.WithLabelValues(name).Inc()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSyncFailed, syncErr.Error()
+	}
+	status := pg.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if !equality.Semantic.DeepEqual(*status, pg.Status) {
+		pg.Status = *status
+		if err := r.Client.Status().Update(ctx, pg); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, syncErr
+}
+
+// podGangsOfBinding maps a ClusterTopologyBinding to this backend's PodGangs naming it: where
+// it points the scheduler at another topology object, their scheduler objects change.
+func (r *Reconciler) podGangsOfBinding(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &schedulerv1alpha1.PodGangList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Annotations[schedulerv1alpha1.AnnotationTopologyName] == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}

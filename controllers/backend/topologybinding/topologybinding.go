@@ -1,0 +1,149 @@
+// Package topologybinding is the backend-controller's ClusterTopologyBinding reconciler, for a
+// backend with a topology object of its own (KAI's Topology): it keeps that object for every
+// binding and reports drift in the binding's status.
+package topologybinding
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+)
+
+// Reasons of the ClusterTopologyBinding condition SchedulerTopologyDrift.
+const (
+	ReasonTopologyDrift = "TopologyDrift"
+	ReasonInSync        = "InSync"
+)
+
+// conflictRequeue is how soon a binding whose status write lost a race is synced again.
+const conflictRequeue = 250 * time.Millisecond
+
+// Reconciler keeps, for a backend with a topology object of its own (a
+// backends.TopologySyncer), that object for every ClusterTopologyBinding, and reports in the
+// binding's status whether it matches the levels. The PodGang reconciler registers it.
+type Reconciler struct {
+	Client client.Client
+	// Backend is the backend's name, its schedulerName in the binding.
+	Backend string
+	Syncer  backends.TopologySyncer
+}
+
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings/finalizers,verbs=update
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kai.scheduler,resources=topologies,verbs=get;list;watch;create;update;patch;delete
+
+// SetupWithManager registers the reconciler for ClusterTopologyBindings, the topology objects
+// they own, and the ones their schedulerTopologyBindings name for this backend (never written,
+// but their edits change the drift).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("clustertopologybinding-" + r.Backend).
+		For(&grovev1alpha1.ClusterTopologyBinding{})
+	for _, t := range r.Syncer.TopologyTypes() {
+		b = b.Owns(t).Watches(t, handler.EnqueueRequestsFromMapFunc(r.bindingsReferencing))
+	}
+	return b.Complete(r)
+}
+
+// Reconcile syncs the binding's topology object and records the result in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ct := &grovev1alpha1.ClusterTopologyBinding{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ct); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ct.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	st, err := r.Syncer.SyncTopology(ctx, ct)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	st.SchedulerName = r.Backend
+	status := ct.Status.DeepCopy()
+	setSchedulerTopologyStatus(status, st)
+	status.ObservedGeneration = ct.Generation
+	meta.SetStatusCondition(&status.Conditions, driftCondition(status.SchedulerTopologyStatuses, ct.Generation))
+	if equality.Semantic.DeepEqual(*status, ct.Status) {
+		return ctrl.Result{}, nil
+	}
+	ct.Status = *status
+	if err := r.Client.Status().Update(ctx, ct); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+// setSchedulerTopologyStatus replaces the backend's entry, keeping the other backends' entries,
+// sorted by scheduler name.
+func setSchedulerTopologyStatus(status *grovev1alpha1.ClusterTopologyBindingStatus, st grovev1alpha1.SchedulerTopologyStatus) {
+	for i := range status.SchedulerTopologyStatuses {
+		if status.SchedulerTopologyStatuses[i].SchedulerName == st.SchedulerName {
+			status.SchedulerTopologyStatuses[i] = st
+			return
+		}
+	}
+	status.SchedulerTopologyStatuses = append(status.SchedulerTopologyStatuses, st)
+	sort.SliceStable(status.SchedulerTopologyStatuses, func(i, j int) bool {
+		return status.SchedulerTopologyStatuses[i].SchedulerName < status.SchedulerTopologyStatuses[j].SchedulerName
+	})
+}
+
+// driftCondition is True when any backend's topology object does not match the levels, with
+// their messages; False otherwise.
+func driftCondition(statuses []grovev1alpha1.SchedulerTopologyStatus, generation int64) metav1.Condition {
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionSchedulerTopologyDrift, ObservedGeneration: generation}
+	var drifted, inSync []string
+	for _, s := range statuses {
+		if s.InSync {
+			inSync = append(inSync, s.SchedulerName)
+		} else {
+			drifted = append(drifted, fmt.Sprintf("%s: %s", s.SchedulerName, s.Message))
+		}
+	}
+	if len(drifted) > 0 {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonTopologyDrift, strings.Join(drifted, "; ")
+		return cond
+	}
+	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonInSync
+	cond.Message = fmt.Sprintf("the topology objects of %s match the levels", strings.Join(inSync, ", "))
+	return cond
+}
+
+// bindingsReferencing maps a topology object to the bindings whose schedulerTopologyBindings
+// name it for this backend.
+func (r *Reconciler) bindingsReferencing(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &grovev1alpha1.ClusterTopologyBindingList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		for _, s := range list.Items[i].Spec.SchedulerTopologyBindings {
+			if s.SchedulerName == r.Backend && s.TopologyReference == obj.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+// Package expand builds the objects the grove-operator derives from a PodCliqueSet — the
+// PodCliques of a replica or of a scaling-group replica, and their labels — so the PodCliqueSet
+// and PodCliqueScalingGroup reconcilers build them the same way.
+package expand
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// Annotations the operator puts on PodCliques to carry what the PodClique reconciler needs from
+// the PodCliqueSet without reading it.
+const (
+	// AnnotationStartsAfter lists the PodCliques (full names, comma separated) whose minAvailable
+	// pods must be Ready before this PodClique's pods start.
+	AnnotationStartsAfter = "grove.io/starts-after"
+	// AnnotationStartsAfterSucceeded lists those of the starts-after PodCliques whose pods must all
+	// have exited 0, not merely be ready.
+	AnnotationStartsAfterSucceeded = "grove.io/starts-after-succeeded"
+	// AnnotationPCSGTemplateNumPods is the number of pods of one scaling-group replica.
+	AnnotationPCSGTemplateNumPods = "grove.io/pcsg-template-num-pods"
+	// AnnotationTemplateReplicas is the template's replica count last applied to a child, so a
+	// child scaled directly keeps its replicas until the template itself changes.
+	AnnotationTemplateReplicas = "grove.io/template-replicas"
+	// AnnotationGenerationHash is the PodCliqueSet generation hash a child was last updated to;
+	// a rolling update moves it replica by replica.
+	AnnotationGenerationHash = "grove.io/pcs-generation-hash"
+	// AnnotationUpdateStrategy is the PodCliqueSet's update strategy, read by the PodClique
+	// reconciler to decide whether it replaces outdated pods itself.
+	AnnotationUpdateStrategy = "grove.io/update-strategy"
+	// AnnotationWorkloadType marks the PodCliques of a Training PodCliqueSet, whose pods run to
+	// completion.
+	AnnotationWorkloadType = "grove.io/workload-type"
+	// AnnotationRestart records, on the PodCliques of a replica being restarted, which restart
+	// (1-based count) their deletion is; written before the count, so a restarted operator never
+	// counts one restart twice.
+	AnnotationRestart = "grove.io/restart"
+	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
+	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
+)
+
+// ReplicaLabels are the labels of every object of one PodCliqueSet replica.
+func ReplicaLabels(pcs string, replica int) map[string]string {
+	return map[string]string{
+		grovev1alpha1.LabelManagedBy:                grovev1alpha1.LabelManagedByValue,
+		grovev1alpha1.LabelPartOf:                   pcs,
+		grovev1alpha1.LabelPodCliqueSetReplicaIndex: strconv.Itoa(replica),
+	}
+}
+
+// ScalingGroup identifies the scaling-group replica a PodClique belongs to.
+type ScalingGroup struct {
+	// Name is the PodCliqueScalingGroup's name.
+	Name string
+	// ConfigName is the scaling group's name in the PodCliqueSet template.
+	ConfigName string
+	// Replica is the scaling-group replica index.
+	Replica int
+	// TemplateNumPods is the number of pods of one scaling-group replica.
+	TemplateNumPods int32
+}
+
+// PodClique builds the PodClique of one clique of a PodCliqueSet replica (group nil) or of a
+// scaling-group replica. podGang is the PodGang its pods join; startsAfter are the full names of
+// the PodCliques it waits for.
+func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1.PodCliqueTemplateSpec,
+	group *ScalingGroup, podGang string, startsAfter []string) *grovev1alpha1.PodClique {
+	name := grovev1alpha1.PodCliqueName(pcs.Name, replica, tmpl.Name)
+	labels := ReplicaLabels(pcs.Name, replica)
+	annotations := map[string]string{}
+	if group != nil {
+		name = grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, tmpl.Name)
+		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name
+		labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = strconv.Itoa(group.Replica)
+		annotations[AnnotationPCSGTemplateNumPods] = strconv.Itoa(int(group.TemplateNumPods))
+	}
+	for k, v := range tmpl.Labels {
+		if _, reserved := labels[k]; !reserved {
+			labels[k] = v
+		}
+	}
+	labels[grovev1alpha1.LabelPodGang] = podGang
+	for k, v := range tmpl.Annotations {
+		annotations[k] = v
+	}
+	if len(startsAfter) > 0 {
+		annotations[AnnotationStartsAfter] = strings.Join(startsAfter, ",")
+	}
+	if explicitStartup(pcs) && len(tmpl.Spec.StartsAfterSucceeded) > 0 {
+		annotations[AnnotationStartsAfterSucceeded] = strings.Join(resolveParents(pcs, replica, tmpl.Spec.StartsAfterSucceeded, group), ",")
+	}
+	annotations[AnnotationGenerationHash] = GenerationHash(pcs)
+	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
+	if IsTraining(pcs) {
+		annotations[AnnotationWorkloadType] = string(grovev1alpha1.WorkloadTypeTraining)
+	}
+	spec := *tmpl.Spec.DeepCopy()
+	if spec.MinAvailable == nil {
+		min := max(spec.Replicas, 1)
+		spec.MinAvailable = &min
+	}
+	spec.ScaleConfig = nil // the PodCliqueSet owns the autoscaler; the PodClique is its target
+	return &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+		Spec:       spec,
+	}
+}
+
+// ParentCliques returns the template names of the cliques a clique waits for under the
+// PodCliqueSet's startup type.
+func ParentCliques(pcs *grovev1alpha1.PodCliqueSet, clique string) []string {
+	startup := grovev1alpha1.CliqueStartupTypeAnyOrder
+	if pcs.Spec.Template.StartupType != nil {
+		startup = *pcs.Spec.Template.StartupType
+	}
+	cliques := pcs.Spec.Template.Cliques
+	switch startup {
+	case grovev1alpha1.CliqueStartupTypeInOrder:
+		for i, c := range cliques {
+			if c.Name == clique && i > 0 {
+				return []string{cliques[i-1].Name}
+			}
+		}
+	case grovev1alpha1.CliqueStartupTypeExplicit:
+		for _, c := range cliques {
+			if c.Name == clique {
+				return append(slices.Clone(c.Spec.StartsAfter), c.Spec.StartsAfterSucceeded...)
+			}
+		}
+	}
+	return nil
+}
+
+// Template returns the clique template of that name.
+func Template(pcs *grovev1alpha1.PodCliqueSet, clique string) *grovev1alpha1.PodCliqueTemplateSpec {
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c.Name == clique {
+			return c
+		}
+	}
+	return nil
+}
+
+// GroupOf returns the scaling group a clique belongs to, or nil when it is standalone.
+func GroupOf(pcs *grovev1alpha1.PodCliqueSet, clique string) *grovev1alpha1.PodCliqueScalingGroupConfig {
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		for _, n := range g.CliqueNames {
+			if n == clique {
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+// GroupReplicas and GroupMinAvailable read a scaling group's counts with their defaults.
+func GroupReplicas(g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	if g.Replicas == nil {
+		return 1
+	}
+	return *g.Replicas
+}
+
+// GroupMinAvailable returns a scaling group's minAvailable (default 1).
+func GroupMinAvailable(g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	if g.MinAvailable == nil {
+		return 1
+	}
+	return *g.MinAvailable
+}
+
+// GroupTemplateNumPods is the number of pods of one scaling-group replica.
+func GroupTemplateNumPods(pcs *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodCliqueScalingGroupConfig) int32 {
+	var n int32
+	for _, name := range g.CliqueNames {
+		if t := Template(pcs, name); t != nil {
+			n += t.Spec.Replicas
+		}
+	}
+	return n
+}
+
+// ParentPodCliques resolves the parent cliques of a clique to the PodClique names its pods wait
+// for within the same PodCliqueSet replica: a standalone parent is that replica's PodClique; a
+// parent in the dependent's own scaling group is the PodClique of the same group replica; a parent
+// in another scaling group is that group's PodCliques in the base gang (replicas below
+// minAvailable), the ones guaranteed to be scheduled together with the dependent.
+func ParentPodCliques(pcs *grovev1alpha1.PodCliqueSet, replica int, clique string, group *ScalingGroup) []string {
+	return resolveParents(pcs, replica, ParentCliques(pcs, clique), group)
+}
+
+func explicitStartup(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return pcs.Spec.Template.StartupType != nil && *pcs.Spec.Template.StartupType == grovev1alpha1.CliqueStartupTypeExplicit
+}
+
+// resolveParents maps parent clique names to PodClique names as ParentPodCliques describes.
+func resolveParents(pcs *grovev1alpha1.PodCliqueSet, replica int, parents []string, group *ScalingGroup) []string {
+	var names []string
+	for _, parent := range parents {
+		g := GroupOf(pcs, parent)
+		switch {
+		case g == nil:
+			names = append(names, grovev1alpha1.PodCliqueName(pcs.Name, replica, parent))
+		case group != nil && g.Name == group.ConfigName:
+			names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, parent))
+		default:
+			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+			for j := 0; j < int(GroupMinAvailable(g)); j++ {
+				names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, parent))
+			}
+		}
+	}
+	return names
+}
+
+// PodGangOfGroupReplica names the PodGang of a scaling-group replica: the base gang for the
+// first minAvailable replicas, a scaled gang of its own for each one beyond.
+func PodGangOfGroupReplica(pcs string, replica int, pcsg string, groupReplica, minAvailable int) string {
+	if groupReplica < minAvailable {
+		return grovev1alpha1.BasePodGangName(pcs, replica)
+	}
+	return grovev1alpha1.ScaledPodGangName(pcsg, groupReplica, minAvailable)
+}
+
+// Hash is a short stable hash of values, for template identities.
+func Hash(values ...any) string {
+	data, _ := json.Marshal(values)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+// UserAnnotations drops the operator's own grove.io/ annotations, which change with scaling and
+// rollout bookkeeping and must not make pods look outdated.
+func UserAnnotations(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if !strings.HasPrefix(k, "grove.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// GenerationHash identifies what of a PodCliqueSet's template its pods are made from; replica
+// counts and scaling settings are left out, so scaling never rolls pods.
+func GenerationHash(pcs *grovev1alpha1.PodCliqueSet) string {
+	type clique struct {
+		Name        string
+		Labels      map[string]string
+		Annotations map[string]string
+		RoleName    string
+		PodSpec     any
+	}
+	var cliques []clique
+	for _, c := range pcs.Spec.Template.Cliques {
+		cliques = append(cliques, clique{c.Name, c.Labels, c.Annotations, c.Spec.RoleName, c.Spec.PodSpec})
+	}
+	return Hash(cliques, pcs.Spec.Template.PriorityClassName)
+}
+
+// UpdateStrategy returns the PodCliqueSet's update strategy (default RollingRecreate).
+func UpdateStrategy(pcs *grovev1alpha1.PodCliqueSet) grovev1alpha1.UpdateStrategyType {
+	if s := pcs.Spec.UpdateStrategy; s != nil && s.Type != "" {
+		return s.Type
+	}
+	return grovev1alpha1.RollingRecreateStrategy
+}
+
+// IsTraining reports whether the PodCliqueSet runs to completion.
+func IsTraining(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining
+}

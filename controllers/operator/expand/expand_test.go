@@ -1,0 +1,106 @@
+package expand
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/utils/ptr"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+func pcsWith(startup grovev1alpha1.CliqueStartupType) *grovev1alpha1.PodCliqueSet {
+	clique := func(name string, after ...string) *grovev1alpha1.PodCliqueTemplateSpec {
+		return &grovev1alpha1.PodCliqueTemplateSpec{Name: name, Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, StartsAfter: after}}
+	}
+	return &grovev1alpha1.PodCliqueSet{
+		Spec: grovev1alpha1.PodCliqueSetSpec{Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			StartupType: ptr.To(startup),
+			Cliques:     []*grovev1alpha1.PodCliqueTemplateSpec{clique("router"), clique("leader", "router"), clique("worker", "leader")},
+			PodCliqueScalingGroupConfigs: []grovev1alpha1.PodCliqueScalingGroupConfig{
+				{Name: "prefill", CliqueNames: []string{"leader", "worker"}, Replicas: ptr.To[int32](3), MinAvailable: ptr.To[int32](2)},
+			},
+		}},
+	}
+}
+
+func TestParentPodCliquesResolveWithinTheReplica(t *testing.T) {
+	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeExplicit)
+	pcs.Name = "inf"
+	group := &ScalingGroup{Name: "inf-1-prefill", ConfigName: "prefill", Replica: 2}
+	cases := []struct {
+		name   string
+		clique string
+		group  *ScalingGroup
+		want   []string
+	}{
+		{"standalone with no parents", "router", nil, nil},
+		{"group member after a standalone clique", "leader", group, []string{"inf-1-router"}},
+		{"group member after a member of its own group replica", "worker", group, []string{"inf-1-prefill-2-leader"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ParentPodCliques(pcs, 1, tc.clique, tc.group))
+		})
+	}
+
+	t.Run("standalone after a group member waits for the base-gang group replicas", func(t *testing.T) {
+		p := pcsWith(grovev1alpha1.CliqueStartupTypeExplicit)
+		p.Name = "inf"
+		p.Spec.Template.Cliques[0].Spec.StartsAfter = []string{"worker"}
+		assert.Equal(t, []string{"inf-0-prefill-0-worker", "inf-0-prefill-1-worker"}, ParentPodCliques(p, 0, "router", nil))
+	})
+}
+
+func TestParentCliquesFollowTheStartupType(t *testing.T) {
+	cases := []struct {
+		startup grovev1alpha1.CliqueStartupType
+		clique  string
+		want    []string
+	}{
+		{grovev1alpha1.CliqueStartupTypeAnyOrder, "worker", nil},
+		{grovev1alpha1.CliqueStartupTypeInOrder, "router", nil},
+		{grovev1alpha1.CliqueStartupTypeInOrder, "worker", []string{"leader"}},
+		{grovev1alpha1.CliqueStartupTypeExplicit, "leader", []string{"router"}},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, ParentCliques(pcsWith(tc.startup), tc.clique), "%s %s", tc.startup, tc.clique)
+	}
+}
+
+func TestPodCliqueCarriesLabelsGangAndDefaults(t *testing.T) {
+	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeAnyOrder)
+	pcs.Name, pcs.Namespace = "inf", "ns"
+	tmpl := Template(pcs, "worker")
+	tmpl.Labels = map[string]string{"team": "a", grovev1alpha1.LabelPartOf: "spoofed"}
+	g := GroupOf(pcs, "worker")
+	pclq := PodClique(pcs, 1, tmpl, &ScalingGroup{Name: "inf-1-prefill", ConfigName: g.Name, Replica: 2, TemplateNumPods: GroupTemplateNumPods(pcs, g)}, "inf-1-prefill-0", []string{"inf-1-prefill-2-leader"})
+
+	assert.Equal(t, "inf-1-prefill-2-worker", pclq.Name)
+	assert.Equal(t, "inf", pclq.Labels[grovev1alpha1.LabelPartOf], "template labels cannot override the operator's")
+	assert.Equal(t, "a", pclq.Labels["team"])
+	assert.Equal(t, "inf-1-prefill-0", pclq.Labels[grovev1alpha1.LabelPodGang])
+	assert.Equal(t, "2", pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex])
+	assert.Equal(t, "4", pclq.Annotations[AnnotationPCSGTemplateNumPods])
+	assert.Equal(t, "inf-1-prefill-2-leader", pclq.Annotations[AnnotationStartsAfter])
+	assert.Equal(t, ptr.To[int32](2), pclq.Spec.MinAvailable, "minAvailable defaults to replicas")
+}
+
+func TestPodCliqueMarksTheParentsThatMustSucceed(t *testing.T) {
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	pcs.Name, pcs.Namespace = "train", "ns"
+	pcs.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+	pcs.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeExplicit)
+	node := &grovev1alpha1.PodCliqueTemplateSpec{Name: "node", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2,
+		StartsAfter: []string{"launcher"}, StartsAfterSucceeded: []string{"dataset-initializer"}}}
+	pcs.Spec.Template.Cliques = []*grovev1alpha1.PodCliqueTemplateSpec{
+		{Name: "dataset-initializer", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
+		{Name: "launcher", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
+		node,
+	}
+	parents := ParentPodCliques(pcs, 0, "node", nil)
+	assert.Equal(t, []string{"train-0-launcher", "train-0-dataset-initializer"}, parents, "both lists are startup parents")
+	pclq := PodClique(pcs, 0, node, nil, "train-0", parents)
+	assert.Equal(t, "train-0-launcher,train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfter])
+	assert.Equal(t, "train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfterSucceeded])
+}

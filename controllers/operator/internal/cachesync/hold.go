@@ -1,0 +1,77 @@
+// Package cachesync is how the grove-operator copes with objects it created or wrote that its
+// cache does not show yet: it remembers them until the cache does, so a pass neither creates
+// them again nor writes a status that leaves them out.
+package cachesync
+
+import (
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// MaxHold bounds how long Holder holds back one object's summary: a process that never stops
+// creating still reports, a few seconds late.
+const MaxHold = 5 * time.Second
+
+// Holder holds back status summaries while this process has creates in flight. Under load the
+// API server is the bottleneck and serves writes in turn: a status summary written during a
+// scale-out takes a slot from the pods the scale-out is for (measured in make bench: a hundred
+// cliques' status writes in the window of their own pod creates). A summary only reports, so it
+// waits for the burst to end, at most MaxHold. What other controllers act on — a condition that
+// starts a timer or ends a workload, readiness a dependent clique waits for — is for the caller
+// to write at once. Like Pending it is an optimisation only: an entry lost with a restart makes a
+// summary written early.
+type Holder struct {
+	mu       sync.Mutex
+	creating int
+	held     map[client.ObjectKey]time.Time // when the summary of an object was first held
+	now      clock
+}
+
+// Creating marks creates in flight until done is called.
+func (h *Holder) Creating() (done func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.creating++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.creating--
+		})
+	}
+}
+
+// Busy reports whether creates are in flight: whether Hold may hold anything.
+func (h *Holder) Busy() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.creating > 0
+}
+
+// Hold reports whether the status summary of key should wait: creates are in flight and it has
+// not waited MaxHold yet.
+func (h *Holder) Hold(key client.ObjectKey) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.creating == 0 {
+		h.held = nil // the burst is over: every summary is written
+		return false
+	}
+	now := h.now.time()
+	first, ok := h.held[key]
+	if !ok {
+		if h.held == nil {
+			h.held = map[client.ObjectKey]time.Time{}
+		}
+		h.held[key] = now
+		return true
+	}
+	if now.Sub(first) >= MaxHold {
+		delete(h.held, key)
+		return false
+	}
+	return true
+}

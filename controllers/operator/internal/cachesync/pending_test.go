@@ -1,0 +1,46 @@
+package cachesync
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestPendingChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := &Pending{now: func() time.Time { return now }}
+	a, b := types.UID("uid-a"), types.UID("uid-b")
+
+	assert.Empty(t, p.Unseen(a, nil), "nothing created: nothing pending")
+	p.Created(a, "a-0", "a-1", "a-2")
+	p.Created(b, "b-0")
+	assert.Empty(t, p.Unseen(types.UID("uid-a-recreated"), nil), "a parent recreated under its name has nothing pending")
+	assert.Equal(t, sets.New("a-0", "a-1", "a-2"), p.Unseen(a, sets.New[string]()), "the cache shows none yet")
+	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New("a-0", "a-1")), "two arrived")
+	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New[string]()), "those seen are forgotten, not expected again")
+	assert.Empty(t, p.Unseen(a, sets.New("a-2")), "all arrived")
+	assert.Empty(t, p.Unseen(a, nil), "and nothing is remembered")
+
+	now = now.Add(CacheTimeout + time.Millisecond)
+	assert.Empty(t, p.Unseen(b, nil), "past the timeout a child the cache never showed is dropped")
+}
+
+func TestAnObjectIsStaleWhileTheCacheShowsTheVersionItsLastWriteReplaced(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := &Superseded{now: func() time.Time { return now }}
+	key := client.ObjectKey{Namespace: "ns", Name: "c"}
+
+	assert.False(t, s.Stale(key, "5"), "never written")
+	s.Wrote(key, "5")
+	assert.True(t, s.Stale(key, "5"), "the cache still shows the replaced version")
+	assert.False(t, s.Stale(key, "6"), "the cache caught up")
+	assert.False(t, s.Stale(key, "5"), "and the entry is gone")
+
+	s.Wrote(key, "7")
+	now = now.Add(CacheTimeout + time.Millisecond)
+	assert.False(t, s.Stale(key, "7"), "past the timeout the cache is trusted again")
+}

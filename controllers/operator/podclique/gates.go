@@ -1,0 +1,170 @@
+package podclique
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// ackGrace is how long a clique waits for its new PodGang's first acknowledgement before
+// creating its pods gated anyway: long enough for a live backend-controller under load, so pods
+// are born schedulable and need no second write; short enough that a missing backend-controller
+// shows as gated pods and a PodCliqueSet condition naming it.
+const ackGrace = 5 * time.Second
+
+// waitForPodGang says how long pod creation should wait for the PodGang: until it exists (its
+// creation wakes the clique) and, within ackGrace of its creation, until its backend has
+// acknowledged it. ok is false while waiting; after is when to look again (0: an event will come).
+func waitForPodGang(pg *schedulerv1alpha1.PodGang, now time.Time) (ok bool, after time.Duration) {
+	if pg == nil {
+		return false, 0
+	}
+	if meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady) != nil {
+		return true, 0
+	}
+	if left := pg.CreationTimestamp.Add(ackGrace).Sub(now); left > 0 {
+		return false, left
+	}
+	return true, 0
+}
+
+// schedulable reports whether a pod of the clique may be scheduled now: its PodGang references
+// it and the backend acknowledged that generation (the scheduler's objects for the whole gang
+// exist), and, for a backend that places pods one by one, every parent clique is up (startup
+// order). A gang-scheduling backend places a gang only once all of it is ungated, so there startup
+// order is not waited for: it would hold the gang back forever (the PodCliqueSet's
+// SchedulingConstraintsHonored says so).
+type schedulable struct {
+	pg      *schedulerv1alpha1.PodGang
+	parents bool
+}
+
+func (s schedulable) pod(name string) bool {
+	return s.parents && PodGangSchedulable(s.pg) && references(s.pg, name)
+}
+
+func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool) (schedulable, error) {
+	s := schedulable{pg: pg, parents: true}
+	if pg == nil || gang || !PodGangSchedulable(pg) {
+		return s, nil
+	}
+	var err error
+	s.parents, err = r.parentsReady(ctx, pclq)
+	return s, err
+}
+
+// liftGates removes the operator's scheduling gate from the clique's gated pods that may be
+// scheduled now: pods created before their PodGang was acknowledged, or waiting for a parent.
+func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s schedulable) error {
+	var gated []*corev1.Pod
+	for _, p := range active {
+		if hasGate(p) && s.pod(p.Name) {
+			gated = append(gated, p)
+		}
+	}
+	if len(gated) == 0 {
+		return nil
+	}
+	_, err := slowstart.Run(ctx, len(gated), func(ctx context.Context, i int) error {
+		pod := gated[i]
+		patched := pod.DeepCopy()
+		patched.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
+		return client.IgnoreNotFound(r.Client.Patch(ctx, patched, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})))
+	})
+	return err
+}
+
+// podGang reads the clique's PodGang from the cache; nil when it does not exist (yet).
+func (r *Reconciler) podGang(ctx context.Context, pclq *grovev1alpha1.PodClique) (*schedulerv1alpha1.PodGang, error) {
+	pg := &schedulerv1alpha1.PodGang{}
+	key := client.ObjectKey{Namespace: pclq.Namespace, Name: pclq.Labels[grovev1alpha1.LabelPodGang]}
+	if err := r.Client.Get(ctx, key, pg); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return pg, nil
+}
+
+// PodGangSchedulable reports whether a PodGang's pods may be scheduled: the backend-controller
+// acknowledged its current generation. The PodGang references every member pod from its creation
+// (pod names are stable), so the acknowledgement covers the whole gang.
+func PodGangSchedulable(pg *schedulerv1alpha1.PodGang) bool {
+	if pg == nil {
+		return false
+	}
+	backend := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+	return backend != nil && backend.Status == metav1.ConditionTrue && backend.ObservedGeneration == pg.Generation
+}
+
+// references reports whether the PodGang lists the pod: a pod the gang does not know yet (the
+// clique grew, the PodGang is not updated) waits for it.
+func references(pg *schedulerv1alpha1.PodGang, pod string) bool {
+	for _, g := range pg.Spec.PodGroups {
+		for _, ref := range g.PodReferences {
+			if ref.Name == pod {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
+	mustSucceed := annotationList(pclq, expand.AnnotationStartsAfterSucceeded)
+	for _, name := range startsAfter(pclq) {
+		parent := &grovev1alpha1.PodClique{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		// A Training parent whose pods all exited 0 has done what its dependents waited for,
+		// though none of its pods is Ready any more; some dependents wait for exactly that.
+		succeeded := meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded)
+		if slices.Contains(mustSucceed, name) {
+			if !succeeded {
+				return false, nil
+			}
+			continue
+		}
+		if parent.Status.ReadyReplicas < minAvailable(parent) && !succeeded {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func minAvailable(pclq *grovev1alpha1.PodClique) int32 {
+	if pclq.Spec.MinAvailable != nil {
+		return *pclq.Spec.MinAvailable
+	}
+	return pclq.Spec.Replicas
+}
+
+func hasGate(p *corev1.Pod) bool {
+	for _, g := range p.Spec.SchedulingGates {
+		if g.Name == grovev1alpha1.SchedulingGatePodGangPendingCreation {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutGate removes only the operator's gate; gates of others stay.
+func withoutGate(gates []corev1.PodSchedulingGate) []corev1.PodSchedulingGate {
+	var out []corev1.PodSchedulingGate
+	for _, g := range gates {
+		if g.Name != grovev1alpha1.SchedulingGatePodGangPendingCreation {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package podclique
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/internal/eventbatch"
+)
+
+// A pass that runs before the cache shows the pods the previous pass created sends no second
+// create and writes no status from its stale view; once the cache shows them, status is written.
+func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
+		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](3),
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+	}
+	lagging := true // the cache does not show pods yet
+	creates, statusWrites := 0, 0
+	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
+		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				creates++
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok && lagging {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+		SubResourceUpdate: countStatusWrites(&statusWrites),
+	}).Build()
+	r := reconcilerFor(t, c)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
+
+	res, err := r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates, "the first pass creates the three pods")
+	assert.Equal(t, eventbatch.StatusPass(), res)
+
+	res, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates, "a pass whose cache lags creates nothing again")
+	assert.Zero(t, statusWrites, "nor writes a status without the pods")
+	assert.Equal(t, eventbatch.StatusPass(), res, "it looks again later")
+
+	lagging = false
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 3, creates)
+	assert.Equal(t, 1, statusWrites, "once the cache shows them, the status is written with them")
+}

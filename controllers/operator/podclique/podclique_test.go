@@ -1,0 +1,178 @@
+package podclique
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends/kube"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// pod makes a pod of index i with a template hash and readiness.
+func pod(i int, hash string, ready bool) *corev1.Pod {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "c-" + strconv.Itoa(i), Labels: map[string]string{
+			grovev1alpha1.LabelPodIndex: strconv.Itoa(i), grovev1alpha1.LabelPodTemplateHash: hash,
+		}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
+	}
+}
+
+func names(pods []*corev1.Pod) []string {
+	out := []string{}
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func TestMissingIndicesRefillHolesBeforeGrowing(t *testing.T) {
+	cases := []struct {
+		name     string
+		have     []int
+		replicas int
+		want     []int
+	}{
+		{"empty clique", nil, 3, []int{0, 1, 2}},
+		{"hole in the middle", []int{0, 2}, 3, []int{1}},
+		{"hole and growth", []int{1}, 3, []int{0, 2}},
+		{"complete", []int{0, 1}, 2, nil},
+		{"more pods than wanted", []int{0, 1, 2}, 2, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var pods []*corev1.Pod
+			for _, i := range tc.have {
+				pods = append(pods, pod(i, "h", true))
+			}
+			assert.Equal(t, tc.want, missingIndices(pods, tc.replicas))
+		})
+	}
+}
+
+func TestSurplusPodsGoHighestIndexFirst(t *testing.T) {
+	pods := []*corev1.Pod{pod(0, "h", true), pod(3, "h", true), pod(1, "h", true), pod(2, "h", true)}
+	assert.Equal(t, []string{"c-3", "c-2"}, names(surplusPods(pods, 2)))
+	assert.Empty(t, surplusPods(pods, 4))
+}
+
+func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}
+	cases := []struct {
+		name string
+		pods []*corev1.Pod
+		want []string
+	}{
+		{"nothing outdated", []*corev1.Pod{pod(0, "new", true), pod(1, "new", true), pod(2, "new", true)}, []string{}},
+		{"all outdated and ready: the highest index first", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true)}, []string{"c-2"}},
+		{"a replacement not ready yet: wait", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", false)}, []string{}},
+		{"a replacement not created yet: wait", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true)}, []string{}},
+		{"outdated and not ready: replaced at once", []*corev1.Pod{pod(0, "old", false), pod(1, "old", true), pod(2, "new", false)}, []string{"c-0"}},
+		{"replacement ready: the next one", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", true)}, []string{"c-1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, names(rollingVictims(pclq, tc.pods, nil, "new")))
+		})
+	}
+}
+
+func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Name: "inf-0-prefill-1-worker", Namespace: "ns", UID: "u", Labels: map[string]string{
+			grovev1alpha1.LabelPartOf: "inf", grovev1alpha1.LabelPodCliqueSetReplicaIndex: "0",
+			grovev1alpha1.LabelPodCliqueScalingGroup: "inf-0-prefill", grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex: "1",
+		}, Annotations: map[string]string{expand.AnnotationPCSGTemplateNumPods: "3", expand.AnnotationStartsAfter: "x", "team": "a"}},
+		Spec: grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w"}}}},
+	}
+	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil))
+	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
+	assert.Equal(t, p.Name, p.Spec.Hostname)
+	assert.Equal(t, "inf-0", p.Spec.Subdomain)
+	assert.Equal(t, "default-scheduler", p.Spec.SchedulerName)
+	assert.Equal(t, []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}, p.Spec.SchedulingGates)
+	assert.Equal(t, map[string]string{"team": "a"}, p.Annotations, "bookkeeping annotations stay on the PodClique")
+	assert.Equal(t, "2", p.Labels[grovev1alpha1.LabelPodIndex])
+	assert.Equal(t, "abc", p.Labels[grovev1alpha1.LabelPodTemplateHash])
+	assert.True(t, metav1.IsControlledBy(p, pclq))
+	env := map[string]string{}
+	for _, e := range p.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	assert.Equal(t, map[string]string{
+		grovev1alpha1.EnvPCSName: "inf", grovev1alpha1.EnvPCSIndex: "0", grovev1alpha1.EnvPCLQName: pclq.Name,
+		grovev1alpha1.EnvHeadlessService: "inf-0.ns.svc.cluster.local", grovev1alpha1.EnvPCLQPodIndex: "2",
+		grovev1alpha1.EnvPCSGName: "inf-0-prefill", grovev1alpha1.EnvPCSGIndex: "1", grovev1alpha1.EnvPCSGTemplateNumPods: "3",
+	}, env)
+}
+
+func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{expand.AnnotationTemplateReplicas: "1"}},
+		Spec:       grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+	}
+	before := PodTemplateHash(pclq)
+	pclq.Annotations[expand.AnnotationTemplateReplicas] = "5"
+	pclq.Spec.Replicas = 5
+	assert.Equal(t, before, PodTemplateHash(pclq), "scaling does not make pods outdated")
+	pclq.Spec.PodSpec.Containers[0].Image = "b"
+	assert.NotEqual(t, before, PodTemplateHash(pclq), "an image change does")
+}
+
+func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *testing.T) {
+	parent := func(ready int32, succeeded bool) *grovev1alpha1.PodClique {
+		p := &grovev1alpha1.PodClique{
+			ObjectMeta: metav1.ObjectMeta{Name: "job-0-initializer", Namespace: "ns"},
+			Spec:       grovev1alpha1.PodCliqueSpec{Replicas: 1},
+			Status:     grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready},
+		}
+		if succeeded {
+			p.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "AllPodsSucceeded"}}
+		}
+		return p
+	}
+	child := func(mustSucceed bool) *grovev1alpha1.PodClique {
+		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns",
+			Annotations: map[string]string{expand.AnnotationStartsAfter: "job-0-initializer"}}}
+		if mustSucceed {
+			c.Annotations[expand.AnnotationStartsAfterSucceeded] = "job-0-initializer"
+		}
+		return c
+	}
+	scheme := runtime.NewScheme()
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	for _, tc := range []struct {
+		name        string
+		parent      *grovev1alpha1.PodClique
+		mustSucceed bool
+		want        bool
+	}{
+		{"parent ready", parent(1, false), false, true},
+		{"parent not ready yet", parent(0, false), false, false},
+		{"parent succeeded, its pods gone", parent(0, true), false, true},
+		{"parent must succeed and is only ready", parent(1, false), true, false},
+		{"parent must succeed and did", parent(0, true), true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.parent).Build()}
+			got, err := r.parentsReady(context.Background(), child(tc.mustSucceed))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

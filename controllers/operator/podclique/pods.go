@@ -1,0 +1,122 @@
+package podclique
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can
+// tell old pods from new ones.
+func PodTemplateHash(pclq *grovev1alpha1.PodClique) string {
+	return expand.Hash(pclq.Spec.PodSpec, templateLabels(pclq), expand.UserAnnotations(pclq.Annotations))
+}
+
+// templateLabels are the PodClique's own labels that pods inherit.
+func templateLabels(pclq *grovev1alpha1.PodClique) map[string]string {
+	return pclq.Labels
+}
+
+// missingIndices returns the indices in [0, replicas) no pod holds, lowest first, so holes left by
+// deleted pods are refilled before the clique grows.
+func missingIndices(pods []*corev1.Pod, replicas int) []int {
+	used := make(map[int]bool, len(pods))
+	for _, p := range pods {
+		if i, ok := podIndex(p); ok {
+			used[i] = true
+		}
+	}
+	var missing []int
+	for i := 0; i < replicas; i++ {
+		if !used[i] {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
+func podIndex(p *corev1.Pod) (int, bool) {
+	i, err := strconv.Atoi(p.Labels[grovev1alpha1.LabelPodIndex])
+	return i, err == nil
+}
+
+// surplusPods returns pods whose index is at or above replicas, highest first.
+func surplusPods(pods []*corev1.Pod, replicas int) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if i, ok := podIndex(p); !ok || i >= replicas {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		ia, _ := podIndex(out[a])
+		ib, _ := podIndex(out[b])
+		return ia > ib
+	})
+	return out
+}
+
+// buildPod makes the pod of one index: stable name and hostname, the headless Service as
+// subdomain, Grove's environment, the gang gate, and the scheduler backend's preparation.
+func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend) *corev1.Pod {
+	name := grovev1alpha1.PodHostname(pclq.Name, index)
+	labels := map[string]string{}
+	for k, v := range templateLabels(pclq) {
+		labels[k] = v
+	}
+	labels[grovev1alpha1.LabelPodClique] = pclq.Name
+	labels[grovev1alpha1.LabelPodIndex] = strconv.Itoa(index)
+	labels[grovev1alpha1.LabelPodTemplateHash] = hash
+	annotations := map[string]string{}
+	for k, v := range pclq.Annotations {
+		if k != expand.AnnotationStartsAfter && k != expand.AnnotationStartsAfterSucceeded && k != expand.AnnotationPCSGTemplateNumPods {
+			annotations[k] = v
+		}
+	}
+	spec := pclq.Spec.PodSpec.DeepCopy()
+	pcs := pclq.Labels[grovev1alpha1.LabelPartOf]
+	replica := pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+	service := pcs + "-" + replica
+	spec.Hostname = name
+	spec.Subdomain = service
+	env := []corev1.EnvVar{
+		{Name: grovev1alpha1.EnvPCSName, Value: pcs},
+		{Name: grovev1alpha1.EnvPCSIndex, Value: replica},
+		{Name: grovev1alpha1.EnvPCLQName, Value: pclq.Name},
+		{Name: grovev1alpha1.EnvHeadlessService, Value: fmt.Sprintf("%s.%s.svc.cluster.local", service, pclq.Namespace)},
+		{Name: grovev1alpha1.EnvPCLQPodIndex, Value: strconv.Itoa(index)},
+	}
+	if group := pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup]; group != "" {
+		env = append(env,
+			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGName, Value: group},
+			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGIndex, Value: pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]},
+			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGTemplateNumPods, Value: pclq.Annotations[expand.AnnotationPCSGTemplateNumPods]},
+		)
+	}
+	for i := range spec.InitContainers {
+		spec.InitContainers[i].Env = append(spec.InitContainers[i].Env, env...)
+	}
+	for i := range spec.Containers {
+		spec.Containers[i].Env = append(spec.Containers[i].Env, env...)
+	}
+	spec.SchedulingGates = append(spec.SchedulingGates, corev1.PodSchedulingGate{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation})
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       pclq.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(pclq, grovev1alpha1.GroupVersion.WithKind("PodClique"))},
+		},
+		Spec: *spec,
+	}
+	backend.PreparePod(pod)
+	return pod
+}

@@ -1,0 +1,191 @@
+package podclique
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// Reasons of the PodCliqueScheduled condition.
+const (
+	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
+	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
+)
+
+// computeStatus derives the clique's status from its pods.
+func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) grovev1alpha1.PodCliqueStatus {
+	st := *pclq.Status.DeepCopy()
+	st.ObservedGeneration = &pclq.Generation
+	st.Replicas, st.ReadyReplicas, st.ScheduledReplicas, st.ScheduleGatedReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
+	for _, p := range active {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		st.Replicas++
+		if podCondition(p, corev1.PodReady) {
+			st.ReadyReplicas++
+		}
+		if podCondition(p, corev1.PodScheduled) {
+			st.ScheduledReplicas++
+		}
+		if len(p.Spec.SchedulingGates) > 0 {
+			st.ScheduleGatedReplicas++
+		}
+		if p.Labels[grovev1alpha1.LabelPodTemplateHash] == hash {
+			st.UpdatedReplicas++
+		}
+	}
+	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodClique: pclq.Name}).String()
+	st.Selector = &selector
+	if st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas {
+		st.CurrentPodTemplateHash = &hash
+	}
+	succeeded, failed := 0, int32(0)
+	for _, p := range active {
+		switch p.Status.Phase {
+		case corev1.PodSucceeded:
+			succeeded++
+		case corev1.PodFailed:
+			failed++
+		}
+	}
+	available := st.ReadyReplicas
+	st.SucceededReplicas, st.FailedReplicas = 0, 0
+	if isTraining(pclq) {
+		st.SucceededReplicas, st.FailedReplicas = int32(succeeded), failed
+		setSucceeded(pclq, &st, succeeded)
+		// A pod that finished its work counts as available: only failures breach.
+		available += int32(succeeded)
+	} else {
+		failed = 0 // an inference pod that failed is recreated in place
+	}
+	setMinAvailableBreached(pclq, &st, available, failed)
+	cond := metav1.Condition{
+		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
+		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
+	}
+	if st.ScheduledReplicas >= minAvailable(pclq) {
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonSufficientScheduledPods
+	}
+	cond.Message = scheduledMessage(st.ScheduledReplicas, minAvailable(pclq))
+	meta.SetStatusCondition(&st.Conditions, cond)
+	return st
+}
+
+func scheduledMessage(scheduled, min int32) string {
+	return fmt.Sprintf("%d of minAvailable %d pods scheduled", scheduled, min)
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
+// summary nobody acts on waits while this process creates pods (see cachesync.Holder): held reports
+// that, and the caller comes back after the batch period.
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) (held bool, err error) {
+	st := computeStatus(pclq, active, hash)
+	if equality.Semantic.DeepEqual(st, pclq.Status) {
+		return false, nil
+	}
+	key := client.ObjectKeyFromObject(pclq)
+	if r.holder.Busy() && !actedOn(pclq.Status, st) {
+		waiting, err := r.hasDependents(ctx, pclq)
+		if err != nil {
+			return false, err
+		}
+		if !waiting && r.holder.Hold(key) {
+			return true, nil
+		}
+	}
+	replaced := pclq.ResourceVersion
+	pclq.Status = st
+	if err := r.Client.Status().Update(ctx, pclq); err != nil {
+		return false, err
+	}
+	r.superseded.Wrote(key, replaced)
+	return false, nil
+}
+
+// actedOn reports a status change that other controllers act on at once: a breach starts the
+// gang-termination timer (its transition time is the timer's start) and its end stops it, and a
+// training clique's success may finish its workload.
+func actedOn(old, st grovev1alpha1.PodCliqueStatus) bool {
+	for _, t := range []string{grovev1alpha1.ConditionMinAvailableBreached, grovev1alpha1.ConditionSucceeded} {
+		if meta.IsStatusConditionTrue(st.Conditions, t) != meta.IsStatusConditionTrue(old.Conditions, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDependents reports whether cliques start after this one: they wait for its readiness.
+func (r *Reconciler) hasDependents(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pclq.Namespace), client.MatchingFields{indexStartsAfter: pclq.Name},
+		client.UnsafeDisableDeepCopy); err != nil { // only counted
+		return false, err
+	}
+	return len(list.Items) > 0, nil
+}
+
+// setMinAvailableBreached evaluates the gang-termination condition in the seed's order: enough
+// Ready pods; never available yet; rolling update in progress; breached. Only Ready pods count.
+// WasAvailable is sticky and is not set while pods of an older template remain, so a rollout
+// cannot make a clique look healthy, nor breached.
+//
+// failed counts Training pods that exited non-zero: a definitive failure, so it breaches even a
+// clique that was never available (the gate only shields pods still starting).
+func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available, failed int32) {
+	min := minAvailable(pclq)
+	updating := st.UpdatedReplicas < st.Replicas
+	if available >= min && !updating {
+		st.WasAvailable = true
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, ObservedGeneration: pclq.Generation}
+	msg := fmt.Sprintf("%d Ready pods, minAvailable %d", available, min)
+	switch {
+	case available >= min:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
+	case !st.WasAvailable && failed == 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable
+		msg += "; never available yet, so not a breach"
+	case updating:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress
+		msg += "; a rolling update is replacing pods"
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods
+		if failed > 0 {
+			msg += fmt.Sprintf("; %d pods failed", failed)
+		}
+	}
+	cond.Message = msg
+	meta.SetStatusCondition(&st.Conditions, cond)
+}
+
+// setSucceeded marks a Training PodClique Succeeded once every one of its pods exited 0; the
+// condition is sticky and is written before anything is cleaned up, so the fact survives the pods.
+func setSucceeded(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, succeeded int) {
+	if meta.IsStatusConditionTrue(st.Conditions, grovev1alpha1.ConditionSucceeded) {
+		return
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "PodsRunning",
+		Message: fmt.Sprintf("%d of %d pods exited 0", succeeded, pclq.Spec.Replicas), ObservedGeneration: pclq.Generation}
+	if pclq.Spec.Replicas > 0 && succeeded >= int(pclq.Spec.Replicas) {
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonAllPodsSucceeded
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+}

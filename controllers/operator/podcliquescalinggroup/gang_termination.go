@@ -1,0 +1,105 @@
+package podcliquescalinggroup
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/gangtermination"
+)
+
+// Reasons of the PodCliqueScalingGroup's MinAvailableBreached condition.
+const (
+	ReasonSufficientAvailableReplicas   = "SufficientAvailableReplicas"
+	ReasonInsufficientAvailableReplicas = "InsufficientAvailableReplicas"
+)
+
+// gangTerminate applies gang termination inside the group: a group replica is breached when one
+// of its PodCliques is. While the group keeps minAvailable healthy replicas, breached replicas
+// whose delay expired are recycled — their PodCliques deleted, to be recreated. Below
+// minAvailable the group reports MinAvailableBreached=True and leaves the decision to the
+// PodCliqueSet, which terminates the whole PodCliqueSet replica. It returns the group condition,
+// the replicas terminated now, and when to look again.
+func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*grovev1alpha1.PodClique) (metav1.Condition, map[string]bool, time.Duration, error) {
+	now := time.Now()
+	byReplica := map[string][]*grovev1alpha1.PodClique{}
+	for _, p := range have {
+		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		if idx, err := strconv.Atoi(j); err == nil && idx < int(pcsg.Spec.Replicas) {
+			byReplica[j] = append(byReplica[j], p)
+		}
+	}
+	delay := time.Duration(0)
+	if pcsg.Spec.TerminationDelay != nil {
+		delay = pcsg.Spec.TerminationDelay.Duration
+	}
+	healthy := int32(pcsg.Spec.Replicas) - int32(len(byReplica))
+	expired := map[string]bool{}
+	var soonest gangtermination.Soonest
+	for j, pclqs := range byReplica {
+		breached := false
+		for _, p := range pclqs {
+			if b, remaining := gangtermination.Remaining(p.Status.Conditions, delay, now); b {
+				breached = true
+				if remaining <= 0 {
+					expired[j] = true
+				} else {
+					soonest.Add(remaining)
+				}
+			}
+		}
+		if !breached {
+			healthy++
+		}
+	}
+	min := int32(1)
+	if pcsg.Spec.MinAvailable != nil {
+		min = *pcsg.Spec.MinAvailable
+	}
+	training := false
+	for _, p := range have {
+		training = training || p.Annotations[expand.AnnotationWorkloadType] == string(grovev1alpha1.WorkloadTypeTraining)
+	}
+	if training {
+		// A Training breach restarts (or fails) the whole PodCliqueSet replica, counted against
+		// one budget, so the group never recycles a replica on its own.
+		min = pcsg.Spec.Replicas
+	}
+	cond := metav1.Condition{
+		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: ReasonSufficientAvailableReplicas,
+		Message: fmt.Sprintf("%d of %d replicas healthy, minAvailable %d", healthy, pcsg.Spec.Replicas, min), ObservedGeneration: pcsg.Generation,
+	}
+	if healthy < min {
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonInsufficientAvailableReplicas
+		cond.Message += "; the PodCliqueSet decides on its replica"
+	}
+	terminated := map[string]bool{}
+	if pcsg.Spec.TerminationDelay == nil || healthy < min || training {
+		return cond, terminated, soonest.After(), nil
+	}
+	replicas := make([]string, 0, len(expired))
+	for j := range expired {
+		replicas = append(replicas, j)
+	}
+	sort.Strings(replicas)
+	for _, j := range replicas {
+		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, byReplica[j])
+		if err != nil {
+			return cond, terminated, 0, err
+		}
+		terminated[j] = true
+		if deleted {
+			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueScalingGroup).Inc()
+			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
+				"replica %s stayed below minAvailable for more than %s: its PodCliques are recreated", j, delay)
+		}
+	}
+	return cond, terminated, soonest.After(), nil
+}

@@ -1,0 +1,237 @@
+// Package podcliquescalinggroup is the grove-operator's PodCliqueScalingGroup reconciler: one
+// PodClique per member clique per group replica, each joining the base PodGang or its own scaled
+// PodGang, and the group's counts in status.
+package podcliquescalinggroup
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/internal/eventbatch"
+)
+
+// Reconciler reconciles PodCliqueScalingGroups.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+
+// SetupWithManager registers the reconciler.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podcliquescalinggroup").
+		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SpecChanged())).
+		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
+		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(eventbatch.SkipCreate())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// Reconcile converges the group's PodCliques from its PodCliqueSet's template and writes status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pcsg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pcsg.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pcsg.Namespace, Name: pcsg.Labels[grovev1alpha1.LabelPartOf]}, pcs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	replica, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	if err != nil {
+		return ctrl.Result{}, nil // not one of ours
+	}
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	have := map[string]*grovev1alpha1.PodClique{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], pcsg) {
+			have[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+
+	var errs []error
+	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	want := r.wanted(pcs, pcsg, replica)
+	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
+	allowUpdate := pcsg.Annotations[expand.AnnotationGenerationHash] == expand.GenerationHash(pcs)
+	var missing []*grovev1alpha1.PodClique
+	for _, w := range want {
+		if terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]] {
+			continue // recreated on the next pass, once the deletions are observed
+		}
+		if have[w.Name] == nil {
+			missing = append(missing, w)
+			continue
+		}
+		if !allowUpdate {
+			continue
+		}
+		if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Scaled out by 50 replicas, a group wants a hundred new PodCliques: created in parallel.
+	created, err := slowstart.Run(ctx, len(missing), func(ctx context.Context, i int) error {
+		return r.sync(ctx, pcsg, missing[i], nil)
+	})
+	if err != nil {
+		errs = append(errs, err)
+	} else if created > 0 {
+		objs := make([]client.Object, len(missing))
+		for i, m := range missing {
+			objs[i] = m
+		}
+		cachesync.WaitForCache(ctx, r.Client, objs)
+	}
+	for name, pclq := range have {
+		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, pclq); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
+	// writes the status once with them.
+	if created > 0 && len(errs) == 0 {
+		return eventbatch.StatusPass(), nil
+	}
+	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
+		errs = append(errs, err)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+func (r *Reconciler) wanted(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
+	want := map[string]*grovev1alpha1.PodClique{}
+	var config *grovev1alpha1.PodCliqueScalingGroupConfig
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name) == pcsg.Name {
+			config = g
+		}
+	}
+	if config == nil {
+		return want
+	}
+	minAvailable := int(expand.GroupMinAvailable(config))
+	numPods := expand.GroupTemplateNumPods(pcs, config)
+	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
+		group := &expand.ScalingGroup{Name: pcsg.Name, ConfigName: config.Name, Replica: j, TemplateNumPods: numPods}
+		gang := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
+		for _, clique := range pcsg.Spec.CliqueNames {
+			tmpl := expand.Template(pcs, clique)
+			if tmpl == nil {
+				continue
+			}
+			pclq := expand.PodClique(pcs, replica, tmpl, group, gang, expand.ParentPodCliques(pcs, replica, clique, group))
+			pclq.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
+			want[pclq.Name] = pclq
+		}
+	}
+	return want
+}
+
+func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have *grovev1alpha1.PodClique) error {
+	if have == nil {
+		err := r.Client.Create(ctx, want)
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if err != nil {
+			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating PodClique %s: %v", want.Name, err)
+		}
+		return err
+	}
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && equality.Semantic.DeepEqual(have.Labels, want.Labels) && equality.Semantic.DeepEqual(have.Annotations, want.Annotations) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec, updated.Labels, updated.Annotations = want.Spec, want.Labels, want.Annotations
+	return r.Client.Update(ctx, updated)
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition) error {
+	st := *pcsg.Status.DeepCopy()
+	st.ObservedGeneration = &pcsg.Generation
+	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}).String()
+	st.Selector = &selector
+	type counts struct{ members, scheduled, available, updated int }
+	perReplica := map[string]*counts{}
+	for _, p := range pclqs {
+		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		if idx, err := strconv.Atoi(j); err != nil || idx >= int(pcsg.Spec.Replicas) {
+			continue
+		}
+		c := perReplica[j]
+		if c == nil {
+			c = &counts{}
+			perReplica[j] = c
+		}
+		c.members++
+		min := p.Spec.Replicas
+		if p.Spec.MinAvailable != nil {
+			min = *p.Spec.MinAvailable
+		}
+		if meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled) {
+			c.scheduled++
+		}
+		if p.Status.ReadyReplicas >= min {
+			c.available++
+		}
+		if p.Status.UpdatedReplicas == p.Spec.Replicas {
+			c.updated++
+		}
+	}
+	st.Replicas, st.ScheduledReplicas, st.AvailableReplicas, st.UpdatedReplicas = int32(len(perReplica)), 0, 0, 0
+	members := len(pcsg.Spec.CliqueNames)
+	for _, c := range perReplica {
+		if c.scheduled == members {
+			st.ScheduledReplicas++
+		}
+		if c.available == members {
+			st.AvailableReplicas++
+		}
+		if c.updated == members {
+			st.UpdatedReplicas++
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, breach)
+	if equality.Semantic.DeepEqual(st, pcsg.Status) {
+		return nil
+	}
+	pcsg.Status = st
+	return r.Client.Status().Update(ctx, pcsg)
+}

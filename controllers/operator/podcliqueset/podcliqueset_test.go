@@ -1,0 +1,284 @@
+package podcliqueset
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/kube"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+func samplePCS() *grovev1alpha1.PodCliqueSet {
+	clique := func(name string) *grovev1alpha1.PodCliqueTemplateSpec {
+		return &grovev1alpha1.PodCliqueTemplateSpec{Name: name, Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2,
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "a"}}}}}
+	}
+	return &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "inf", Namespace: "ns"},
+		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 2, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("router"), clique("leader"), clique("worker")},
+			PodCliqueScalingGroupConfigs: []grovev1alpha1.PodCliqueScalingGroupConfig{
+				{Name: "prefill", CliqueNames: []string{"leader", "worker"}, Replicas: ptr.To[int32](3), MinAvailable: ptr.To[int32](2)},
+			},
+		}},
+	}
+}
+
+func emptyObserved() *observed {
+	return &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
+		gangs: map[string]*schedulerv1alpha1.PodGang{}, pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{}}
+}
+
+func TestWantedGangsSplitBaseAndScaledGroupReplicas(t *testing.T) {
+	names := func(gs []gang) map[string][]string {
+		out := map[string][]string{}
+		for _, g := range gs {
+			out[g.name] = []string{}
+			for _, m := range g.members {
+				out[g.name] = append(out[g.name], m.name)
+			}
+		}
+		return out
+	}
+	obs := emptyObserved()
+	gangs := wantedGangs(samplePCS(), 1, obs)
+	assert.Equal(t, map[string][]string{
+		"inf-1":           {"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"},
+		"inf-1-prefill-0": {"inf-1-prefill-2-leader", "inf-1-prefill-2-worker"},
+	}, names(gangs))
+	assert.Equal(t, "inf-1", gangs[0].name, "the base gang comes first")
+
+	// The scaling group's own replica count (set by kubectl scale or an autoscaler) wins over the template.
+	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
+	gangs = wantedGangs(samplePCS(), 1, obs)
+	assert.Equal(t, map[string][]string{"inf-1": {"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}}, names(gangs))
+}
+
+func TestGangMembersTakeTheirSizeFromThePodCliqueOnceItExists(t *testing.T) {
+	obs := emptyObserved()
+	router := wantedGangs(samplePCS(), 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2}, router, "before the PodClique exists: the template, minAvailable defaulting to replicas")
+
+	obs.cliques["inf-0-router"] = &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}
+	router = wantedGangs(samplePCS(), 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3}, router, "scaled by kubectl or an autoscaler: the PodClique's own size")
+}
+
+func TestKeepScaledReplicas(t *testing.T) {
+	applied := map[string]string{expand.AnnotationTemplateReplicas: "2"}
+	cases := []struct {
+		name        string
+		template    int32
+		current     int32
+		annotations map[string]string
+		autoscaled  bool
+		want        int32
+	}{
+		{"scaled directly, template unchanged: keep", 2, 5, applied, false, 5},
+		{"template edited: the template wins", 3, 5, applied, false, 3},
+		{"never applied: the template wins", 2, 5, nil, false, 2},
+		{"autoscaled: the autoscaler wins even over a template edit", 3, 5, applied, true, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, keepScaledReplicas(tc.template, tc.current, tc.annotations, tc.autoscaled))
+		})
+	}
+}
+
+func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
+	pcs := samplePCS()
+	hash := expand.GenerationHash(pcs)
+	pclq := func(replica, hash string, rolledOut bool) *grovev1alpha1.PodClique {
+		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Generation: 2,
+			Labels:      map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica},
+			Annotations: map[string]string{expand.AnnotationGenerationHash: hash}},
+			Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2}}
+		if rolledOut {
+			p.Status = grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](2), Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		state map[string]*grovev1alpha1.PodClique
+		want  []bool
+	}{
+		{"nothing exists yet: every replica is created", nil, []bool{true, true, true}},
+		{"all at the old hash: only replica 0 rolls", map[string]*grovev1alpha1.PodClique{"a": pclq("0", "old", true), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, false, false}},
+		{"replica 0 at the new hash but still replacing pods: the others wait", map[string]*grovev1alpha1.PodClique{"a": pclq("0", hash, false), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, false, false}},
+		{"replica 0 rolled out: replica 1 takes the turn", map[string]*grovev1alpha1.PodClique{"a": pclq("0", hash, true), "b": pclq("1", "old", true), "c": pclq("2", "old", true)}, []bool{true, true, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := emptyObserved()
+			for k, v := range tc.state {
+				obs.cliques[k] = v
+			}
+			ro := newRollout(pcs)
+			var got []bool
+			for i := 0; i < 3; i++ {
+				got = append(got, ro.allow(i, obs))
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	t.Run("OnDelete updates every replica's template at once", func(t *testing.T) {
+		p := samplePCS()
+		p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.OnDeleteStrategy}
+		obs := emptyObserved()
+		obs.cliques["a"], obs.cliques["b"] = pclq("0", "old", true), pclq("1", "old", true)
+		ro := newRollout(p)
+		assert.True(t, ro.allow(0, obs))
+		assert.True(t, ro.allow(1, obs))
+	})
+}
+
+func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) {
+	plain := kube.New(configv1alpha1.KubeSchedulerConfig{}, nil)
+	gang := kube.New(configv1alpha1.KubeSchedulerConfig{GangScheduling: true}, nil)
+	ordered := samplePCS()
+	ordered.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeInOrder)
+	single := samplePCS()
+	single.Spec.Template.Cliques = single.Spec.Template.Cliques[:1]
+	single.Spec.Template.Cliques[0].Spec.Replicas = 1
+	single.Spec.Template.PodCliqueScalingGroupConfigs = nil
+	cases := []struct {
+		name     string
+		pcs      *grovev1alpha1.PodCliqueSet
+		backend  backends.SchedulerBackend
+		honoured bool
+		mentions []string
+	}{
+		{"plain kube-scheduler does not keep a gang together", samplePCS(), plain, false, []string{"gang scheduling"}},
+		{"plain kube-scheduler with a one-pod gang loses nothing", single, plain, true, nil},
+		{"gang mode honours a gang without startup order", samplePCS(), gang, true, nil},
+		{"gang mode does not wait for startup order", ordered, gang, false, []string{"startup ordering"}},
+		{"plain mode keeps startup order but not the gang", ordered, plain, false, []string{"gang scheduling"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := honouredCondition(tc.pcs, tc.backend)
+			assert.Equal(t, ConditionSchedulingConstraintsHonored, c.Type)
+			if tc.honoured {
+				assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
+				assert.Equal(t, ReasonAllConstraintsHonored, c.Reason)
+				return
+			}
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, ReasonConstraintsNotHonored, c.Reason)
+			for _, m := range tc.mentions {
+				assert.Contains(t, c.Message, m)
+			}
+			if tc.backend == plain {
+				assert.NotContains(t, c.Message, "startup ordering", "gates keep startup order without gangs")
+			}
+		})
+	}
+}
+
+func TestPodGangLabelsCarryThePodCliqueSetsAndCliquesLabels(t *testing.T) {
+	pcs := samplePCS()
+	pcs.Labels = map[string]string{"team": "a", "kai.scheduler/queue": "pcs-queue"}
+	pcs.Spec.Template.Cliques[0].Labels = map[string]string{"kai.scheduler/queue": "clique-queue", "kai.scheduler/node-pool": "h100"}
+	labels := gangLabels(pcs, 1, "kai-scheduler")
+	assert.Equal(t, "pcs-queue", labels["kai.scheduler/queue"], "the PodCliqueSet's label wins")
+	assert.Equal(t, "h100", labels["kai.scheduler/node-pool"], "a clique's label fills what the PodCliqueSet leaves unset")
+	assert.Equal(t, "a", labels["team"])
+	assert.Equal(t, "kai-scheduler", labels[grovev1alpha1.LabelSchedulerName])
+	assert.Equal(t, "inf", labels[grovev1alpha1.LabelPartOf])
+	assert.Equal(t, "1", labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+}
+
+func topologyPCS() *grovev1alpha1.PodCliqueSet {
+	pcs := samplePCS()
+	for _, c := range pcs.Spec.Template.Cliques {
+		c.Spec.RoleName = c.Name
+	}
+	pcs.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "dc", Pack: &grovev1alpha1.TopologyPackConstraint{Required: "block"}}
+	pcs.Spec.Template.PodCliqueScalingGroupConfigs[0].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Required: "rack"}}
+	pcs.Spec.Template.Cliques[2].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Preferred: "host"}}
+	return pcs
+}
+
+func dcBinding(domains ...string) *grovev1alpha1.ClusterTopologyBindingSpec {
+	keys := map[string]string{"block": "example.com/block", "rack": "example.com/rack", "host": "kubernetes.io/hostname"}
+	spec := &grovev1alpha1.ClusterTopologyBindingSpec{}
+	for _, d := range domains {
+		spec.Levels = append(spec.Levels, grovev1alpha1.TopologyLevel{Domain: grovev1alpha1.TopologyDomain(d), Key: keys[d]})
+	}
+	return spec
+}
+
+func TestTopologyConstraintsBecomeNodeLabelKeysInThePodGang(t *testing.T) {
+	pcs := topologyPCS()
+	obs := emptyObserved()
+	pclq := func(name, role, pcsg, j string) {
+		labels := map[string]string{}
+		if pcsg != "" {
+			labels[grovev1alpha1.LabelPodCliqueScalingGroup] = pcsg
+			labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = j
+		}
+		obs.cliques[name] = &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: grovev1alpha1.PodCliqueSpec{RoleName: role}}
+	}
+	pclq("inf-1-router", "router", "", "")
+	pclq("inf-1-prefill-0-leader", "leader", "inf-1-prefill", "0")
+	pclq("inf-1-prefill-0-worker", "worker", "inf-1-prefill", "0")
+	pclq("inf-1-prefill-1-leader", "leader", "inf-1-prefill", "1")
+	pclq("inf-1-prefill-1-worker", "worker", "inf-1-prefill", "1")
+	obs.topology = &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host"), missing: map[grovev1alpha1.TopologyDomain]bool{}}
+
+	spec := schedulerv1alpha1.PodGangSpec{}
+	for _, name := range []string{"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker", "inf-1-prefill-1-leader", "inf-1-prefill-1-worker"} {
+		spec.PodGroups = append(spec.PodGroups, schedulerv1alpha1.PodGroup{Name: name})
+	}
+	obs.topology.applyTopology(pcs, 1, &spec, obs)
+
+	key := func(k string) *string { return &k }
+	assert.Equal(t, &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: key("example.com/block")}}, spec.TopologyConstraint)
+	hostPreferred := &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Preferred: key("kubernetes.io/hostname")}}
+	assert.Nil(t, spec.PodGroups[0].TopologyConstraint, "the router has no constraint of its own")
+	assert.Equal(t, hostPreferred, spec.PodGroups[2].TopologyConstraint)
+	assert.Equal(t, hostPreferred, spec.PodGroups[4].TopologyConstraint)
+	rack := &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: key("example.com/rack")}}
+	assert.Equal(t, []schedulerv1alpha1.TopologyConstraintGroupConfig{
+		{Name: "inf-1-prefill-0", PodGroupNames: []string{"inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}, TopologyConstraint: rack},
+		{Name: "inf-1-prefill-1", PodGroupNames: []string{"inf-1-prefill-1-leader", "inf-1-prefill-1-worker"}, TopologyConstraint: rack},
+	}, spec.TopologyConstraintGroupConfigs, "each scaling-group replica is packed on its own")
+	assert.Equal(t, map[string]string{schedulerv1alpha1.AnnotationTopologyName: "dc"}, obs.topology.annotations())
+}
+
+func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
+	cases := []struct {
+		name    string
+		t       *topology
+		status  metav1.ConditionStatus
+		reason  string
+		mention string
+	}{
+		{"disabled", &topology{name: "dc"}, metav1.ConditionTrue, ReasonTopologyAwareSchedulingDisabled, "topologyAwareScheduling"},
+		{"binding missing", &topology{name: "dc", enabled: true}, metav1.ConditionTrue, ReasonClusterTopologyNotFound, `"dc" does not exist`},
+		{"a level missing", &topology{name: "dc", enabled: true, binding: dcBinding("block", "host")}, metav1.ConditionTrue, ReasonClusterTopologyLevelsUnavailable, "[rack]"},
+		{"all there", &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host")}, metav1.ConditionFalse, ReasonAllClusterTopologyLevelsAvailable, "every domain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.t.missing = map[grovev1alpha1.TopologyDomain]bool{}
+			c := tc.t.condition(topologyPCS())
+			require.NotNil(t, c)
+			assert.Equal(t, tc.status, c.Status)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Contains(t, c.Message, tc.mention)
+		})
+	}
+	assert.Nil(t, (&topology{enabled: true}).condition(samplePCS()), "no constraint, no condition")
+}

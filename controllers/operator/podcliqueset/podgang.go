@@ -1,0 +1,246 @@
+package podcliqueset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// gang is the wanted content of one PodGang: its name and member PodCliques.
+type gang struct {
+	name    string
+	members []member
+}
+
+// member is one PodClique of a gang and its size: the PodClique's own once it exists (an
+// autoscaler or kubectl scale may have changed it), the template's before.
+type member struct {
+	name                   string
+	replicas, minAvailable int32
+}
+
+func memberOf(name string, tmpl *grovev1alpha1.PodCliqueTemplateSpec, obs *observed) member {
+	if pclq := obs.cliques[name]; pclq != nil {
+		return member{name: name, replicas: pclq.Spec.Replicas, minAvailable: minAvailable(pclq)}
+	}
+	m := member{name: name, replicas: tmpl.Spec.Replicas, minAvailable: max(tmpl.Spec.Replicas, 1)}
+	if tmpl.Spec.MinAvailable != nil {
+		m.minAvailable = *tmpl.Spec.MinAvailable
+	}
+	return m
+}
+
+// wantedGangs returns a replica's PodGangs: the base gang (standalone cliques plus the first
+// minAvailable replicas of every scaling group) and one gang per scaling-group replica beyond.
+func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []gang {
+	base := gang{name: grovev1alpha1.BasePodGangName(pcs.Name, replica)}
+	for _, c := range standaloneCliques(pcs) {
+		base.members = append(base.members, memberOf(grovev1alpha1.PodCliqueName(pcs.Name, replica, c.Name), c, obs))
+	}
+	gangs := []gang{}
+	var scaled []gang
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+		replicas := int(expand.GroupReplicas(g))
+		if have := obs.groups[pcsg]; have != nil {
+			replicas = int(have.Spec.Replicas)
+		}
+		minAvailable := int(expand.GroupMinAvailable(g))
+		for j := 0; j < replicas; j++ {
+			var members []member
+			for _, c := range g.CliqueNames {
+				if tmpl := expand.Template(pcs, c); tmpl != nil {
+					members = append(members, memberOf(grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, c), tmpl, obs))
+				}
+			}
+			if name := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg, j, minAvailable); name == base.name {
+				base.members = append(base.members, members...)
+			} else {
+				scaled = append(scaled, gang{name: name, members: members})
+			}
+		}
+	}
+	return append(append(gangs, base), scaled...)
+}
+
+// gangLabels are a PodGang's labels: the PodCliqueSet's own and, where it sets none, those of its
+// clique templates (a backend reads its settings there: upstream Grove manifests put KAI's queue
+// label on the cliques), then the replica's and the backend that serves it.
+func gangLabels(pcs *grovev1alpha1.PodCliqueSet, replica int, backend string) map[string]string {
+	labels := map[string]string{}
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c == nil {
+			continue
+		}
+		for k, v := range c.Labels {
+			if _, set := labels[k]; !set {
+				labels[k] = v
+			}
+		}
+	}
+	for k, v := range pcs.Labels {
+		labels[k] = v
+	}
+	for k, v := range expand.ReplicaLabels(pcs.Name, replica) {
+		labels[k] = v
+	}
+	labels[grovev1alpha1.LabelSchedulerName] = backend
+	return labels
+}
+
+// hasLabels reports whether have holds every label of want.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// syncPodGangs keeps each PodGang of a replica. Pod names are stable per index, so a PodGang is
+// created complete — every member pod referenced — before its pods exist: its first generation is
+// final, the backend-controller acknowledges it once, and pods created after that acknowledgement
+// need no gate (see docs/podgang-contract.md). Initialized records whether every referenced pod
+// exists.
+func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+	backend := r.Backends.ForPodCliqueSet(pcs)
+	gangs := wantedGangs(pcs, replica, obs)
+	for _, g := range gangs {
+		obs.wantGangs[g.name] = true
+	}
+	if backend == nil {
+		return fmt.Errorf("PodGangs of replica %d: %w", replica, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs)))
+	}
+	// A scaling group scaled out by 50 replicas wants 50 new PodGangs: written in parallel.
+	var mu sync.Mutex
+	var errs []error
+	_, _ = slowstart.Run(ctx, len(gangs), func(ctx context.Context, i int) error {
+		err := r.syncPodGang(ctx, pcs, replica, gangs[i], string(backend.Name()), obs)
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("PodGang %s: %w", gangs[i].name, err))
+			mu.Unlock()
+		}
+		return err
+	})
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
+	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName}
+	var missing []string
+	for _, m := range g.members {
+		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}
+		exist := map[string]bool{}
+		for _, p := range obs.pods[m.name] {
+			exist[p.Name] = true
+		}
+		absent := 0
+		for i := range int(m.replicas) {
+			name := grovev1alpha1.PodHostname(m.name, i)
+			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: pcs.Namespace, Name: name})
+			if !exist[name] {
+				absent++
+			}
+		}
+		if absent > 0 {
+			missing = append(missing, m.name)
+		}
+		sort.Slice(group.PodReferences, func(a, b int) bool { return group.PodReferences[a].Name < group.PodReferences[b].Name })
+		spec.PodGroups = append(spec.PodGroups, group)
+	}
+	complete := len(missing) == 0
+
+	obs.topology.applyTopology(pcs, replica, &spec, obs)
+	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
+	pg := obs.gangs[g.name]
+	if pg != nil && r.superseded.Stale(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
+		// This view lacks our last write to the PodGang: a write from it would be refused as a
+		// conflict. That write's own event brings the next pass.
+		return nil
+	}
+	replaced := ""
+	if pg != nil {
+		replaced = pg.ResourceVersion
+	}
+	if pg == nil {
+		pg = &schedulerv1alpha1.PodGang{
+			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+			Spec:       spec,
+		}
+		setOwner(pcs, pg)
+		if err := r.create(ctx, pcs, pg, obs); err != nil {
+			return err
+		}
+	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) || !hasLabels(pg.Annotations, annotations) {
+		pg = pg.DeepCopy()
+		pg.Spec = spec
+		for k, v := range labels {
+			pg.Labels[k] = v
+		}
+		if len(annotations) > 0 && pg.Annotations == nil {
+			pg.Annotations = map[string]string{}
+		}
+		for k, v := range annotations {
+			pg.Annotations[k] = v
+		}
+		if err := r.Client.Update(ctx, pg); err != nil {
+			return err
+		}
+		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
+	}
+
+	cond := metav1.Condition{
+		Type: schedulerv1alpha1.ConditionInitialized, Status: metav1.ConditionTrue,
+		Reason: schedulerv1alpha1.ReasonReady, Message: "all pods exist and are referenced", ObservedGeneration: pg.Generation,
+	}
+	if !complete {
+		cond.Status, cond.Reason = metav1.ConditionFalse, schedulerv1alpha1.ReasonPodsPending
+		cond.Message = fmt.Sprintf("waiting for pods of %v", missing)
+	}
+	if !complete && meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized) == nil {
+		// A new PodGang's pods are on their way: no condition says so as well as False, for one
+		// write less per gang; False is written only when a gang loses a pod it had.
+		return nil
+	}
+	status := pg.Status.DeepCopy()
+	if status.Phase == "" {
+		status.Phase = schedulerv1alpha1.PodGangPhasePending
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if equality.Semantic.DeepEqual(*status, pg.Status) {
+		return nil
+	}
+	pg = pg.DeepCopy()
+	pg.Status = *status
+	if err := r.Client.Status().Update(ctx, pg); err != nil {
+		return err
+	}
+	if replaced != "" {
+		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
+	}
+	return nil
+}
+
+func minAvailable(pclq *grovev1alpha1.PodClique) int32 {
+	if pclq.Spec.MinAvailable != nil {
+		return *pclq.Spec.MinAvailable
+	}
+	return pclq.Spec.Replicas
+}

@@ -1,0 +1,288 @@
+// Package podcliqueset is the grove-operator's PodCliqueSet reconciler: per replica it keeps the
+// headless Service, the standalone PodCliques, the PodCliqueScalingGroups and the PodGangs, and
+// it summarises them in the PodCliqueSet's status.
+package podcliqueset
+
+import (
+	"context"
+
+	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
+
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/internal/eventbatch"
+)
+
+// Reconciler reconciles PodCliqueSets.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Backends resolves a PodCliqueSet's scheduler backend.
+	Backends *backends.Registry
+	// TopologyAwareScheduling translates topology constraints into the PodGangs.
+	TopologyAwareScheduling bool
+
+	superseded cachesync.Superseded // PodGangs whose last write by this process the cache lacks
+}
+
+// Owner references that block deletion need update on the owner's finalizers (enforced where
+// the OwnerReferencesPermissionEnforcement admission plugin is on).
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/finalizers;podcliques/finalizers;podcliquescalinggroups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliques;podcliquescalinggroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
+
+// SetupWithManager registers the reconciler.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podcliqueset").
+		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
+		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
+		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low), builder.WithPredicates(eventbatch.SkipCreate())).
+		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
+		// (acknowledgements, pods turning Ready) are batched into one reconcile.
+		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(eventbatch.SkipCreate())).
+		// A binding appearing or changing changes the PodGangs' constraints and the condition.
+		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
+	pcs := obj.GetLabels()[grovev1alpha1.LabelPartOf]
+	if pcs == "" || obj.GetLabels()[grovev1alpha1.LabelManagedBy] != grovev1alpha1.LabelManagedByValue {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
+}
+
+// Reconcile observes the PodCliqueSet's children once, converges every replica, removes the
+// replicas beyond spec.replicas, and writes the status last.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pcs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pcs.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // children go with their owner references
+	}
+	obs, err := r.observe(ctx, pcs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	if expand.IsTraining(pcs) {
+		if !terminal(pcs.Status.Phase) {
+			if _, err = r.checkRuntime(ctx, pcs); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		if terminal(pcs.Status.Phase) {
+			return ctrl.Result{}, r.settle(ctx, pcs, obs)
+		}
+	}
+	terminated, requeue, err := r.gangTerminate(ctx, pcs, obs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if terminal(pcs.Status.Phase) {
+		return ctrl.Result{}, r.settle(ctx, pcs, obs)
+	}
+
+	ro := newRollout(pcs)
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		if terminated[i] {
+			// Recreated on the next pass, once the deletions are observed; keep its PodGangs.
+			for _, g := range wantedGangs(pcs, i, obs) {
+				obs.wantGangs[g.name] = true
+			}
+			continue
+		}
+		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
+			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
+		}
+	}
+	if err := r.syncAutoscalers(ctx, pcs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
+		errs = append(errs, err)
+	}
+	// Children created here are not in this pass's view: the next pass, after the batch period,
+	// writes the status once with them.
+	if obs.created.Load() > 0 && len(errs) == 0 {
+		return eventbatch.StatusPass(), nil
+	}
+	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
+		errs = append(errs, err)
+	}
+	// Status may have just recorded the start: look again when maxRuntime runs out.
+	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
+		requeue = left
+	}
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+// settle finishes a terminal Training workload: a Failed one loses all its PodCliques (and so its
+// pods); a Succeeded one keeps them, and its status stays as recorded.
+func (r *Reconciler) settle(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
+	if pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
+		return r.teardown(ctx, obs)
+	}
+	return nil
+}
+
+// observed holds every child of a PodCliqueSet, read once per reconcile from the cache.
+type observed struct {
+	cliques  map[string]*grovev1alpha1.PodClique
+	groups   map[string]*grovev1alpha1.PodCliqueScalingGroup
+	gangs    map[string]*schedulerv1alpha1.PodGang
+	services map[string]*corev1.Service
+	pods     map[string][]*corev1.Pod // by PodClique
+	// wantGangs collects the PodGangs this reconcile keeps; the rest are deleted.
+	wantGangs map[string]bool
+	// topology is what the topology constraints resolve to.
+	topology *topology
+	// created counts the children this pass created (from parallel writers).
+	created atomic.Int32
+}
+
+func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*observed, error) {
+	sel := []client.ListOption{client.InNamespace(pcs.Namespace), client.MatchingLabels{
+		grovev1alpha1.LabelPartOf: pcs.Name, grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue,
+	}}
+	obs := &observed{
+		cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
+		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{},
+		pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{},
+	}
+	cliques := &grovev1alpha1.PodCliqueList{}
+	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
+	gangs := &schedulerv1alpha1.PodGangList{}
+	services := &corev1.ServiceList{}
+	pods := &corev1.PodList{}
+	for _, l := range []client.ObjectList{cliques, groups, gangs, services, pods} {
+		if err := r.Client.List(ctx, l, sel...); err != nil {
+			return nil, err
+		}
+	}
+	for i := range cliques.Items {
+		obs.cliques[cliques.Items[i].Name] = &cliques.Items[i]
+	}
+	for i := range groups.Items {
+		obs.groups[groups.Items[i].Name] = &groups.Items[i]
+	}
+	for i := range gangs.Items {
+		obs.gangs[gangs.Items[i].Name] = &gangs.Items[i]
+	}
+	for i := range services.Items {
+		obs.services[services.Items[i].Name] = &services.Items[i]
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp.IsZero() {
+			obs.pods[p.Labels[grovev1alpha1.LabelPodClique]] = append(obs.pods[p.Labels[grovev1alpha1.LabelPodClique]], p)
+		}
+	}
+	var err error
+	obs.topology, err = r.observeTopology(ctx, pcs)
+	return obs, err
+}
+
+// deleteUnwanted removes the children of replicas beyond spec.replicas and PodGangs no replica
+// wants any more (a scaling group scaled in).
+func (r *Reconciler) deleteUnwanted(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
+	var objs []client.Object
+	beyond := func(o client.Object) bool {
+		i, err := strconv.Atoi(o.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		return err == nil && i >= int(pcs.Spec.Replicas)
+	}
+	for _, o := range obs.cliques {
+		// Scaling-group PodCliques belong to their PodCliqueScalingGroup, which removes them.
+		if o.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" && (beyond(o) || !r.wantsStandalone(pcs, o)) {
+			objs = append(objs, o)
+		}
+	}
+	for _, o := range obs.groups {
+		if beyond(o) || !r.wantsGroup(pcs, o) {
+			objs = append(objs, o)
+		}
+	}
+	for _, o := range obs.services {
+		if beyond(o) {
+			objs = append(objs, o)
+		}
+	}
+	for name, o := range obs.gangs {
+		if !obs.wantGangs[name] {
+			objs = append(objs, o)
+		}
+	}
+	var errs []error
+	for _, o := range objs {
+		if !o.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grovev1alpha1.PodClique) bool {
+	i, _ := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	for _, c := range standaloneCliques(pcs) {
+		if grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name) == pclq.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Reconciler) wantsGroup(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup) bool {
+	i, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name) == pcsg.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// setOwner makes the PodCliqueSet the controller of a child, so deletion cascades.
+func setOwner(pcs *grovev1alpha1.PodCliqueSet, obj client.Object) {
+	obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pcs, grovev1alpha1.GroupVersion.WithKind("PodCliqueSet"))})
+}

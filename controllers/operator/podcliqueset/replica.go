@@ -1,0 +1,197 @@
+package podcliqueset
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// syncReplica converges one PodCliqueSet replica: Service, standalone PodCliques, scaling groups
+// and PodGangs. Each child is written only when it is missing or differs from what is wanted.
+//
+// allowUpdate is false while a rolling update has not reached this replica: existing children
+// then keep their template, and only missing ones are created.
+func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed, allowUpdate bool) error {
+	// The children are independent: written in parallel, a new replica costs one round trip to the
+	// API server instead of one per child. The PodGangs are among them so the backend-controller
+	// can acknowledge them while the pods are being created, and the pods be born schedulable.
+	steps := []func() error{
+		func() error { return r.syncPodGangs(ctx, pcs, replica, obs) },
+		func() error { return r.syncService(ctx, pcs, replica, obs) },
+	}
+	for _, tmpl := range standaloneCliques(pcs) {
+		steps = append(steps, func() error {
+			want := expand.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
+				expand.ParentPodCliques(pcs, replica, tmpl.Name, nil))
+			return r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, allowUpdate, obs)
+		})
+	}
+	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		steps = append(steps, func() error {
+			return r.syncGroup(ctx, pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i], allowUpdate, obs)
+		})
+	}
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		wg.Go(func() { errs[i] = step() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliqueTemplateSpec {
+	var out []*grovev1alpha1.PodCliqueTemplateSpec
+	for _, c := range pcs.Spec.Template.Cliques {
+		if expand.GroupOf(pcs, c.Name) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
+	publish := true
+	if c := pcs.Spec.Template.HeadlessServiceConfig; c != nil {
+		publish = c.PublishNotReadyAddresses
+	}
+	labels := expand.ReplicaLabels(pcs.Name, replica)
+	want := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.HeadlessServiceName(pcs.Name, replica), Namespace: pcs.Namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 labels,
+			PublishNotReadyAddresses: publish,
+		},
+	}
+	have := obs.services[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want, obs)
+	}
+	if have.Spec.PublishNotReadyAddresses == publish && equality.Semantic.DeepEqual(have.Spec.Selector, labels) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec.PublishNotReadyAddresses, updated.Spec.Selector = publish, labels
+	return r.Client.Update(ctx, updated)
+}
+
+// syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
+// belong to its autoscaler once created.
+func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled, allowUpdate bool, obs *observed) error {
+	want.Annotations[expand.AnnotationTemplateReplicas] = strconv.Itoa(int(want.Spec.Replicas))
+	have := obs.cliques[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want, obs)
+	}
+	if !allowUpdate {
+		return nil
+	}
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, autoscaled)
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec = want.Spec
+	updated.Labels = merge(updated.Labels, want.Labels)
+	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	return r.Client.Update(ctx, updated)
+}
+
+func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
+	labels := expand.ReplicaLabels(pcs.Name, replica)
+	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
+	annotations := merge(g.Annotations, map[string]string{
+		expand.AnnotationTemplateReplicas: strconv.Itoa(int(expand.GroupReplicas(g))),
+		// The PodCliqueScalingGroup reconciler applies the template to its PodCliques only once
+		// the rollout has moved this hash onto the group.
+		expand.AnnotationGenerationHash: expand.GenerationHash(pcs),
+	})
+	want := &grovev1alpha1.PodCliqueScalingGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
+			Replicas:         expand.GroupReplicas(g),
+			MinAvailable:     g.MinAvailable,
+			CliqueNames:      g.CliqueNames,
+			TerminationDelay: g.TerminationDelay,
+		},
+	}
+	if want.Spec.TerminationDelay == nil {
+		want.Spec.TerminationDelay = pcs.Spec.Template.TerminationDelay
+	}
+	have := obs.groups[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want, obs)
+	}
+	if !allowUpdate {
+		return nil
+	}
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, g.ScaleConfig != nil)
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Spec = want.Spec
+	updated.Labels = merge(updated.Labels, want.Labels)
+	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	return r.Client.Update(ctx, updated)
+}
+
+// create creates a child; one that already exists is fine (the cache was behind). obs, when
+// given, counts the creations: their events bring another pass.
+func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object, obs *observed) error {
+	err := r.Client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err == nil && obs != nil {
+		obs.created.Add(1)
+	}
+	if err != nil {
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)
+	}
+	return err
+}
+
+// keepScaledReplicas decides a child's replicas: an autoscaled child keeps what its autoscaler
+// chose; otherwise the template wins only when the template's value changed since it was last
+// applied (recorded in an annotation), so `kubectl scale` on the child sticks until the template
+// is edited.
+func keepScaledReplicas(template, current int32, annotations map[string]string, autoscaled bool) int32 {
+	if autoscaled || annotations[expand.AnnotationTemplateReplicas] == strconv.Itoa(int(template)) {
+		return current
+	}
+	return template
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func merge(into, from map[string]string) map[string]string {
+	out := maps.Clone(into)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, from)
+	return out
+}

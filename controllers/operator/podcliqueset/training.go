@@ -1,0 +1,186 @@
+package podcliqueset
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/gangtermination"
+)
+
+// Events of Training workloads.
+const (
+	EventReplicaRestarting   = "ReplicaRestarting"
+	EventMaxRestartsExceeded = "MaxRestartsExceeded"
+	EventMaxRuntimeExceeded  = "MaxRuntimeExceeded"
+	EventWorkloadSucceeded   = "WorkloadSucceeded"
+	EventPodCliqueFailed     = "PodCliqueFailed"
+)
+
+var (
+	trainingRestarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "grove_training_restarts_total", Help: "Replica restarts of Training PodCliqueSets.",
+	})
+	trainingPhases = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grove_training_phase_transitions_total", Help: "Training PodCliqueSets reaching a phase.",
+	}, []string{"phase"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(trainingRestarts, trainingPhases)
+}
+
+func maxRestarts(pcs *grovev1alpha1.PodCliqueSet) int32 {
+	if t := pcs.Spec.TrainingSpec; t != nil && t.MaxRestarts != nil {
+		return *t.MaxRestarts
+	}
+	return 0
+}
+
+func terminal(phase grovev1alpha1.PodCliqueSetPhase) bool {
+	return phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || phase == grovev1alpha1.PodCliqueSetPhaseFailed
+}
+
+// restartOrFail handles a Training replica whose breach expired. Within the budget the replica is
+// restarted: its PodCliques are first marked with the number of this restart, then the count is
+// written to status, then they are deleted (and recreated on the next pass) — each step
+// idempotent, so a crash anywhere neither loses nor doubles a restart. Past the budget the
+// workload fails.
+func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, members []*grovev1alpha1.PodClique, why string) error {
+	restart := int32(0)
+	for _, p := range members {
+		if n, err := strconv.Atoi(p.Annotations[expand.AnnotationRestart]); err == nil && int32(n) > restart {
+			restart = int32(n)
+		}
+	}
+	if restart == 0 { // not yet decided for these PodCliques
+		if pcs.Status.RestartCount >= maxRestarts(pcs) {
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "replica %d: %s", replica, why)
+			return r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
+				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs)))
+		}
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Restart", "replica %d: %s", replica, why)
+		restart = pcs.Status.RestartCount + 1
+		for _, p := range members {
+			if p.Annotations[expand.AnnotationRestart] == "" {
+				marked := p.DeepCopy()
+				if marked.Annotations == nil {
+					marked.Annotations = map[string]string{}
+				}
+				marked.Annotations[expand.AnnotationRestart] = strconv.Itoa(int(restart))
+				if err := r.Client.Update(ctx, marked); err != nil && !apierrors.IsNotFound(err) {
+					return err
+				}
+				*p = *marked
+			}
+		}
+	}
+	if pcs.Status.RestartCount < restart {
+		pcs.Status.RestartCount = restart
+		if err := r.Client.Status().Update(ctx, pcs); err != nil {
+			return err
+		}
+		trainingRestarts.Inc()
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventReplicaRestarting, "Restart",
+			"restarting replica %d (%s): restart %d of %d", replica, why, restart, maxRestarts(pcs))
+	}
+	_, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
+	return err
+}
+
+// fail records the terminal Failed phase with its reason before tearing the workload down.
+func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, reason, event, message string) error {
+	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseFailed
+	meta.SetStatusCondition(&pcs.Status.Conditions, metav1.Condition{
+		Type: grovev1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: pcs.Generation,
+	})
+	if err := r.Client.Status().Update(ctx, pcs); err != nil {
+		return err
+	}
+	trainingPhases.WithLabelValues(string(grovev1alpha1.PodCliqueSetPhaseFailed)).Inc()
+	r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, event, "Fail", "%s", message)
+	return nil
+}
+
+// teardown deletes every PodClique of a failed workload; their pods go with them.
+func (r *Reconciler) teardown(ctx context.Context, obs *observed) error {
+	var all []*grovev1alpha1.PodClique
+	for _, p := range obs.cliques {
+		all = append(all, p)
+	}
+	_, err := gangtermination.DeletePodCliques(ctx, r.Client, all)
+	return err
+}
+
+// runtimeRemaining is how long a started Training workload with a maxRuntime may still run
+// (0 when it has no limit or has not started).
+func runtimeRemaining(pcs *grovev1alpha1.PodCliqueSet) time.Duration {
+	t := pcs.Spec.TrainingSpec
+	if !expand.IsTraining(pcs) || terminal(pcs.Status.Phase) || t == nil || t.MaxRuntime == nil || pcs.Status.StartTime == nil {
+		return 0
+	}
+	if left := pcs.Status.StartTime.Add(t.MaxRuntime.Duration).Sub(time.Now()); left > 0 {
+		return left
+	}
+	return 0
+}
+
+// checkRuntime fails a Training workload that ran longer than maxRuntime and otherwise returns
+// how long it may still run.
+func (r *Reconciler) checkRuntime(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (time.Duration, error) {
+	t := pcs.Spec.TrainingSpec
+	if t == nil || t.MaxRuntime == nil || pcs.Status.StartTime == nil {
+		return 0, nil
+	}
+	if remaining := runtimeRemaining(pcs); remaining > 0 {
+		return remaining, nil
+	}
+	return 0, r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRuntimeExceeded, EventMaxRuntimeExceeded,
+		fmt.Sprintf("ran longer than maxRuntime %s (since %s)", t.MaxRuntime.Duration, pcs.Status.StartTime.Format(time.RFC3339)))
+}
+
+// trainingPhase derives Pending/Running/Succeeded from the children: Succeeded when every
+// PodClique of every replica reports Succeeded. startTime is set once, on the first Running.
+func (r *Reconciler) trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, obs *observed) {
+	if terminal(st.Phase) {
+		return
+	}
+	want := 0
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		want += len(standaloneCliques(pcs))
+		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+			replicas := int(expand.GroupReplicas(&g))
+			if have := obs.groups[grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)]; have != nil {
+				replicas = int(have.Spec.Replicas)
+			}
+			want += replicas * len(g.CliqueNames)
+		}
+	}
+	succeeded := 0
+	for _, p := range obs.cliques {
+		if meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
+			succeeded++
+		}
+	}
+	if want > 0 && succeeded == want {
+		st.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
+		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "every pod of every replica exited 0")
+		return
+	}
+	if st.Phase == grovev1alpha1.PodCliqueSetPhaseRunning && st.StartTime == nil {
+		now := metav1.Now()
+		st.StartTime = &now
+		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
+	}
+}

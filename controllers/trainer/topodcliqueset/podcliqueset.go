@@ -1,0 +1,176 @@
+// Package topodcliqueset builds the Training PodCliqueSet a TrainJob becomes when its runtime's
+// workloadKind is PodCliqueSet: one clique per replicated job of the runtime template, started
+// in the template's dependsOn order, gang-scheduled through the PodCliqueSet's backend.
+package topodcliqueset
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kubegrove/grove/controllers/trainer/plan"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+// replica is the only PodCliqueSet replica: a TrainJob is one gang.
+const replica = 0
+
+// Build returns the PodCliqueSet of a TrainJob and the objects that must exist before it (MPI's
+// Secret and hostfile), all without owner references.
+func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCliqueSet, []client.Object, error) {
+	p, err := plan.NewPlan(tj, rt)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra, err := plan.ApplyFramework(tj, rt, p, Network(tj))
+	if err != nil {
+		return nil, nil, err
+	}
+	js := p.Template.Spec
+	cliques := make([]*grovev1alpha1.PodCliqueTemplateSpec, 0, len(js.ReplicatedJobs))
+	initializers := initializerJobs(js.ReplicatedJobs)
+	var priorityClass string
+	for i := range js.ReplicatedJobs {
+		rj := &js.ReplicatedJobs[i]
+		ready, succeeded := startsAfter(rj, initializers)
+		pod := rj.Template.Spec.Template
+		spec := *pod.Spec.DeepCopy()
+		// A failed pod must surface as a failure so the gang restarts within the budget; an
+		// in-place container restart (OnFailure) would hide it.
+		spec.RestartPolicy = corev1.RestartPolicyNever
+		if priorityClass == "" {
+			priorityClass = spec.PriorityClassName
+		}
+		size := podsOf(rj.Replicas, &rj.Template.Spec)
+		labels := maps.Clone(pod.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
+		cliques = append(cliques, &grovev1alpha1.PodCliqueTemplateSpec{
+			Name:        rj.Name,
+			Labels:      labels,
+			Annotations: pod.Annotations,
+			Spec: grovev1alpha1.PodCliqueSpec{
+				RoleName:             rj.Name,
+				Replicas:             size,
+				MinAvailable:         ptr.To(size),
+				StartsAfter:          ready,
+				StartsAfterSucceeded: succeeded,
+				PodSpec:              spec,
+			},
+		})
+	}
+	pcs := &grovev1alpha1.PodCliqueSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        tj.Name,
+			Namespace:   tj.Namespace,
+			Labels:      pcsLabels(tj, p),
+			Annotations: p.Template.Annotations,
+		},
+		Spec: grovev1alpha1.PodCliqueSetSpec{
+			Replicas:     1,
+			WorkloadType: grovev1alpha1.WorkloadTypeTraining,
+			TrainingSpec: trainingSpec(tj, p),
+			Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+				Cliques:               cliques,
+				StartupType:           ptr.To(grovev1alpha1.CliqueStartupTypeExplicit),
+				PriorityClassName:     priorityClass,
+				HeadlessServiceConfig: &grovev1alpha1.HeadlessServiceConfig{PublishNotReadyAddresses: true},
+			},
+		},
+	}
+	for _, o := range extra {
+		o.SetNamespace(tj.Namespace)
+	}
+	return pcs, extra, nil
+}
+
+// Network addresses the pods of a TrainJob's PodCliqueSet: `<pclq>-<index>.<headless service>`,
+// with a node's rank taken from its stable pod index.
+func Network(tj *trainerv1alpha1.TrainJob) plan.Network {
+	service := fmt.Sprintf("%s-%d", tj.Name, replica)
+	return plan.Network{
+		Host: func(job string, index int) string {
+			return grovev1alpha1.PodHostname(grovev1alpha1.PodCliqueName(tj.Name, replica, job), index) + "." + service
+		},
+		RankFieldPath: fmt.Sprintf("metadata.labels['%s']", grovev1alpha1.LabelPodIndex),
+	}
+}
+
+// pcsLabels carries the runtime template's and the TrainJob's labels, so queue and priority
+// labels reach the PodCliqueSet's scheduler backend.
+func pcsLabels(tj *trainerv1alpha1.TrainJob, p *plan.Plan) map[string]string {
+	labels := maps.Clone(p.Template.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, tj.Labels)
+	labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
+	return labels
+}
+
+// trainingSpec maps activeDeadlineSeconds to maxRuntime and the JobSet failure policy's
+// maxRestarts to the gang's restart budget.
+func trainingSpec(tj *trainerv1alpha1.TrainJob, p *plan.Plan) *grovev1alpha1.TrainingSpec {
+	ts := &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](0)}
+	if fp := p.Template.Spec.FailurePolicy; fp != nil {
+		ts.MaxRestarts = ptr.To(fp.MaxRestarts)
+	}
+	if ads := tj.Spec.ActiveDeadlineSeconds; ads != nil {
+		ts.MaxRuntime = &metav1.Duration{Duration: time.Duration(*ads) * time.Second}
+	}
+	return ts
+}
+
+// podsOf is the pod count of a replicated job: replicas × the Job's parallelism.
+func podsOf(replicas int32, job *batchv1.JobSpec) int32 {
+	parallelism := int32(1)
+	if job.Parallelism != nil {
+		parallelism = *job.Parallelism
+	}
+	return max(replicas, 1) * parallelism
+}
+
+// initializerJobs are the replicated jobs that prepare data or models for the trainer.
+func initializerJobs(jobs []jobsetv1alpha2.ReplicatedJob) []string {
+	var out []string
+	for _, rj := range jobs {
+		if slices.Contains([]string{plan.DatasetInitializer, plan.ModelInitializer}, rj.Name) {
+			out = append(out, rj.Name)
+		}
+	}
+	return out
+}
+
+// startsAfter maps a replicated job's dependsOn to startup order: status Ready waits for the
+// parent's pods to be ready, status Complete for them to exit 0. The trainer node also waits for
+// every initializer to complete, whether or not the runtime says so.
+func startsAfter(rj *jobsetv1alpha2.ReplicatedJob, initializers []string) (ready, succeeded []string) {
+	for _, d := range rj.DependsOn {
+		if d.Status == jobsetv1alpha2.DependencyReady {
+			ready = append(ready, d.Name)
+		} else {
+			succeeded = append(succeeded, d.Name)
+		}
+	}
+	if rj.Name == plan.Node {
+		for _, name := range initializers {
+			if !slices.Contains(succeeded, name) && !slices.Contains(ready, name) {
+				succeeded = append(succeeded, name)
+			}
+		}
+	}
+	return ready, succeeded
+}

@@ -1,0 +1,97 @@
+package trainjob
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/internal/eventbatch"
+)
+
+// indexRuntimeRef indexes TrainJobs by "<kind>/<name>" of their runtime, so a runtime that
+// appears wakes exactly the TrainJobs waiting for it.
+const indexRuntimeRef = "spec.runtimeRef"
+
+func runtimeKey(kind, name string) string { return kind + "/" + name }
+
+// SetupWithManager registers the reconciler: TrainJobs managed by this controller, their
+// workloads and the PodCliques that count their pods, and runtimes that appear.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &trainerv1alpha1.TrainJob{}, indexRuntimeRef, func(o client.Object) []string {
+		tj := o.(*trainerv1alpha1.TrainJob)
+		return []string{runtimeKey(ptr.Deref(tj.Spec.RuntimeRef.Kind, trainerv1alpha1.ClusterTrainingRuntimeKind), tj.Spec.RuntimeRef.Name)}
+	}); err != nil {
+		return err
+	}
+	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return managedByUs(o.(*trainerv1alpha1.TrainJob)) })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("trainjob").
+		// Our own status writes need no reconcile; spec changes (suspend) and creation do.
+		For(&trainerv1alpha1.TrainJob{}, builder.WithPredicates(ours, predicate.GenerationChangedPredicate{})).
+		Owns(&grovev1alpha1.PodCliqueSet{}).
+		Owns(&jobsetv1alpha2.JobSet{}).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
+		// jobsStatus follows the cliques' pod counts; their bursts are batched into one reconcile.
+		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.trainJobOfPodClique, eventbatch.Period, eventbatch.Low)).
+		Watches(&trainerv1alpha1.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.TrainingRuntimeKind))).
+		Watches(&trainerv1alpha1.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.ClusterTrainingRuntimeKind))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// deletedOnly passes deletions: a deleted runtime snapshot or hostfile matters, its creation by
+// this controller does not.
+func deletedOnly() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// trainJobOfPodClique maps a PodClique to the TrainJob whose PodCliqueSet it belongs to.
+func (r *Reconciler) trainJobOfPodClique(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[grovev1alpha1.LabelPartOf]
+	if name == "" || o.GetLabels()[trainerv1alpha1.LabelTrainJobName] != name {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// waitingFor maps a runtime to the TrainJobs that name it and have not started.
+func (r *Reconciler) waitingFor(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &trainerv1alpha1.TrainJobList{}
+		opts := []client.ListOption{client.MatchingFields{indexRuntimeRef: runtimeKey(kind, o.GetName())}}
+		if o.GetNamespace() != "" {
+			opts = append(opts, client.InNamespace(o.GetNamespace()))
+		}
+		if err := r.Client.List(ctx, list, opts...); err != nil {
+			return nil
+		}
+		var reqs []reconcile.Request
+		for _, tj := range list.Items {
+			if finished(&tj) == nil && managedByUs(&tj) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tj.Namespace, Name: tj.Name}})
+			}
+		}
+		return reqs
+	}
+}

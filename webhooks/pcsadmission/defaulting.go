@@ -1,0 +1,85 @@
+// Package pcsadmission is grove-webhook's admission for PodCliqueSets: defaults that depend on
+// the workload type and on the operator configuration, and the validation the CRD schema cannot
+// express (cross-field rules, the pod-name budget, dependency cycles, immutable fields).
+package pcsadmission
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+)
+
+// Defaulter fills what users leave out.
+type Defaulter struct {
+	// Backends decide the default scheduler name of pods that name none.
+	Backends *backends.Registry
+}
+
+// Default applies the defaults; it is idempotent.
+func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
+	Default(pcs, d.Backends)
+	return nil
+}
+
+// Default applies the defaults of DESIGN.md section 3: Training gets terminationDelay 0 and
+// restartPolicy Never; inference gets no terminationDelay. Every clique's pods get the default
+// backend's scheduler, minAvailable defaults to replicas, and autoscalers' minReplicas to
+// minAvailable.
+func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
+	spec := &pcs.Spec
+	if spec.WorkloadType == "" {
+		spec.WorkloadType = grovev1alpha1.WorkloadTypeInference
+	}
+	training := spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining
+	t := &spec.Template
+	if training && t.TerminationDelay == nil {
+		t.TerminationDelay = &metav1.Duration{}
+	}
+	if t.StartupType == nil {
+		anyOrder := grovev1alpha1.CliqueStartupTypeAnyOrder
+		t.StartupType = &anyOrder
+	}
+	if t.HeadlessServiceConfig == nil {
+		t.HeadlessServiceConfig = &grovev1alpha1.HeadlessServiceConfig{PublishNotReadyAddresses: true}
+	}
+	defaultScheduler := registry.Default().PodSchedulerName()
+	for _, c := range t.Cliques {
+		if c == nil {
+			continue
+		}
+		ps := &c.Spec.PodSpec
+		if ps.SchedulerName == "" {
+			ps.SchedulerName = defaultScheduler
+		}
+		if training && ps.RestartPolicy == "" {
+			ps.RestartPolicy = corev1.RestartPolicyNever
+		}
+		if c.Spec.MinAvailable == nil {
+			min := max(c.Spec.Replicas, 1) // an idle clique (0 replicas) still needs 1 to count as up
+			c.Spec.MinAvailable = &min
+		}
+		if sc := c.Spec.ScaleConfig; sc != nil && sc.MinReplicas == nil {
+			min := *c.Spec.MinAvailable
+			sc.MinReplicas = &min
+		}
+	}
+	for i := range t.PodCliqueScalingGroupConfigs {
+		g := &t.PodCliqueScalingGroupConfigs[i]
+		if g.Replicas == nil {
+			one := int32(1)
+			g.Replicas = &one
+		}
+		if g.MinAvailable == nil {
+			one := int32(1)
+			g.MinAvailable = &one
+		}
+		if sc := g.ScaleConfig; sc != nil && sc.MinReplicas == nil {
+			min := *g.MinAvailable
+			sc.MinReplicas = &min
+		}
+	}
+}

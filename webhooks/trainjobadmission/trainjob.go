@@ -1,0 +1,121 @@
+// Package trainjobadmission is grove-webhook's admission for TrainJobs and training runtimes: the
+// Kubeflow Trainer rules and KEP-2899's deadline and TTL rules that CEL cannot express.
+package trainjobadmission
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainer.kubeflow.org,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=trainer.kubeflow.org,resources=trainingruntimes,verbs=create;update,versions=v1alpha1,name=vtrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=trainer.kubeflow.org,resources=clustertrainingruntimes,verbs=create;update,versions=v1alpha1,name=vclustertrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
+
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
+
+// SetupWithManager serves the TrainJob and runtime validating webhooks.
+func SetupWithManager(mgr ctrl.Manager, _ *configv1alpha1.OperatorConfiguration) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainJob{}).WithValidator(&TrainJobValidator{Client: mgr.GetClient()}).Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainingRuntime{}).WithValidator(runtimeValidator[*trainerv1alpha1.TrainingRuntime]{}).Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.ClusterTrainingRuntime{}).WithValidator(runtimeValidator[*trainerv1alpha1.ClusterTrainingRuntime]{}).Complete()
+}
+
+// TrainJobValidator validates TrainJobs.
+type TrainJobValidator struct {
+	Client client.Client
+}
+
+// ValidateCreate checks a new TrainJob; a runtime that does not exist yet only warns, since the
+// TrainJob waits for it.
+func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+	errs := ValidateTrainJob(tj)
+	warnings, err := v.checkRuntime(ctx, tj)
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs)
+}
+
+// ValidateUpdate also allows runtimePatches to change only while the TrainJob is suspended.
+func (v *TrainJobValidator) ValidateUpdate(_ context.Context, old, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+	errs := ValidateTrainJob(tj)
+	suspended := func(t *trainerv1alpha1.TrainJob) bool { return t.Spec.Suspend != nil && *t.Spec.Suspend }
+	if !reflect.DeepEqual(old.Spec.RuntimePatches, tj.Spec.RuntimePatches) && !suspended(old) && !suspended(tj) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "runtimePatches"), "may only change while the TrainJob is suspended"))
+	}
+	return nil, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs)
+}
+
+// ValidateDelete allows every deletion.
+func (v *TrainJobValidator) ValidateDelete(context.Context, *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateTrainJob checks the fields of a TrainJob on their own.
+func ValidateTrainJob(tj *trainerv1alpha1.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	ref := field.NewPath("spec", "runtimeRef")
+	if g := tj.Spec.RuntimeRef.APIGroup; g != nil && *g != trainerv1alpha1.GroupVersion.Group {
+		errs = append(errs, field.NotSupported(ref.Child("apiGroup"), *g, []string{trainerv1alpha1.GroupVersion.Group}))
+	}
+	if k := tj.Spec.RuntimeRef.Kind; k != nil && *k != trainerv1alpha1.TrainingRuntimeKind && *k != trainerv1alpha1.ClusterTrainingRuntimeKind {
+		errs = append(errs, field.NotSupported(ref.Child("kind"), *k, []string{trainerv1alpha1.TrainingRuntimeKind, trainerv1alpha1.ClusterTrainingRuntimeKind}))
+	}
+	if tr := tj.Spec.Trainer; tr != nil {
+		p := field.NewPath("spec", "trainer")
+		if tr.NumNodes != nil && *tr.NumNodes < 1 {
+			errs = append(errs, field.Invalid(p.Child("numNodes"), *tr.NumNodes, "must be at least 1"))
+		}
+		if tr.NumProcPerNode != nil && *tr.NumProcPerNode < 1 {
+			errs = append(errs, field.Invalid(p.Child("numProcPerNode"), *tr.NumProcPerNode, "must be at least 1"))
+		}
+	}
+	return errs
+}
+
+// checkRuntime warns when the referenced runtime does not exist (yet).
+func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+	kind := trainerv1alpha1.ClusterTrainingRuntimeKind
+	if tj.Spec.RuntimeRef.Kind != nil {
+		kind = *tj.Spec.RuntimeRef.Kind
+	}
+	var obj client.Object
+	key := client.ObjectKey{Name: tj.Spec.RuntimeRef.Name}
+	switch kind {
+	case trainerv1alpha1.TrainingRuntimeKind:
+		obj, key.Namespace = &trainerv1alpha1.TrainingRuntime{}, tj.Namespace
+	case trainerv1alpha1.ClusterTrainingRuntimeKind:
+		obj = &trainerv1alpha1.ClusterTrainingRuntime{}
+	default:
+		return nil, nil // reported by ValidateTrainJob
+	}
+	err := v.Client.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits until it does", kind, key.Name)}, nil
+	case err != nil:
+		return nil, err
+	}
+	return nil, nil
+}
+
+func invalid(kind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(trainerv1alpha1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
+}

@@ -1,0 +1,120 @@
+package trainjobadmission
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+func TestRuntimeLifetimeRules(t *testing.T) {
+	cases := []struct {
+		name     string
+		mutate   func(*trainerv1alpha1.TrainingRuntimeSpec)
+		paths    []string
+		warnings int
+	}{
+		{"plain runtime", func(*trainerv1alpha1.TrainingRuntimeSpec) {}, nil, 0},
+		{"short TTL warns", func(s *trainerv1alpha1.TrainingRuntimeSpec) { s.TTLSecondsAfterFinished = ptr.To[int32](30) }, nil, 1},
+		{"an hour TTL is quiet", func(s *trainerv1alpha1.TrainingRuntimeSpec) { s.TTLSecondsAfterFinished = ptr.To[int32](3600) }, nil, 0},
+		{"JobSet TTL forbidden", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
+		}, []string{"spec.template.spec.ttlSecondsAfterFinished"}, 0},
+		{"Job deadline forbidden", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.ActiveDeadlineSeconds = ptr.To[int64](10)
+		}, []string{"spec.template.spec.replicatedJobs[0].template.spec.activeDeadlineSeconds"}, 0},
+		{"Job TTL forbidden", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
+		}, []string{"spec.template.spec.replicatedJobs[0].template.spec.ttlSecondsAfterFinished"}, 0},
+		{"zero nodes", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.MLPolicy = &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](0)}
+		}, []string{"spec.mlPolicy.numNodes"}, 0},
+		{"10000 pods in one job is the most", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Replicas = 100
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](100)
+		}, nil, 0},
+		{"a job of 2^31-1 pods", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](math.MaxInt32)
+		}, []string{"spec.template.spec.replicatedJobs[0]"}, 0},
+		{"replicas times parallelism beyond int32", func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Replicas = math.MaxInt32
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](math.MaxInt32)
+		}, []string{"spec.template.spec.replicatedJobs[0]"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &trainerv1alpha1.TrainingRuntimeSpec{Template: trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{
+				ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{Name: "node"}},
+			}}}
+			tc.mutate(spec)
+			errs, warnings := ValidateRuntimeSpec(spec)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			assert.ElementsMatch(t, tc.paths, got)
+			assert.Len(t, warnings, tc.warnings)
+		})
+	}
+}
+
+func trainJob(ns string) *trainerv1alpha1.TrainJob {
+	return &trainerv1alpha1.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "tj", Namespace: ns},
+		Spec: trainerv1alpha1.TrainJobSpec{RuntimeRef: trainerv1alpha1.RuntimeRef{
+			Name: "rt", APIGroup: ptr.To("trainer.kubeflow.org"), Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind),
+		}},
+	}
+}
+
+func TestTrainJobRules(t *testing.T) {
+	s := runtime.NewScheme()
+	require.NoError(t, trainerv1alpha1.AddToScheme(s))
+	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "ns"}}
+	v := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(rt).Build()}
+	ctx := context.Background()
+
+	t.Run("an existing runtime: no warning", func(t *testing.T) {
+		w, err := v.ValidateCreate(ctx, trainJob("ns"))
+		require.NoError(t, err)
+		assert.Empty(t, w)
+	})
+	t.Run("a runtime that does not exist yet: admitted with a warning", func(t *testing.T) {
+		w, err := v.ValidateCreate(ctx, trainJob("other"))
+		require.NoError(t, err)
+		require.Len(t, w, 1)
+		assert.Contains(t, w[0], `TrainingRuntime "rt" does not exist yet`)
+	})
+	t.Run("an unsupported runtime kind", func(t *testing.T) {
+		tj := trainJob("ns")
+		tj.Spec.RuntimeRef.Kind = ptr.To("Deployment")
+		_, err := v.ValidateCreate(ctx, tj)
+		require.ErrorContains(t, err, "spec.runtimeRef.kind")
+	})
+	t.Run("numNodes and numProcPerNode at least 1", func(t *testing.T) {
+		tj := trainJob("ns")
+		tj.Spec.Trainer = &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](0), NumProcPerNode: ptr.To[int32](0)}
+		_, err := v.ValidateCreate(ctx, tj)
+		require.ErrorContains(t, err, "spec.trainer.numNodes")
+		require.ErrorContains(t, err, "spec.trainer.numProcPerNode")
+	})
+	t.Run("runtimePatches change only while suspended", func(t *testing.T) {
+		old := trainJob("ns")
+		patched := old.DeepCopy()
+		patched.Spec.RuntimePatches = []trainerv1alpha1.RuntimePatch{{Manager: "kueue"}}
+		_, err := v.ValidateUpdate(ctx, old, patched)
+		require.ErrorContains(t, err, "spec.runtimePatches")
+		old.Spec.Suspend, patched.Spec.Suspend = ptr.To(true), ptr.To(true)
+		_, err = v.ValidateUpdate(ctx, old, patched)
+		require.NoError(t, err)
+	})
+}
