@@ -272,7 +272,7 @@ func TestInitNeedsTheCoschedulingPodGroupCRD(t *testing.T) {
 func podClique(name string, spec corev1.PodSpec) *grovev1alpha1.PodClique {
 	return &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec:       grovev1alpha1.PodCliqueSpec{Replicas: 4, PodSpec: spec},
+		Spec:       grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 4, PodSpec: spec}},
 	}
 }
 
@@ -281,9 +281,9 @@ func syncClient(t *testing.T, pg *schedulerv1alpha1.PodGang) client.Client {
 	return fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(
 		pg, podClique("inf-0-leader", leaderSpec()), podClique("inf-0-worker", workerSpec()),
 		// Same name in another namespace: never read.
-		&grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker", Namespace: "other"}, Spec: grovev1alpha1.PodCliqueSpec{
+		&grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker", Namespace: "other"}, Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{
 			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "big", Resources: requests("64", "1Ti", "8")}}},
-		}},
+		}}},
 	).Build()
 }
 

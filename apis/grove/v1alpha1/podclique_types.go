@@ -23,8 +23,8 @@ type PodClique struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   PodCliqueSpec   `json:"spec"`
-	Status PodCliqueStatus `json:"status,omitempty"`
+	Spec   PodCliqueObjectSpec `json:"spec"`
+	Status PodCliqueStatus     `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -36,7 +36,51 @@ type PodCliqueList struct {
 	Items           []PodClique `json:"items"`
 }
 
-// PodCliqueSpec is the desired state of a PodClique.
+// PodCliqueObjectSpec is the spec of a PodClique object: its clique template's spec, with
+// startsAfter and startsAfterSucceeded resolved to the names of the PodCliques it waits for (as
+// upstream Grove resolves startsAfter), and what the operator hands down from the PodCliqueSet, so
+// the PodClique reconciler never reads its PodCliqueSet. The operator writes all of it; a user's
+// edit of anything but replicas is put back.
+type PodCliqueObjectSpec struct {
+	PodCliqueSpec `json:",inline"`
+	InheritedSpec `json:",inline"`
+
+	// ScalingGroupTemplateNumPods is, for a member of a PodCliqueScalingGroup, the number of pods
+	// of one group replica (the pods' GROVE_PCSG_TEMPLATE_NUM_PODS).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ScalingGroupTemplateNumPods *int32 `json:"scalingGroupTemplateNumPods,omitempty"`
+}
+
+// InheritedSpec is what the operator copies from a PodCliqueSet into the spec of its PodCliques
+// and PodCliqueScalingGroups: each child's reconciler reads it there.
+type InheritedSpec struct {
+	// PodCliqueSetGenerationHash is the PodCliqueSet template revision the child is at: a rolling
+	// update moves it onto the replicas one at a time, and a child's pods are made from it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	PodCliqueSetGenerationHash string `json:"podCliqueSetGenerationHash,omitempty"`
+
+	// UpdateStrategy is the PodCliqueSet's: with OnDelete the PodClique replaces outdated pods only
+	// when they are deleted.
+	// +optional
+	// +kubebuilder:validation:Enum=RollingRecreate;OnDelete
+	UpdateStrategy UpdateStrategyType `json:"updateStrategy,omitempty"`
+
+	// WorkloadType is the PodCliqueSet's: Training pods run to completion, and a breach restarts
+	// or fails the whole PodCliqueSet replica.
+	// +optional
+	// +kubebuilder:validation:Enum=Inference;Training
+	WorkloadType WorkloadType `json:"workloadType,omitempty"`
+
+	// TemplateReplicas is the template's replica count last applied to the child: replicas set
+	// on the child directly (kubectl scale) stick until the template's count changes.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TemplateReplicas *int32 `json:"templateReplicas,omitempty"`
+}
+
+// PodCliqueSpec is the desired state of a clique, in a PodCliqueSet template and in a PodClique.
 // +kubebuilder:validation:XValidation:rule="self.replicas == 0 || !has(self.minAvailable) || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
 type PodCliqueSpec struct {
 	// RoleName is the role the pods play, e.g. leader or worker.
@@ -61,7 +105,8 @@ type PodCliqueSpec struct {
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
 	// StartsAfter names the cliques that must have minAvailable ready pods before these pods
-	// start (with cliqueStartupType Explicit).
+	// start (with cliqueStartupType Explicit). In a PodClique: the PodCliques (full names) it
+	// waits for under the PodCliqueSet's startup type, those of startsAfterSucceeded included.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
@@ -69,7 +114,8 @@ type PodCliqueSpec struct {
 
 	// StartsAfterSucceeded names cliques of a Training workload whose pods must all have exited 0
 	// before these pods start, like a JobSet dependsOn with status Complete (an initializer that
-	// downloads the data first). Requires cliqueStartupType Explicit.
+	// downloads the data first). Requires cliqueStartupType Explicit. In a PodClique: those of
+	// startsAfter (full names) that must have succeeded, not merely be ready.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
@@ -170,4 +216,9 @@ type PodsSelectedToUpdate struct {
 
 func init() {
 	SchemeBuilder.Register(&PodClique{}, &PodCliqueList{})
+}
+
+// Training reports whether the child belongs to a Training PodCliqueSet.
+func (s *InheritedSpec) Training() bool {
+	return s.WorkloadType == WorkloadTypeTraining
 }

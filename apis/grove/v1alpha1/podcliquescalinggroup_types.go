@@ -62,6 +62,8 @@ type PodCliqueScalingGroupSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
+
+	InheritedSpec `json:",inline"`
 }
 
 // PodCliqueScalingGroupStatus is the observed state of a PodCliqueScalingGroup.

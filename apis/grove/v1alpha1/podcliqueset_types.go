@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // +kubebuilder:object:root=true
@@ -316,9 +317,28 @@ type PodCliqueSetStatus struct {
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
 
+	// RestartsInProgress are counted restarts whose PodCliques are still being deleted. Each is
+	// written with the count, before the deletion, so an operator restarted in between deletes
+	// them without counting the restart again; it goes once they are gone.
+	// +optional
+	// +listType=map
+	// +listMapKey=replicaIndex
+	RestartsInProgress []ReplicaRestart `json:"restartsInProgress,omitempty"`
+
 	// StartTime is when the phase first became Running; maxRuntime counts from it. Never reset.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+}
+
+// ReplicaRestart is one counted restart of a Training PodCliqueSet replica.
+type ReplicaRestart struct {
+	// ReplicaIndex is the restarted replica.
+	ReplicaIndex int32 `json:"replicaIndex"`
+	// Restart is which restart it is (1-based, over all replicas).
+	Restart int32 `json:"restart"`
+	// PodCliqueUIDs are the PodCliques the restart deletes; their successors have other UIDs.
+	// +listType=set
+	PodCliqueUIDs []types.UID `json:"podCliqueUIDs"`
 }
 
 // PodGangStatus summarises one PodGang of the PodCliqueSet.

@@ -7,44 +7,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-)
-
-// Annotations the operator puts on PodCliques to carry what the PodClique reconciler needs from
-// the PodCliqueSet without reading it.
-const (
-	// AnnotationStartsAfter lists the PodCliques (full names, comma separated) whose minAvailable
-	// pods must be Ready before this PodClique's pods start.
-	AnnotationStartsAfter = "grove.io/starts-after"
-	// AnnotationStartsAfterSucceeded lists those of the starts-after PodCliques whose pods must all
-	// have exited 0, not merely be ready.
-	AnnotationStartsAfterSucceeded = "grove.io/starts-after-succeeded"
-	// AnnotationPCSGTemplateNumPods is the number of pods of one scaling-group replica.
-	AnnotationPCSGTemplateNumPods = "grove.io/pcsg-template-num-pods"
-	// AnnotationTemplateReplicas is the template's replica count last applied to a child, so a
-	// child scaled directly keeps its replicas until the template itself changes.
-	AnnotationTemplateReplicas = "grove.io/template-replicas"
-	// AnnotationGenerationHash is the PodCliqueSet generation hash a child was last updated to;
-	// a rolling update moves it replica by replica.
-	AnnotationGenerationHash = "grove.io/pcs-generation-hash"
-	// AnnotationUpdateStrategy is the PodCliqueSet's update strategy, read by the PodClique
-	// reconciler to decide whether it replaces outdated pods itself.
-	AnnotationUpdateStrategy = "grove.io/update-strategy"
-	// AnnotationWorkloadType marks the PodCliques of a Training PodCliqueSet, whose pods run to
-	// completion.
-	AnnotationWorkloadType = "grove.io/workload-type"
-	// AnnotationRestart records, on the PodCliques of a replica being restarted, which restart
-	// (1-based count) their deletion is; written before the count, so a restarted operator never
-	// counts one restart twice.
-	AnnotationRestart = "grove.io/restart"
-	// AnnotationSchedulerBackend names the backend that serves the PodClique's pods.
-	AnnotationSchedulerBackend = "grove.io/scheduler-backend"
 )
 
 // ReplicaLabels are the labels of every object of one PodCliqueSet replica.
@@ -69,18 +40,19 @@ type ScalingGroup struct {
 }
 
 // PodClique builds the PodClique of one clique of a PodCliqueSet replica (group nil) or of a
-// scaling-group replica. podGang is the PodGang its pods join; startsAfter are the full names of
-// the PodCliques it waits for.
+// scaling-group replica. podGang is the PodGang its pods join. Everything its reconciler needs
+// of the PodCliqueSet is in its spec: the parent PodCliques resolved by name, the inherited
+// settings, and a group member's pods per group replica.
 func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1.PodCliqueTemplateSpec,
-	group *ScalingGroup, podGang string, startsAfter []string) *grovev1alpha1.PodClique {
+	group *ScalingGroup, podGang string) *grovev1alpha1.PodClique {
 	name := grovev1alpha1.PodCliqueName(pcs.Name, replica, tmpl.Name)
 	labels := ReplicaLabels(pcs.Name, replica)
-	annotations := map[string]string{}
+	spec := grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: *tmpl.Spec.DeepCopy(), InheritedSpec: Inherited(pcs, tmpl.Spec.Replicas)}
 	if group != nil {
 		name = grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, tmpl.Name)
 		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name
 		labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = strconv.Itoa(group.Replica)
-		annotations[AnnotationPCSGTemplateNumPods] = strconv.Itoa(int(group.TemplateNumPods))
+		spec.ScalingGroupTemplateNumPods = ptr.To(group.TemplateNumPods)
 	}
 	for k, v := range tmpl.Labels {
 		if _, reserved := labels[k]; !reserved {
@@ -88,29 +60,32 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 		}
 	}
 	labels[grovev1alpha1.LabelPodGang] = podGang
-	for k, v := range tmpl.Annotations {
-		annotations[k] = v
-	}
-	if len(startsAfter) > 0 {
-		annotations[AnnotationStartsAfter] = strings.Join(startsAfter, ",")
-	}
+	spec.StartsAfter = resolveParents(pcs, replica, ParentCliques(pcs, tmpl.Name), group)
+	spec.StartsAfterSucceeded = nil
 	if explicitStartup(pcs) && len(tmpl.Spec.StartsAfterSucceeded) > 0 {
-		annotations[AnnotationStartsAfterSucceeded] = strings.Join(resolveParents(pcs, replica, tmpl.Spec.StartsAfterSucceeded, group), ",")
+		spec.StartsAfterSucceeded = resolveParents(pcs, replica, tmpl.Spec.StartsAfterSucceeded, group)
 	}
-	annotations[AnnotationGenerationHash] = GenerationHash(pcs)
-	annotations[AnnotationUpdateStrategy] = string(UpdateStrategy(pcs))
-	if IsTraining(pcs) {
-		annotations[AnnotationWorkloadType] = string(grovev1alpha1.WorkloadTypeTraining)
-	}
-	spec := *tmpl.Spec.DeepCopy()
 	if spec.MinAvailable == nil {
-		min := max(spec.Replicas, 1)
-		spec.MinAvailable = &min
+		spec.MinAvailable = ptr.To(max(spec.Replicas, 1))
 	}
 	spec.ScaleConfig = nil // the PodCliqueSet owns the autoscaler; the PodClique is its target
 	return &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: maps.Clone(tmpl.Annotations)},
 		Spec:       spec,
+	}
+}
+
+// Inherited is what a child of the PodCliqueSet takes from it, with the template's replica count.
+func Inherited(pcs *grovev1alpha1.PodCliqueSet, templateReplicas int32) grovev1alpha1.InheritedSpec {
+	workload := pcs.Spec.WorkloadType
+	if workload == "" {
+		workload = grovev1alpha1.WorkloadTypeInference
+	}
+	return grovev1alpha1.InheritedSpec{
+		PodCliqueSetGenerationHash: GenerationHash(pcs),
+		UpdateStrategy:             UpdateStrategy(pcs),
+		WorkloadType:               workload,
+		TemplateReplicas:           ptr.To(templateReplicas),
 	}
 }
 
@@ -189,20 +164,15 @@ func GroupTemplateNumPods(pcs *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodC
 	return n
 }
 
-// ParentPodCliques resolves the parent cliques of a clique to the PodClique names its pods wait
-// for within the same PodCliqueSet replica: a standalone parent is that replica's PodClique; a
-// parent in the dependent's own scaling group is the PodClique of the same group replica; a parent
-// in another scaling group is that group's PodCliques in the base gang (replicas below
-// minAvailable), the ones guaranteed to be scheduled together with the dependent.
-func ParentPodCliques(pcs *grovev1alpha1.PodCliqueSet, replica int, clique string, group *ScalingGroup) []string {
-	return resolveParents(pcs, replica, ParentCliques(pcs, clique), group)
-}
-
 func explicitStartup(pcs *grovev1alpha1.PodCliqueSet) bool {
 	return pcs.Spec.Template.StartupType != nil && *pcs.Spec.Template.StartupType == grovev1alpha1.CliqueStartupTypeExplicit
 }
 
-// resolveParents maps parent clique names to PodClique names as ParentPodCliques describes.
+// resolveParents maps parent clique names to the PodClique names a clique's pods wait for within
+// the same PodCliqueSet replica: a standalone parent is that replica's PodClique; a parent in the
+// dependent's own scaling group is the PodClique of the same group replica; a parent in another
+// scaling group is that group's PodCliques in the base gang (replicas below minAvailable), the
+// ones guaranteed to be scheduled together with the dependent.
 func resolveParents(pcs *grovev1alpha1.PodCliqueSet, replica int, parents []string, group *ScalingGroup) []string {
 	var names []string
 	for _, parent := range parents {
@@ -238,8 +208,8 @@ func Hash(values ...any) string {
 	return hex.EncodeToString(sum[:])[:10]
 }
 
-// UserAnnotations drops the operator's own grove.io/ annotations, which change with scaling and
-// rollout bookkeeping and must not make pods look outdated.
+// UserAnnotations drops grove.io/ annotations, which are the operator's own (earlier versions
+// kept rollout bookkeeping in them) and must not make pods look outdated.
 func UserAnnotations(annotations map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range annotations {
@@ -278,4 +248,33 @@ func UpdateStrategy(pcs *grovev1alpha1.PodCliqueSet) grovev1alpha1.UpdateStrateg
 // IsTraining reports whether the PodCliqueSet runs to completion.
 func IsTraining(pcs *grovev1alpha1.PodCliqueSet) bool {
 	return pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining
+}
+
+// MetaApplied reports whether have carries every label and annotation of want.
+func MetaApplied(have, want metav1.Object) bool {
+	return subset(want.GetLabels(), have.GetLabels()) && subset(want.GetAnnotations(), have.GetAnnotations())
+}
+
+// ApplyMeta merges want's labels and annotations into obj; those others added stay.
+func ApplyMeta(obj, want metav1.Object) {
+	obj.SetLabels(merge(obj.GetLabels(), want.GetLabels()))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), want.GetAnnotations()))
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func merge(into, from map[string]string) map[string]string {
+	out := maps.Clone(into)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, from)
+	return out
 }

@@ -40,7 +40,8 @@ func TestParentPodCliquesResolveWithinTheReplica(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, ParentPodCliques(pcs, 1, tc.clique, tc.group))
+			tmpl := Template(pcs, tc.clique)
+			assert.Equal(t, tc.want, PodClique(pcs, 1, tmpl, tc.group, "gang").Spec.StartsAfter)
 		})
 	}
 
@@ -48,7 +49,7 @@ func TestParentPodCliquesResolveWithinTheReplica(t *testing.T) {
 		p := pcsWith(grovev1alpha1.CliqueStartupTypeExplicit)
 		p.Name = "inf"
 		p.Spec.Template.Cliques[0].Spec.StartsAfter = []string{"worker"}
-		assert.Equal(t, []string{"inf-0-prefill-0-worker", "inf-0-prefill-1-worker"}, ParentPodCliques(p, 0, "router", nil))
+		assert.Equal(t, []string{"inf-0-prefill-0-worker", "inf-0-prefill-1-worker"}, PodClique(p, 0, Template(p, "router"), nil, "inf-0").Spec.StartsAfter)
 	})
 }
 
@@ -69,20 +70,23 @@ func TestParentCliquesFollowTheStartupType(t *testing.T) {
 }
 
 func TestPodCliqueCarriesLabelsGangAndDefaults(t *testing.T) {
-	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeAnyOrder)
+	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeInOrder)
 	pcs.Name, pcs.Namespace = "inf", "ns"
 	tmpl := Template(pcs, "worker")
 	tmpl.Labels = map[string]string{"team": "a", grovev1alpha1.LabelPartOf: "spoofed"}
 	g := GroupOf(pcs, "worker")
-	pclq := PodClique(pcs, 1, tmpl, &ScalingGroup{Name: "inf-1-prefill", ConfigName: g.Name, Replica: 2, TemplateNumPods: GroupTemplateNumPods(pcs, g)}, "inf-1-prefill-0", []string{"inf-1-prefill-2-leader"})
+	pclq := PodClique(pcs, 1, tmpl, &ScalingGroup{Name: "inf-1-prefill", ConfigName: g.Name, Replica: 2, TemplateNumPods: GroupTemplateNumPods(pcs, g)}, "inf-1-prefill-0")
 
 	assert.Equal(t, "inf-1-prefill-2-worker", pclq.Name)
 	assert.Equal(t, "inf", pclq.Labels[grovev1alpha1.LabelPartOf], "template labels cannot override the operator's")
 	assert.Equal(t, "a", pclq.Labels["team"])
 	assert.Equal(t, "inf-1-prefill-0", pclq.Labels[grovev1alpha1.LabelPodGang])
 	assert.Equal(t, "2", pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex])
-	assert.Equal(t, "4", pclq.Annotations[AnnotationPCSGTemplateNumPods])
-	assert.Equal(t, "inf-1-prefill-2-leader", pclq.Annotations[AnnotationStartsAfter])
+	assert.Equal(t, ptr.To[int32](4), pclq.Spec.ScalingGroupTemplateNumPods)
+	assert.Equal(t, []string{"inf-1-prefill-2-leader"}, pclq.Spec.StartsAfter)
+	assert.Empty(t, pclq.Annotations, "the PodClique carries its template's annotations only")
+	assert.Equal(t, grovev1alpha1.InheritedSpec{PodCliqueSetGenerationHash: GenerationHash(pcs), UpdateStrategy: grovev1alpha1.RollingRecreateStrategy,
+		WorkloadType: grovev1alpha1.WorkloadTypeInference, TemplateReplicas: ptr.To[int32](2)}, pclq.Spec.InheritedSpec, "what it needs of the PodCliqueSet is in its spec")
 	assert.Equal(t, ptr.To[int32](2), pclq.Spec.MinAvailable, "minAvailable defaults to replicas")
 }
 
@@ -98,9 +102,8 @@ func TestPodCliqueMarksTheParentsThatMustSucceed(t *testing.T) {
 		{Name: "launcher", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
 		node,
 	}
-	parents := ParentPodCliques(pcs, 0, "node", nil)
-	assert.Equal(t, []string{"train-0-launcher", "train-0-dataset-initializer"}, parents, "both lists are startup parents")
-	pclq := PodClique(pcs, 0, node, nil, "train-0", parents)
-	assert.Equal(t, "train-0-launcher,train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfter])
-	assert.Equal(t, "train-0-dataset-initializer", pclq.Annotations[AnnotationStartsAfterSucceeded])
+	pclq := PodClique(pcs, 0, node, nil, "train-0")
+	assert.Equal(t, []string{"train-0-launcher", "train-0-dataset-initializer"}, pclq.Spec.StartsAfter, "both lists are startup parents")
+	assert.Equal(t, []string{"train-0-dataset-initializer"}, pclq.Spec.StartsAfterSucceeded)
+	assert.True(t, pclq.Spec.Training())
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}}
 	cases := []struct {
 		name          string
 		status        grovev1alpha1.PodCliqueStatus

@@ -14,7 +14,6 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 // ackGrace is how long a clique waits for its new PodGang's first acknowledgement before
@@ -120,8 +119,7 @@ func references(pg *schedulerv1alpha1.PodGang, pod string) bool {
 }
 
 func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
-	mustSucceed := annotationList(pclq, expand.AnnotationStartsAfterSucceeded)
-	for _, name := range startsAfter(pclq) {
+	for _, name := range pclq.Spec.StartsAfter {
 		parent := &grovev1alpha1.PodClique{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
 			return false, client.IgnoreNotFound(err)
@@ -129,7 +127,7 @@ func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodCl
 		// A Training parent whose pods all exited 0 has done what its dependents waited for,
 		// though none of its pods is Ready any more; some dependents wait for exactly that.
 		succeeded := meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded)
-		if slices.Contains(mustSucceed, name) {
+		if slices.Contains(pclq.Spec.StartsAfterSucceeded, name) {
 			if !succeeded {
 				return false, nil
 			}

@@ -93,8 +93,8 @@ func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testin
 		t.Run(tc.name, func(t *testing.T) {
 			pclq := &grovev1alpha1.PodClique{
 				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
+					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
 			}
 			c := fakeClient(t).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
 			r := reconcilerFor(t, c)

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
@@ -55,12 +54,12 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 			pclq := &grovev1alpha1.PodClique{
 				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Generation: 1,
 					Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}, Annotations: map[string]string{}},
-				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
+					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
 				Status: tc.stored,
 			}
 			if tc.training {
-				pclq.Annotations[expand.AnnotationWorkloadType] = string(grovev1alpha1.WorkloadTypeTraining)
+				pclq.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
 			}
 			objs := []client.Object{pclq, podGangOf(time.Now(), 2, "c-0", "c-1")}
 			hash := PodTemplateHash(pclq)
@@ -76,8 +75,9 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 				objs = append(objs, p)
 			}
 			if tc.dependent {
-				objs = append(objs, &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns",
-					Annotations: map[string]string{expand.AnnotationStartsAfter: "c"}}})
+				dependent := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}
+				dependent.Spec.StartsAfter = []string{"c"}
+				objs = append(objs, dependent)
 			}
 			statusWrites := 0
 			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
@@ -123,8 +123,8 @@ func TestANewCliquesFirstStatusComesWithItsPods(t *testing.T) {
 			pclq := &grovev1alpha1.PodClique{
 				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Generation: 1, CreationTimestamp: metav1.NewTime(tc.created),
 					Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-				Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
+					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
 			}
 			objs := []client.Object{pclq}
 			if tc.podGang {

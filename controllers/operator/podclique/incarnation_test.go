@@ -47,9 +47,9 @@ func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {
 func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) {
 	pclq := &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2, PodSpec: corev1.PodSpec{
+		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, PodSpec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
-		}},
+		}}},
 	}
 	stale0, stale1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
 	stale1.Status.Phase = corev1.PodFailed

@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 // Cache indexes. Every pass reads its clique's pods, and every update of a clique looks up the
@@ -40,7 +39,7 @@ var indexes = []index{
 		if !ok {
 			return nil
 		}
-		return annotationList(pclq, expand.AnnotationStartsAfter)
+		return pclq.Spec.StartsAfter
 	}},
 }
 

@@ -2,20 +2,20 @@ package podclique
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 func TestDependentsAreTheCliquesThatStartAfterTheUpdatedOne(t *testing.T) {
 	clique := func(name, startsAfter string) *grovev1alpha1.PodClique {
 		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 		if startsAfter != "" {
-			c.Annotations = map[string]string{expand.AnnotationStartsAfter: startsAfter}
+			c.Spec.StartsAfter = strings.Split(startsAfter, ",")
 		}
 		return c
 	}

@@ -16,7 +16,6 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends/kube"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 // pod makes a pod of index i with a template hash and readiness.
@@ -72,7 +71,7 @@ func TestSurplusPodsGoHighestIndexFirst(t *testing.T) {
 }
 
 func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}}
 	cases := []struct {
 		name string
 		pods []*corev1.Pod
@@ -97,8 +96,9 @@ func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0-prefill-1-worker", Namespace: "ns", UID: "u", Labels: map[string]string{
 			grovev1alpha1.LabelPartOf: "inf", grovev1alpha1.LabelPodCliqueSetReplicaIndex: "0",
 			grovev1alpha1.LabelPodCliqueScalingGroup: "inf-0-prefill", grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex: "1",
-		}, Annotations: map[string]string{expand.AnnotationPCSGTemplateNumPods: "3", expand.AnnotationStartsAfter: "x", "team": "a"}},
-		Spec: grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w"}}}},
+		}, Annotations: map[string]string{"team": "a"}},
+		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{StartsAfter: []string{"x"},
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w"}}}}, ScalingGroupTemplateNumPods: ptr.To[int32](3)},
 	}
 	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil))
 	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
@@ -106,7 +106,7 @@ func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 	assert.Equal(t, "inf-0", p.Spec.Subdomain)
 	assert.Equal(t, "default-scheduler", p.Spec.SchedulerName)
 	assert.Equal(t, []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}, p.Spec.SchedulingGates)
-	assert.Equal(t, map[string]string{"team": "a"}, p.Annotations, "bookkeeping annotations stay on the PodClique")
+	assert.Equal(t, map[string]string{"team": "a"}, p.Annotations, "the template's annotations reach the pod")
 	assert.Equal(t, "2", p.Labels[grovev1alpha1.LabelPodIndex])
 	assert.Equal(t, "abc", p.Labels[grovev1alpha1.LabelPodTemplateHash])
 	assert.True(t, metav1.IsControlledBy(p, pclq))
@@ -123,11 +123,13 @@ func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 
 func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
 	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{expand.AnnotationTemplateReplicas: "1"}},
-		Spec:       grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"grove.io/template-replicas": "1"}},
+		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
+			InheritedSpec: grovev1alpha1.InheritedSpec{TemplateReplicas: ptr.To[int32](1)}},
 	}
 	before := PodTemplateHash(pclq)
-	pclq.Annotations[expand.AnnotationTemplateReplicas] = "5"
+	pclq.Annotations["grove.io/template-replicas"] = "5" // an earlier version's bookkeeping
+	pclq.Spec.TemplateReplicas = ptr.To[int32](5)
 	pclq.Spec.Replicas = 5
 	assert.Equal(t, before, PodTemplateHash(pclq), "scaling does not make pods outdated")
 	pclq.Spec.PodSpec.Containers[0].Image = "b"
@@ -138,7 +140,7 @@ func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *te
 	parent := func(ready int32, succeeded bool) *grovev1alpha1.PodClique {
 		p := &grovev1alpha1.PodClique{
 			ObjectMeta: metav1.ObjectMeta{Name: "job-0-initializer", Namespace: "ns"},
-			Spec:       grovev1alpha1.PodCliqueSpec{Replicas: 1},
+			Spec:       grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
 			Status:     grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready},
 		}
 		if succeeded {
@@ -147,10 +149,10 @@ func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *te
 		return p
 	}
 	child := func(mustSucceed bool) *grovev1alpha1.PodClique {
-		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns",
-			Annotations: map[string]string{expand.AnnotationStartsAfter: "job-0-initializer"}}}
+		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns"}}
+		c.Spec.StartsAfter = []string{"job-0-initializer"}
 		if mustSucceed {
-			c.Annotations[expand.AnnotationStartsAfterSucceeded] = "job-0-initializer"
+			c.Spec.StartsAfterSucceeded = []string{"job-0-initializer"}
 		}
 		return c
 	}

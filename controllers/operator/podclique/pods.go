@@ -2,11 +2,13 @@ package podclique
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
@@ -74,12 +76,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	labels[grovev1alpha1.LabelPodClique] = pclq.Name
 	labels[grovev1alpha1.LabelPodIndex] = strconv.Itoa(index)
 	labels[grovev1alpha1.LabelPodTemplateHash] = hash
-	annotations := map[string]string{}
-	for k, v := range pclq.Annotations {
-		if k != expand.AnnotationStartsAfter && k != expand.AnnotationStartsAfterSucceeded && k != expand.AnnotationPCSGTemplateNumPods {
-			annotations[k] = v
-		}
-	}
+	annotations := maps.Clone(pclq.Annotations)
 	spec := pclq.Spec.PodSpec.DeepCopy()
 	pcs := pclq.Labels[grovev1alpha1.LabelPartOf]
 	replica := pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
@@ -97,7 +94,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		env = append(env,
 			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGName, Value: group},
 			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGIndex, Value: pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]},
-			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGTemplateNumPods, Value: pclq.Annotations[expand.AnnotationPCSGTemplateNumPods]},
+			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGTemplateNumPods, Value: strconv.Itoa(int(ptr.Deref(pclq.Spec.ScalingGroupTemplateNumPods, 0)))},
 		)
 	}
 	for i := range spec.InitContainers {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +33,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
@@ -104,19 +102,6 @@ func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconc
 	return reqs
 }
 
-func startsAfter(pclq *grovev1alpha1.PodClique) []string {
-	return annotationList(pclq, expand.AnnotationStartsAfter)
-}
-
-// annotationList reads a comma-separated annotation of PodClique names.
-func annotationList(pclq *grovev1alpha1.PodClique, key string) []string {
-	v := pclq.Annotations[key]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
 // Reconcile observes the clique's pods once, creates missing indices, deletes surplus and
 // failed pods, lifts gates that may be lifted, and writes status if it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -158,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	training := isTraining(pclq)
 	victims := r.podsToDelete(active, int(pclq.Spec.Replicas), training)
-	if !training && pclq.Annotations[expand.AnnotationUpdateStrategy] != string(grovev1alpha1.OnDeleteStrategy) {
+	if !training && pclq.Spec.UpdateStrategy != grovev1alpha1.OnDeleteStrategy {
 		victims = append(victims, rollingVictims(pclq, active, victims, hash)...)
 	}
 	// A training restart deletes and recreates the PodClique; its old pods hold the names the new
@@ -330,5 +315,5 @@ func (conditionsChanged) Update(e event.UpdateEvent) bool {
 }
 
 func isTraining(pclq *grovev1alpha1.PodClique) bool {
-	return pclq.Annotations[expand.AnnotationWorkloadType] == string(grovev1alpha1.WorkloadTypeTraining)
+	return pclq.Spec.Training()
 }

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 )
 
@@ -63,10 +62,7 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 	if pcsg.Spec.MinAvailable != nil {
 		min = *pcsg.Spec.MinAvailable
 	}
-	training := false
-	for _, p := range have {
-		training = training || p.Annotations[expand.AnnotationWorkloadType] == string(grovev1alpha1.WorkloadTypeTraining)
-	}
+	training := pcsg.Spec.Training()
 	if training {
 		// A Training breach restarts (or fails) the whole PodCliqueSet replica, counted against
 		// one budget, so the group never recycles a replica on its own.

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	want := r.wanted(pcs, pcsg, replica)
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
-	allowUpdate := pcsg.Annotations[expand.AnnotationGenerationHash] == expand.GenerationHash(pcs)
+	allowUpdate := pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(pcs)
 	var missing []*grovev1alpha1.PodClique
 	for _, w := range want {
 		if terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]] {
@@ -134,29 +135,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
+// wanted builds the group's PodCliques: its own spec says how many group replicas, which member
+// cliques and how many replicas form the base gang; the PodCliqueSet's template gives each member
+// clique's template.
 func (r *Reconciler) wanted(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
 	want := map[string]*grovev1alpha1.PodClique{}
-	var config *grovev1alpha1.PodCliqueScalingGroupConfig
-	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+	config := ""
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name) == pcsg.Name {
-			config = g
+			config = g.Name
 		}
 	}
-	if config == nil {
-		return want
+	if config == "" {
+		return want // the group left the template: the PodCliqueSet deletes it
 	}
-	minAvailable := int(expand.GroupMinAvailable(config))
-	numPods := expand.GroupTemplateNumPods(pcs, config)
+	var templates []*grovev1alpha1.PodCliqueTemplateSpec
+	var numPods int32
+	for _, clique := range pcsg.Spec.CliqueNames {
+		if tmpl := expand.Template(pcs, clique); tmpl != nil {
+			templates = append(templates, tmpl)
+			numPods += tmpl.Spec.Replicas
+		}
+	}
+	minAvailable := int(ptr.Deref(pcsg.Spec.MinAvailable, 1))
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
-		group := &expand.ScalingGroup{Name: pcsg.Name, ConfigName: config.Name, Replica: j, TemplateNumPods: numPods}
+		group := &expand.ScalingGroup{Name: pcsg.Name, ConfigName: config, Replica: j, TemplateNumPods: numPods}
 		gang := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
-		for _, clique := range pcsg.Spec.CliqueNames {
-			tmpl := expand.Template(pcs, clique)
-			if tmpl == nil {
-				continue
-			}
-			pclq := expand.PodClique(pcs, replica, tmpl, group, gang, expand.ParentPodCliques(pcs, replica, clique, group))
+		for _, tmpl := range templates {
+			pclq := expand.PodClique(pcs, replica, tmpl, group, gang)
 			pclq.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
 			want[pclq.Name] = pclq
 		}
@@ -175,11 +181,13 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 		}
 		return err
 	}
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && equality.Semantic.DeepEqual(have.Labels, want.Labels) && equality.Semantic.DeepEqual(have.Annotations, want.Annotations) {
+	// Labels and annotations others added (kubectl annotate) stay.
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
 		return nil
 	}
 	updated := have.DeepCopy()
-	updated.Spec, updated.Labels, updated.Annotations = want.Spec, want.Labels, want.Annotations
+	updated.Spec = want.Spec
+	expand.ApplyMeta(updated, want)
 	return r.Client.Update(ctx, updated)
 }
 

@@ -68,20 +68,20 @@ func TestGangMembersTakeTheirSizeFromThePodCliqueOnceItExists(t *testing.T) {
 	router := wantedGangs(samplePCS(), 0, obs)[0].members[0]
 	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2}, router, "before the PodClique exists: the template, minAvailable defaulting to replicas")
 
-	obs.cliques["inf-0-router"] = &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}
+	obs.cliques["inf-0-router"] = &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}}
 	router = wantedGangs(samplePCS(), 0, obs)[0].members[0]
 	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3}, router, "scaled by kubectl or an autoscaler: the PodClique's own size")
 }
 
 func TestKeepScaledReplicas(t *testing.T) {
-	applied := map[string]string{expand.AnnotationTemplateReplicas: "2"}
+	applied := ptr.To[int32](2)
 	cases := []struct {
-		name        string
-		template    int32
-		current     int32
-		annotations map[string]string
-		autoscaled  bool
-		want        int32
+		name       string
+		template   int32
+		current    int32
+		applied    *int32
+		autoscaled bool
+		want       int32
 	}{
 		{"scaled directly, template unchanged: keep", 2, 5, applied, false, 5},
 		{"template edited: the template wins", 3, 5, applied, false, 3},
@@ -90,7 +90,7 @@ func TestKeepScaledReplicas(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, keepScaledReplicas(tc.template, tc.current, tc.annotations, tc.autoscaled))
+			assert.Equal(t, tc.want, keepScaledReplicas(tc.template, tc.current, tc.applied, tc.autoscaled))
 		})
 	}
 }
@@ -100,9 +100,9 @@ func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
 	hash := expand.GenerationHash(pcs)
 	pclq := func(replica, hash string, rolledOut bool) *grovev1alpha1.PodClique {
 		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Generation: 2,
-			Labels:      map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica},
-			Annotations: map[string]string{expand.AnnotationGenerationHash: hash}},
-			Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2}}
+			Labels: map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica}},
+			Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2},
+				InheritedSpec: grovev1alpha1.InheritedSpec{PodCliqueSetGenerationHash: hash}}}
 		if rolledOut {
 			p.Status = grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](2), Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}
 		}
@@ -228,7 +228,7 @@ func TestTopologyConstraintsBecomeNodeLabelKeysInThePodGang(t *testing.T) {
 			labels[grovev1alpha1.LabelPodCliqueScalingGroup] = pcsg
 			labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = j
 		}
-		obs.cliques[name] = &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: grovev1alpha1.PodCliqueSpec{RoleName: role}}
+		obs.cliques[name] = &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: role}}}
 	}
 	pclq("inf-1-router", "router", "", "")
 	pclq("inf-1-prefill-0-leader", "leader", "inf-1-prefill", "0")

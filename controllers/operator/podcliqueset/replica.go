@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -32,8 +32,7 @@ func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	}
 	for _, tmpl := range standaloneCliques(pcs) {
 		steps = append(steps, func() error {
-			want := expand.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica),
-				expand.ParentPodCliques(pcs, replica, tmpl.Name, nil))
+			want := expand.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica))
 			return r.syncPodClique(ctx, pcs, want, tmpl.Spec.ScaleConfig != nil, allowUpdate, obs)
 		})
 	}
@@ -91,7 +90,6 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 // syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
 // belong to its autoscaler once created.
 func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled, allowUpdate bool, obs *observed) error {
-	want.Annotations[expand.AnnotationTemplateReplicas] = strconv.Itoa(int(want.Spec.Replicas))
 	have := obs.cliques[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
@@ -100,33 +98,29 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 	if !allowUpdate {
 		return nil
 	}
-	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, autoscaled)
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, autoscaled)
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
 		return nil
 	}
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
-	updated.Labels = merge(updated.Labels, want.Labels)
-	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	expand.ApplyMeta(updated, want)
 	return r.Client.Update(ctx, updated)
 }
 
 func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
 	labels := expand.ReplicaLabels(pcs.Name, replica)
 	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
-	annotations := merge(g.Annotations, map[string]string{
-		expand.AnnotationTemplateReplicas: strconv.Itoa(int(expand.GroupReplicas(g))),
-		// The PodCliqueScalingGroup reconciler applies the template to its PodCliques only once
-		// the rollout has moved this hash onto the group.
-		expand.AnnotationGenerationHash: expand.GenerationHash(pcs),
-	})
 	want := &grovev1alpha1.PodCliqueScalingGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: maps.Clone(g.Annotations)},
 		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
 			Replicas:         expand.GroupReplicas(g),
-			MinAvailable:     g.MinAvailable,
+			MinAvailable:     ptr.To(expand.GroupMinAvailable(g)),
 			CliqueNames:      g.CliqueNames,
 			TerminationDelay: g.TerminationDelay,
+			// The PodCliqueScalingGroup reconciler applies the template to its PodCliques only once
+			// the rollout has moved the generation hash onto the group.
+			InheritedSpec: expand.Inherited(pcs, expand.GroupReplicas(g)),
 		},
 	}
 	if want.Spec.TerminationDelay == nil {
@@ -140,14 +134,13 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	if !allowUpdate {
 		return nil
 	}
-	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Annotations, g.ScaleConfig != nil)
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && subset(want.Labels, have.Labels) && subset(want.Annotations, have.Annotations) {
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
+	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
 		return nil
 	}
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
-	updated.Labels = merge(updated.Labels, want.Labels)
-	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	expand.ApplyMeta(updated, want)
 	return r.Client.Update(ctx, updated)
 }
 
@@ -169,29 +162,11 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 
 // keepScaledReplicas decides a child's replicas: an autoscaled child keeps what its autoscaler
 // chose; otherwise the template wins only when the template's value changed since it was last
-// applied (recorded in an annotation), so `kubectl scale` on the child sticks until the template
-// is edited.
-func keepScaledReplicas(template, current int32, annotations map[string]string, autoscaled bool) int32 {
-	if autoscaled || annotations[expand.AnnotationTemplateReplicas] == strconv.Itoa(int(template)) {
+// applied (the child's spec.templateReplicas), so `kubectl scale` on the child sticks until the
+// template is edited.
+func keepScaledReplicas(template, current int32, applied *int32, autoscaled bool) int32 {
+	if autoscaled || (applied != nil && *applied == template) {
 		return current
 	}
 	return template
-}
-
-func subset(want, have map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func merge(into, from map[string]string) map[string]string {
-	out := maps.Clone(into)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, from)
-	return out
 }

@@ -11,7 +11,7 @@ import (
 // RollingRecreate only one replica is rolled at a time: the lowest-index replica that is not yet
 // at the newest generation hash, or that is but whose pods are not all replaced and available,
 // holds the turn and the replicas after it keep their template. Everything is derived from the
-// children's annotations and status, so a restarted operator resumes the same rollout, and a
+// children's spec and status, so a restarted operator resumes the same rollout, and a
 // change during a change rolls every replica to the newest template.
 type rollout struct {
 	hash      string
@@ -60,7 +60,7 @@ func (ro *rollout) replicaState(replica int, obs *observed) (exists, atHash, don
 			continue
 		}
 		exists = true
-		if pclq.Annotations[expand.AnnotationGenerationHash] != ro.hash {
+		if pclq.Spec.PodCliqueSetGenerationHash != ro.hash {
 			atHash, done = false, false
 			continue
 		}
@@ -69,7 +69,7 @@ func (ro *rollout) replicaState(replica int, obs *observed) (exists, atHash, don
 		}
 	}
 	for _, pcsg := range obs.groups {
-		if pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx && pcsg.Annotations[expand.AnnotationGenerationHash] != ro.hash {
+		if pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx && pcsg.Spec.PodCliqueSetGenerationHash != ro.hash {
 			exists, atHash, done = true, false, false
 		}
 	}

@@ -3,14 +3,14 @@ package podcliqueset
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -52,50 +52,61 @@ func terminal(phase grovev1alpha1.PodCliqueSetPhase) bool {
 }
 
 // restartOrFail handles a Training replica whose breach expired. Within the budget the replica is
-// restarted: its PodCliques are first marked with the number of this restart, then the count is
-// written to status, then they are deleted (and recreated on the next pass) — each step
-// idempotent, so a crash anywhere neither loses nor doubles a restart. Past the budget the
-// workload fails.
+// restarted: the count and the PodCliques it deletes (status.restartsInProgress) are written in
+// one status update, then the PodCliques are deleted (and recreated on the next pass). A crash
+// after the write finds them recorded and deletes them without counting again; a crash before it
+// decides anew; a stale view's write is refused (resourceVersion). Past the budget the workload
+// fails.
 func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, members []*grovev1alpha1.PodClique, why string) error {
-	restart := int32(0)
-	for _, p := range members {
-		if n, err := strconv.Atoi(p.Annotations[expand.AnnotationRestart]); err == nil && int32(n) > restart {
-			restart = int32(n)
-		}
-	}
-	if restart == 0 { // not yet decided for these PodCliques
+	if restartInProgress(pcs, members) == nil { // not yet decided for these PodCliques
 		if pcs.Status.RestartCount >= maxRestarts(pcs) {
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "replica %d: %s", replica, why)
 			return r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
 				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs)))
 		}
-		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Restart", "replica %d: %s", replica, why)
-		restart = pcs.Status.RestartCount + 1
+		restart := grovev1alpha1.ReplicaRestart{ReplicaIndex: int32(replica), Restart: pcs.Status.RestartCount + 1}
 		for _, p := range members {
-			if p.Annotations[expand.AnnotationRestart] == "" {
-				marked := p.DeepCopy()
-				if marked.Annotations == nil {
-					marked.Annotations = map[string]string{}
-				}
-				marked.Annotations[expand.AnnotationRestart] = strconv.Itoa(int(restart))
-				if err := r.Client.Update(ctx, marked); err != nil && !apierrors.IsNotFound(err) {
-					return err
-				}
-				*p = *marked
-			}
+			restart.PodCliqueUIDs = append(restart.PodCliqueUIDs, p.UID)
 		}
-	}
-	if pcs.Status.RestartCount < restart {
-		pcs.Status.RestartCount = restart
-		if err := r.Client.Status().Update(ctx, pcs); err != nil {
+		updated := pcs.DeepCopy()
+		updated.Status.RestartCount = restart.Restart
+		updated.Status.RestartsInProgress = append(slices.DeleteFunc(updated.Status.RestartsInProgress, func(rr grovev1alpha1.ReplicaRestart) bool {
+			return rr.ReplicaIndex == restart.ReplicaIndex
+		}), restart)
+		if err := r.Client.Status().Update(ctx, updated); err != nil {
 			return err
 		}
+		*pcs = *updated
 		trainingRestarts.Inc()
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Restart", "replica %d: %s", replica, why)
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventReplicaRestarting, "Restart",
-			"restarting replica %d (%s): restart %d of %d", replica, why, restart, maxRestarts(pcs))
+			"restarting replica %d (%s): restart %d of %d", replica, why, restart.Restart, maxRestarts(pcs))
 	}
 	_, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
 	return err
+}
+
+// restartInProgress returns the recorded restart that deletes one of these PodCliques, if any.
+func restartInProgress(pcs *grovev1alpha1.PodCliqueSet, members []*grovev1alpha1.PodClique) *grovev1alpha1.ReplicaRestart {
+	for i, rr := range pcs.Status.RestartsInProgress {
+		for _, p := range members {
+			if slices.Contains(rr.PodCliqueUIDs, p.UID) {
+				return &pcs.Status.RestartsInProgress[i]
+			}
+		}
+	}
+	return nil
+}
+
+// finishedRestarts drops the recorded restarts none of whose PodCliques is observed any more.
+func finishedRestarts(restarts []grovev1alpha1.ReplicaRestart, obs *observed) []grovev1alpha1.ReplicaRestart {
+	live := map[types.UID]bool{}
+	for _, p := range obs.cliques {
+		live[p.UID] = true
+	}
+	return slices.DeleteFunc(slices.Clone(restarts), func(rr grovev1alpha1.ReplicaRestart) bool {
+		return !slices.ContainsFunc(rr.PodCliqueUIDs, func(uid types.UID) bool { return live[uid] })
+	})
 }
 
 // fail records the terminal Failed phase with its reason before tearing the workload down.

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -28,23 +27,23 @@ func stopOperator(t *testing.T) func() {
 	}
 }
 
-// crashAfterRestartDecision leaves the state a crash would: the replica's PodCliques marked for
-// restart 1 and restartCount 1 written — and, with deleteOne, one of them already deleted.
+// crashAfterRestartDecision leaves the state a crash would: restartCount 1 written with the
+// replica's PodCliques recorded as restart 1's — and, with deleteOne, one of them already deleted.
 func crashAfterRestartDecision(t *testing.T, ns, pcs string, deleteOne bool) map[string]types.UID {
 	t.Helper()
 	ctx := context.Background()
 	list := &grovev1alpha1.PodCliqueList{}
 	require.NoError(t, k8s().List(ctx, list, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs}))
 	before := map[string]types.UID{}
+	restart := grovev1alpha1.ReplicaRestart{ReplicaIndex: 0, Restart: 1}
 	for i := range list.Items {
-		p := &list.Items[i]
-		before[p.Name] = p.UID
-		p.Annotations[expand.AnnotationRestart] = "1"
-		require.NoError(t, k8s().Update(ctx, p))
+		before[list.Items[i].Name] = list.Items[i].UID
+		restart.PodCliqueUIDs = append(restart.PodCliqueUIDs, list.Items[i].UID)
 	}
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: pcs}, got))
 	got.Status.RestartCount = 1
+	got.Status.RestartsInProgress = []grovev1alpha1.ReplicaRestart{restart}
 	require.NoError(t, k8s().Status().Update(ctx, got))
 	if deleteOne {
 		require.NoError(t, k8s().Delete(ctx, &list.Items[0]))
@@ -83,6 +82,9 @@ func TestTrainingRestartsSurviveOperatorCrashes(t *testing.T) {
 			require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
 			assert.Equal(t, int32(1), got.Status.RestartCount, "the restart is counted exactly once")
 			assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseRunning, got.Status.Phase)
+			assert.Eventually(t, func() bool {
+				return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && len(got.Status.RestartsInProgress) == 0
+			}, 30*time.Second, 200*time.Millisecond, "the restart's record goes once its PodCliques are gone")
 		})
 	}
 

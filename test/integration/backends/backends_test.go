@@ -147,9 +147,9 @@ func TestCoschedulingPodGroupSumsTheGangsRequests(t *testing.T) {
 	for name, req := range requests {
 		pclq := &grovev1alpha1.PodClique{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: grovev1alpha1.PodCliqueSpec{RoleName: name, Replicas: 2, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{
+			Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: name, Replicas: 2, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: req},
-			}}}},
+			}}}}},
 		}
 		require.NoError(t, env.Client.Create(ctx, pclq))
 	}

@@ -30,7 +30,7 @@ func TestOnlyTheOperatorMayChangeManagedObjects(t *testing.T) {
 
 	pclq := &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0-router", Namespace: ns, Labels: managedLabels("inf")},
-		Spec:       grovev1alpha1.PodCliqueSpec{RoleName: "router", Replicas: 1, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		Spec:       grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: "router", Replicas: 1, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 	}
 	require.NoError(t, operator.Create(ctx, pclq))
 

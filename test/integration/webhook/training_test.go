@@ -34,8 +34,8 @@ func TestTrainingWorkloadsRejectResizingRollingAndScaling(t *testing.T) {
 	// A PodClique of the Training PodCliqueSet, as the operator would create it.
 	pclq := &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: "train-0-trainer", Namespace: ns, Labels: map[string]string{grovev1alpha1.LabelPartOf: "train"}},
-		Spec: grovev1alpha1.PodCliqueSpec{RoleName: "trainer", Replicas: 2,
-			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "t", Image: "busybox"}}}},
+		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: "trainer", Replicas: 2,
+			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "t", Image: "busybox"}}}}},
 	}
 	require.NoError(t, env.Client.Create(context.Background(), pclq))
 	kubectl, err := toolpath.Bin("kubectl")

@@ -1,0 +1,236 @@
+// Package builders makes the API objects tests need, fluently, so a test reads like the YAML it
+// stands for: builders.PodCliqueSet("ns", "inf").Clique("router", 2).ScalingGroup("prefill", 3, 2,
+// "leader", "worker").Obj(). Every builder starts from a valid object; each call changes one thing.
+package builders
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+)
+
+// PodSpec is a one-container pod spec.
+func PodSpec(container string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: container, Image: "busybox"}}}
+}
+
+// PodCliqueSetBuilder builds a PodCliqueSet.
+type PodCliqueSetBuilder struct{ obj *grovev1alpha1.PodCliqueSet }
+
+// PodCliqueSet starts a PodCliqueSet of one replica and no cliques.
+func PodCliqueSet(namespace, name string) *PodCliqueSetBuilder {
+	return &PodCliqueSetBuilder{obj: &grovev1alpha1.PodCliqueSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid")},
+		Spec:       grovev1alpha1.PodCliqueSetSpec{Replicas: 1},
+	}}
+}
+
+// Replicas sets spec.replicas.
+func (b *PodCliqueSetBuilder) Replicas(n int32) *PodCliqueSetBuilder {
+	b.obj.Spec.Replicas = n
+	return b
+}
+
+// Clique adds a clique template of that many pods (roleName = name); with edits applied.
+func (b *PodCliqueSetBuilder) Clique(name string, replicas int32, edits ...func(*grovev1alpha1.PodCliqueTemplateSpec)) *PodCliqueSetBuilder {
+	c := &grovev1alpha1.PodCliqueTemplateSpec{Name: name, Spec: grovev1alpha1.PodCliqueSpec{RoleName: name, Replicas: replicas, PodSpec: PodSpec(name)}}
+	for _, edit := range edits {
+		edit(c)
+	}
+	b.obj.Spec.Template.Cliques = append(b.obj.Spec.Template.Cliques, c)
+	return b
+}
+
+// StartsAfter makes a clique start after others (with StartupType Explicit).
+func StartsAfter(parents ...string) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) { c.Spec.StartsAfter = parents }
+}
+
+// ScalingGroup adds a scaling group of the named cliques.
+func (b *PodCliqueSetBuilder) ScalingGroup(name string, replicas, minAvailable int32, cliques ...string) *PodCliqueSetBuilder {
+	b.obj.Spec.Template.PodCliqueScalingGroupConfigs = append(b.obj.Spec.Template.PodCliqueScalingGroupConfigs, grovev1alpha1.PodCliqueScalingGroupConfig{
+		Name: name, CliqueNames: cliques, Replicas: ptr.To(replicas), MinAvailable: ptr.To(minAvailable),
+	})
+	return b
+}
+
+// StartupType sets the template's cliqueStartupType.
+func (b *PodCliqueSetBuilder) StartupType(t grovev1alpha1.CliqueStartupType) *PodCliqueSetBuilder {
+	b.obj.Spec.Template.StartupType = ptr.To(t)
+	return b
+}
+
+// Training makes it a Training workload with that restart budget and immediate gang termination.
+func (b *PodCliqueSetBuilder) Training(maxRestarts int32) *PodCliqueSetBuilder {
+	b.obj.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+	b.obj.Spec.TrainingSpec = &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To(maxRestarts)}
+	b.obj.Spec.Template.TerminationDelay = &metav1.Duration{}
+	return b
+}
+
+// TerminationDelay enables gang termination with that delay.
+func (b *PodCliqueSetBuilder) TerminationDelay(d metav1.Duration) *PodCliqueSetBuilder {
+	b.obj.Spec.Template.TerminationDelay = &d
+	return b
+}
+
+// Obj returns the PodCliqueSet.
+func (b *PodCliqueSetBuilder) Obj() *grovev1alpha1.PodCliqueSet { return b.obj }
+
+// PodCliqueBuilder builds a PodClique.
+type PodCliqueBuilder struct{ obj *grovev1alpha1.PodClique }
+
+// PodClique starts a PodClique of one pod, minAvailable 1, managed by the operator.
+func PodClique(namespace, name string) *PodCliqueBuilder {
+	return &PodCliqueBuilder{obj: &grovev1alpha1.PodClique{
+		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1,
+			Labels: map[string]string{grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue, grovev1alpha1.LabelPodClique: name}},
+		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{
+			RoleName: "role", Replicas: 1, MinAvailable: ptr.To[int32](1), PodSpec: PodSpec("c"),
+		}},
+	}}
+}
+
+// Replicas sets spec.replicas and minAvailable.
+func (b *PodCliqueBuilder) Replicas(replicas, minAvailable int32) *PodCliqueBuilder {
+	b.obj.Spec.Replicas, b.obj.Spec.MinAvailable = replicas, ptr.To(minAvailable)
+	return b
+}
+
+// Label sets a label.
+func (b *PodCliqueBuilder) Label(key, value string) *PodCliqueBuilder {
+	b.obj.Labels[key] = value
+	return b
+}
+
+// OfReplica labels it as a child of PodCliqueSet replica i.
+func (b *PodCliqueBuilder) OfReplica(pcs string, i string) *PodCliqueBuilder {
+	return b.Label(grovev1alpha1.LabelPartOf, pcs).Label(grovev1alpha1.LabelPodCliqueSetReplicaIndex, i)
+}
+
+// OfGroupReplica labels it as a member of scaling-group replica j.
+func (b *PodCliqueBuilder) OfGroupReplica(pcsg string, j string) *PodCliqueBuilder {
+	return b.Label(grovev1alpha1.LabelPodCliqueScalingGroup, pcsg).Label(grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex, j)
+}
+
+// StartsAfter sets the resolved parent PodCliques.
+func (b *PodCliqueBuilder) StartsAfter(parents ...string) *PodCliqueBuilder {
+	b.obj.Spec.StartsAfter = parents
+	return b
+}
+
+// Training marks it as a child of a Training PodCliqueSet.
+func (b *PodCliqueBuilder) Training() *PodCliqueBuilder {
+	b.obj.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+	return b
+}
+
+// ControlledBy sets its controller reference.
+func (b *PodCliqueBuilder) ControlledBy(owner metav1.Object, kind string) *PodCliqueBuilder {
+	b.obj.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, grovev1alpha1.GroupVersion.WithKind(kind))}
+	return b
+}
+
+// Condition sets a status condition.
+func (b *PodCliqueBuilder) Condition(c metav1.Condition) *PodCliqueBuilder {
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.Now()
+	}
+	b.obj.Status.Conditions = append(b.obj.Status.Conditions, c)
+	return b
+}
+
+// Ready sets the ready pods in status.
+func (b *PodCliqueBuilder) Ready(n int32) *PodCliqueBuilder {
+	b.obj.Status.ReadyReplicas, b.obj.Status.Replicas = n, b.obj.Spec.Replicas
+	return b
+}
+
+// Obj returns the PodClique.
+func (b *PodCliqueBuilder) Obj() *grovev1alpha1.PodClique { return b.obj }
+
+// PodCliqueScalingGroupBuilder builds a PodCliqueScalingGroup.
+type PodCliqueScalingGroupBuilder struct {
+	obj *grovev1alpha1.PodCliqueScalingGroup
+}
+
+// PodCliqueScalingGroup starts a group of the named member cliques, one replica, minAvailable 1.
+func PodCliqueScalingGroup(namespace, name string, cliques ...string) *PodCliqueScalingGroupBuilder {
+	return &PodCliqueScalingGroupBuilder{obj: &grovev1alpha1.PodCliqueScalingGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueScalingGroup"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1,
+			Labels: map[string]string{grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue, grovev1alpha1.LabelPodCliqueScalingGroup: name}},
+		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1, MinAvailable: ptr.To[int32](1), CliqueNames: cliques},
+	}}
+}
+
+// Replicas sets spec.replicas and minAvailable.
+func (b *PodCliqueScalingGroupBuilder) Replicas(replicas, minAvailable int32) *PodCliqueScalingGroupBuilder {
+	b.obj.Spec.Replicas, b.obj.Spec.MinAvailable = replicas, ptr.To(minAvailable)
+	return b
+}
+
+// OfReplica labels it as a child of PodCliqueSet replica i.
+func (b *PodCliqueScalingGroupBuilder) OfReplica(pcs string, i string) *PodCliqueScalingGroupBuilder {
+	b.obj.Labels[grovev1alpha1.LabelPartOf] = pcs
+	b.obj.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] = i
+	return b
+}
+
+// Inherited sets what it takes from its PodCliqueSet.
+func (b *PodCliqueScalingGroupBuilder) Inherited(s grovev1alpha1.InheritedSpec) *PodCliqueScalingGroupBuilder {
+	b.obj.Spec.InheritedSpec = s
+	return b
+}
+
+// TerminationDelay enables gang termination inside the group.
+func (b *PodCliqueScalingGroupBuilder) TerminationDelay(d metav1.Duration) *PodCliqueScalingGroupBuilder {
+	b.obj.Spec.TerminationDelay = &d
+	return b
+}
+
+// Obj returns the PodCliqueScalingGroup.
+func (b *PodCliqueScalingGroupBuilder) Obj() *grovev1alpha1.PodCliqueScalingGroup { return b.obj }
+
+// PodGangBuilder builds a PodGang.
+type PodGangBuilder struct{ obj *schedulerv1alpha1.PodGang }
+
+// PodGang starts a PodGang of no pod groups, at generation 1.
+func PodGang(namespace, name string) *PodGangBuilder {
+	return &PodGangBuilder{obj: &schedulerv1alpha1.PodGang{
+		TypeMeta:   metav1.TypeMeta{APIVersion: schedulerv1alpha1.GroupVersion.String(), Kind: "PodGang"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1, Labels: map[string]string{}},
+	}}
+}
+
+// Backend labels it for a scheduler backend.
+func (b *PodGangBuilder) Backend(name string) *PodGangBuilder {
+	b.obj.Labels[grovev1alpha1.LabelSchedulerName] = name
+	return b
+}
+
+// PodGroup adds a pod group of the named pods needing minReplicas.
+func (b *PodGangBuilder) PodGroup(name string, minReplicas int32, pods ...string) *PodGangBuilder {
+	g := schedulerv1alpha1.PodGroup{Name: name, MinReplicas: minReplicas}
+	for _, p := range pods {
+		g.PodReferences = append(g.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: b.obj.Namespace, Name: p})
+	}
+	b.obj.Spec.PodGroups = append(b.obj.Spec.PodGroups, g)
+	return b
+}
+
+// Acknowledged sets SchedulerBackendReady=True for its current generation.
+func (b *PodGangBuilder) Acknowledged() *PodGangBuilder {
+	b.obj.Status.Conditions = append(b.obj.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionSchedulerBackendReady,
+		Status: metav1.ConditionTrue, Reason: "Synced", ObservedGeneration: b.obj.Generation, LastTransitionTime: metav1.Now()})
+	return b
+}
+
+// Obj returns the PodGang.
+func (b *PodGangBuilder) Obj() *schedulerv1alpha1.PodGang { return b.obj }
