@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sort"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -75,11 +77,15 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	}
 	have := &kaiv2alpha2.PodGroup{}
 	have.Name, have.Namespace = want.Name, want.Namespace
-	if _, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
+	op, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
 		Merge(have, want)
 		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
-	}); err != nil {
+	})
+	if err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
+	}
+	if op != controllerutil.OperationResultNone {
+		log.FromContext(ctx).Info("KAI PodGroup "+string(op), "podGroup", have.Name, "queue", have.Spec.Queue)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("KAI PodGroup %s in queue %s needs %d pods", have.Name, have.Spec.Queue, *have.Spec.MinMember), nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,6 +97,7 @@ func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTop
 		if err := b.client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return st, fmt.Errorf("replacing KAI Topology %s of a deleted binding: %w", want.Name, err)
 		}
+		log.FromContext(ctx).Info("deleted KAI Topology of a deleted binding of the same name", "topology", have.Name)
 		return b.createTopology(ctx, ct, want, st)
 	}
 	if !metav1.IsControlledBy(have, ct) {
@@ -111,6 +114,7 @@ func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTop
 		if err := b.client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return st, fmt.Errorf("replacing KAI Topology %s: %w", want.Name, err)
 		}
+		log.FromContext(ctx).Info("deleted KAI Topology to recreate it: KAI forbids editing its levels' node labels", "topology", have.Name)
 		return b.createTopology(ctx, ct, want, st)
 	}
 	if !slices.Equal(have.Spec.Levels, want.Spec.Levels) {
@@ -118,6 +122,7 @@ func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTop
 		if err := b.client.Update(ctx, have); err != nil {
 			return st, fmt.Errorf("KAI Topology %s: %w", want.Name, err)
 		}
+		log.FromContext(ctx).Info("updated KAI Topology levels", "topology", have.Name)
 	}
 	st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
 	return st, nil
@@ -136,6 +141,7 @@ func (b *Backend) createTopology(ctx context.Context, ct *grovev1alpha1.ClusterT
 		}
 		return st, fmt.Errorf("creating KAI Topology %s: %w", want.Name, err)
 	}
+	log.FromContext(ctx).Info("created KAI Topology", "topology", want.Name)
 	st.InSync, st.Message = compareLevels(want, bindingKeys(ct))
 	return st, nil
 }

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -131,8 +133,10 @@ func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, hav
 	}
 	wanted := want.DeepCopyObject().(client.Object)
 	err := b.client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	log := log.FromContext(ctx).WithValues("kind", fmt.Sprintf("%T", want), "name", want.GetName())
 	switch {
 	case apierrors.IsNotFound(err):
+		log.Info("creating the Workload API object")
 		return kept(b.client.Create(ctx, want), want, wanted, same)
 	case err != nil:
 		return err
@@ -145,9 +149,11 @@ func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, hav
 	if err := controllerutil.SetControllerReference(pg, have, b.client.Scheme()); err != nil {
 		return err
 	}
+	log.Info("repairing the Workload API object: it drifted from the PodGang")
 	if err := b.client.Update(ctx, have); !apierrors.IsInvalid(err) {
 		return kept(err, have, wanted, same)
 	}
+	log.Info("recreating the Workload API object: the drifted fields are immutable")
 	if err := b.client.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -64,7 +66,7 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	want := b.BuildPodGroup(pg, templates)
 	have := &schedv1alpha1.PodGroup{}
 	have.Name, have.Namespace = want.Name, want.Namespace
-	if _, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
+	op, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
 		if have.Labels == nil {
 			have.Labels = map[string]string{}
 		}
@@ -73,8 +75,12 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		}
 		have.Spec = want.Spec
 		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
-	}); err != nil {
+	})
+	if err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
+	}
+	if op != controllerutil.OperationResultNone {
+		log.FromContext(ctx).Info("coscheduling PodGroup "+string(op), "podGroup", have.Name, "minMember", have.Spec.MinMember)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("coscheduling PodGroup %s needs %d pods", want.Name, want.Spec.MinMember), nil
 }

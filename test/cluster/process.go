@@ -222,3 +222,9 @@ func (p *Process) Exited() (bool, error) { return p.p.exited() }
 
 // LogTail returns the end of the process's log.
 func (p *Process) LogTail(lines int) string { return p.p.tail(lines) }
+
+// Log returns the process's whole log (every incarnation's, for a restarted process).
+func (p *Process) Log() string {
+	data, _ := os.ReadFile(p.p.logPath)
+	return string(data)
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -39,19 +41,28 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		return nil, err
 	}
 	errs, warnings := ValidateCreate(pcs, v.Backends, Topology{Enabled: v.TopologyAwareScheduling, Binding: binding})
-	return warnings, toError(pcs, errs)
+	return warnings, logRejection(ctx, pcs, toError(pcs, errs))
+}
+
+// logRejection notes a refused PodCliqueSet (V(1): the user sees the answer; the log is for
+// whoever looks into why a deployment keeps failing).
+func logRejection(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, err error) error {
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("refused PodCliqueSet", "podCliqueSet", client.ObjectKeyFromObject(pcs), "error", err.Error())
+	}
+	return err
 }
 
 // ValidateUpdate checks a changed PodCliqueSet, including what may not change. Topology
 // constraints were checked on create and are immutable, so a later change of the operator
 // configuration or of the binding never blocks updates (finalizers, images) of existing objects.
-func (v *Validator) ValidateUpdate(_ context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
+func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)
-	return nil, toError(pcs, errs)
+	return nil, logRejection(ctx, pcs, toError(pcs, errs))
 }
 
 // ValidateDelete allows every deletion.

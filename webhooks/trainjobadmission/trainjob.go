@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,17 +49,25 @@ func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alp
 	if err != nil {
 		return warnings, err
 	}
-	return warnings, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs)
+	return warnings, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
+}
+
+// logRejection notes a refused TrainJob at V(1).
+func logRejection(ctx context.Context, tj *trainerv1alpha1.TrainJob, err error) error {
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("refused TrainJob", "trainJob", client.ObjectKeyFromObject(tj), "error", err.Error())
+	}
+	return err
 }
 
 // ValidateUpdate also allows runtimePatches to change only while the TrainJob is suspended.
-func (v *TrainJobValidator) ValidateUpdate(_ context.Context, old, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+func (v *TrainJobValidator) ValidateUpdate(ctx context.Context, old, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
 	errs := ValidateTrainJob(tj)
 	suspended := func(t *trainerv1alpha1.TrainJob) bool { return t.Spec.Suspend != nil && *t.Spec.Suspend }
 	if !reflect.DeepEqual(old.Spec.RuntimePatches, tj.Spec.RuntimePatches) && !suspended(old) && !suspended(tj) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "runtimePatches"), "may only change while the TrainJob is suspended"))
 	}
-	return nil, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs)
+	return nil, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
 }
 
 // ValidateDelete allows every deletion.

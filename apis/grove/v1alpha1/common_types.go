@@ -69,6 +69,16 @@ type AutoScalingConfig struct {
 // ErrorCode identifies a class of reconcile error so users and alerts can match on it.
 type ErrorCode string
 
+// Error codes of the steps of a PodCliqueSet reconcile, in status.lastErrors.
+const (
+	ErrorCodeGangTermination ErrorCode = "ERR_GANG_TERMINATION"
+	ErrorCodeSyncReplica     ErrorCode = "ERR_SYNC_REPLICA"
+	ErrorCodeSyncAutoscalers ErrorCode = "ERR_SYNC_AUTOSCALERS"
+	ErrorCodeDeleteChildren  ErrorCode = "ERR_DELETE_CHILDREN"
+	ErrorCodeTraining        ErrorCode = "ERR_TRAINING"
+	ErrorCodeReconcile       ErrorCode = "ERR_RECONCILE"
+)
+
 // LastError records an error of the most recent reconcile, surfaced in status so a user sees why
 // a reconcile keeps failing without reading operator logs.
 type LastError struct {

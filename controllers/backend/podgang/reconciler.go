@@ -8,6 +8,10 @@ import (
 	"context"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubegrove/grove/internal/conditionlog"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,10 +115,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := pg.Status.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, cond)
+	log := log.FromContext(ctx)
 	if !equality.Semantic.DeepEqual(*status, pg.Status) {
+		before := pg.Status.Conditions
 		pg.Status = *status
 		if err := r.Client.Status().Update(ctx, pg); err != nil {
 			return ctrl.Result{}, err
+		}
+		conditionlog.Transitions(log, before, pg.Status.Conditions)
+		if syncErr == nil {
+			log.V(1).Info("acknowledged the PodGang: the scheduler's objects match its spec", "backend", name, "generation", pg.Generation, "reason", reason)
 		}
 	}
 	return ctrl.Result{}, syncErr

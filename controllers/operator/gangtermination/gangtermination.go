@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -72,6 +73,7 @@ func DeletePodCliques(ctx context.Context, c client.Client, pclqs []*grovev1alph
 		switch {
 		case err == nil:
 			deleted = true
+			log.FromContext(ctx).V(1).Info("deleted PodClique", "podClique", client.ObjectKeyFromObject(p), "uid", uid)
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		default:
 			return deleted, err

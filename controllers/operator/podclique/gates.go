@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,12 +77,13 @@ func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s sche
 	if len(gated) == 0 {
 		return nil
 	}
-	_, err := slowstart.Run(ctx, len(gated), func(ctx context.Context, i int) error {
+	lifted, err := slowstart.Run(ctx, len(gated), func(ctx context.Context, i int) error {
 		pod := gated[i]
 		patched := pod.DeepCopy()
 		patched.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		return client.IgnoreNotFound(r.Client.Patch(ctx, patched, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})))
 	})
+	log.FromContext(ctx).Info("lifted scheduling gates: the PodGang is acknowledged by its backend and the parents are up", "pods", lifted, "podGang", s.pg.Name)
 	return err
 }
 

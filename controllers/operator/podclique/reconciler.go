@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
@@ -150,7 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// ones need. The garbage collector normally removes them, but may take any time to (it misses
 	// deletions for minutes after a restart of its own while the API server flaps), and the
 	// restart would wait on it: delete them here, as the garbage collector would.
-	if err := r.deletePods(ctx, pclq, append(stale, victims...)); err != nil {
+	if err := r.deletePods(ctx, pclq, append(stale, victims...), hash); err != nil {
 		errs = append(errs, err)
 	}
 	var requeue time.Duration
@@ -177,6 +179,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			now := time.Now()
 			ok, after := waitForPodGang(pg, now)
 			requeue = after
+			if !ok {
+				log.FromContext(ctx).V(1).Info("waiting for the PodGang's backend acknowledgement before creating pods",
+					"podGang", pclq.Labels[grovev1alpha1.LabelPodGang], "missing", len(missing), "requeueAfter", after)
+			}
 			if wait, waits := firstStatusWait(pclq, now, after); !ok && waits && len(errs) == 0 {
 				// A new clique's first status comes with its pods: a write less per clique of a
 				// scale-out, at the time the API server is busiest.
@@ -253,15 +259,32 @@ func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int, training b
 	return out
 }
 
-func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod) error {
+func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod, hash string) error {
 	for _, p := range pods {
 		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
 			r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
 			return err
 		}
+		log.FromContext(ctx).Info("deleted pod", "pod", p.Name, "reason", deleteReason(pclq, p, hash))
 		podsDeleted.Inc()
 	}
 	return nil
+}
+
+// deleteReason says why the reconciler deletes a pod, for its log line.
+func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) string {
+	i, _ := podIndex(p)
+	switch {
+	case !metav1.IsControlledBy(p, pclq):
+		return "it belongs to an earlier PodClique of this name"
+	case i >= int(pclq.Spec.Replicas):
+		return "its index is beyond spec.replicas"
+	case p.Status.Phase == corev1.PodFailed:
+		return "it failed; it is recreated at its index"
+	case p.Labels[grovev1alpha1.LabelPodTemplateHash] != hash:
+		return "rolling update: its template is outdated"
+	}
+	return "duplicate index"
 }
 
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
@@ -293,6 +316,14 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	done()
 	r.pending.Created(pclq.UID, sent...)
 	podsCreated.Add(float64(created))
+	gated := 0
+	for _, p := range pods {
+		if hasGate(p.(*corev1.Pod)) {
+			gated++
+		}
+	}
+	log.FromContext(ctx).Info("created pods", "count", created, "of", len(pods), "gated", gated, "podGang", pclq.Labels[grovev1alpha1.LabelPodGang],
+		"backendAcknowledged", s.pg != nil && PodGangSchedulable(s.pg), "parentsUp", s.parents)
 	if err != nil {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
 		return err

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubegrove/grove/internal/conditionlog"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -112,10 +116,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 		}
 	}
 	replaced := pclq.ResourceVersion
+	before := pclq.Status.Conditions
 	pclq.Status = st
 	if err := r.Client.Status().Update(ctx, pclq); err != nil {
 		return false, err
 	}
+	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
 	r.superseded.Wrote(key, replaced)
 	return false, nil
 }

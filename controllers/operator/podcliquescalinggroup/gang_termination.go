@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -92,6 +94,8 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		}
 		terminated[j] = true
 		if deleted {
+			log.FromContext(ctx).Info("gang termination: group replica terminated, its PodCliques are recreated", "groupReplica", j,
+				"reason", "a PodClique stayed below minAvailable for longer than terminationDelay", "terminationDelay", delay, "healthyReplicas", healthy, "minAvailable", min)
 			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueScalingGroup).Inc()
 			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
 				"replica %s stayed below minAvailable for more than %s: its PodCliques are recreated", j, delay)

@@ -8,6 +8,10 @@ import (
 	"errors"
 	"strconv"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubegrove/grove/internal/conditionlog"
+
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
@@ -121,7 +125,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, pclq); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
+				continue
 			}
+			log.FromContext(ctx).Info("deleted PodClique", "podClique", name, "reason", "its group replica is beyond spec.replicas or its clique left the group")
 		}
 	}
 	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
@@ -178,8 +184,10 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 		}
 		if err != nil {
 			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating PodClique %s: %v", want.Name, err)
+			return err
 		}
-		return err
+		log.FromContext(ctx).Info("created PodClique", "podClique", want.Name, "podGang", want.Labels[grovev1alpha1.LabelPodGang])
+		return nil
 	}
 	// Labels and annotations others added (kubectl annotate) stay.
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
@@ -188,7 +196,11 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
 	expand.ApplyMeta(updated, want)
-	return r.Client.Update(ctx, updated)
+	if err := r.Client.Update(ctx, updated); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", want.Name)
+	return nil
 }
 
 func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition) error {
@@ -240,6 +252,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 	if equality.Semantic.DeepEqual(st, pcsg.Status) {
 		return nil
 	}
+	before := pcsg.Status.Conditions
 	pcsg.Status = st
-	return r.Client.Status().Update(ctx, pcsg)
+	if err := r.Client.Status().Update(ctx, pcsg); err != nil {
+		return err
+	}
+	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -90,10 +92,12 @@ func (r *Reconciler) syncAutoscalers(ctx context.Context, pcs *grovev1alpha1.Pod
 		case !ok:
 			if err := r.Client.Delete(ctx, h); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
+			} else {
+				log.FromContext(ctx).Info("deleted", "kind", "HorizontalPodAutoscaler", "name", h.Name, "reason", "its clique or scaling group is no longer autoscaled")
 			}
 		case !sameAutoscaling(h.Spec, w.Spec):
 			h.Spec.ScaleTargetRef, h.Spec.MinReplicas, h.Spec.MaxReplicas, h.Spec.Metrics = w.Spec.ScaleTargetRef, w.Spec.MinReplicas, w.Spec.MaxReplicas, w.Spec.Metrics
-			errs = append(errs, r.Client.Update(ctx, h))
+			errs = append(errs, r.update(ctx, h))
 		}
 	}
 	for _, w := range want {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/expand"
@@ -85,6 +86,8 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		}
 		terminated[i] = true
 		if deleted {
+			log.FromContext(ctx).Info("gang termination: replica terminated, its PodCliques are recreated", "replica", i,
+				"reason", strings.Join(why, ", ")+" below minAvailable for longer than terminationDelay", "terminationDelay", delay, "podCliques", len(members))
 			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueSet).Inc()
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
 				"replica %d terminated: %s below minAvailable for longer than its terminationDelay; all its PodCliques are recreated",

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"sync"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubegrove/grove/internal/conditionlog"
+
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -200,7 +204,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		for k, v := range annotations {
 			pg.Annotations[k] = v
 		}
-		if err := r.Client.Update(ctx, pg); err != nil {
+		if err := r.update(ctx, pg); err != nil {
 			return err
 		}
 		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
@@ -227,11 +231,13 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	if equality.Semantic.DeepEqual(*status, pg.Status) {
 		return nil
 	}
+	before := pg.Status.Conditions
 	pg = pg.DeepCopy()
 	pg.Status = *status
 	if err := r.Client.Status().Update(ctx, pg); err != nil {
 		return err
 	}
+	conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)
 	if replaced != "" {
 		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
 	}

@@ -6,6 +6,8 @@ package podcliqueset
 import (
 	"context"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 
 	"errors"
@@ -115,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	terminated, requeue, err := r.gangTerminate(ctx, pcs, obs)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, step(grovev1alpha1.ErrorCodeGangTermination, err))
 	}
 	if terminal(pcs.Status.Phase) {
 		return ctrl.Result{}, r.settle(ctx, pcs, obs)
@@ -131,14 +133,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			continue
 		}
 		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
-			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
+			errs = append(errs, step(grovev1alpha1.ErrorCodeSyncReplica, fmt.Errorf("replica %d: %w", i, err)))
 		}
 	}
 	if err := r.syncAutoscalers(ctx, pcs); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, step(grovev1alpha1.ErrorCodeSyncAutoscalers, err))
 	}
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, step(grovev1alpha1.ErrorCodeDeleteChildren, err))
 	}
 	// Children created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
@@ -224,7 +226,11 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 // deleteUnwanted removes the children of replicas beyond spec.replicas and PodGangs no replica
 // wants any more (a scaling group scaled in).
 func (r *Reconciler) deleteUnwanted(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
-	var objs []client.Object
+	type unwanted struct {
+		obj client.Object
+		why string
+	}
+	var objs []unwanted
 	beyond := func(o client.Object) bool {
 		i, err := strconv.Atoi(o.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 		return err == nil && i >= int(pcs.Spec.Replicas)
@@ -232,32 +238,34 @@ func (r *Reconciler) deleteUnwanted(ctx context.Context, pcs *grovev1alpha1.PodC
 	for _, o := range obs.cliques {
 		// Scaling-group PodCliques belong to their PodCliqueScalingGroup, which removes them.
 		if o.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" && (beyond(o) || !r.wantsStandalone(pcs, o)) {
-			objs = append(objs, o)
+			objs = append(objs, unwanted{o, "its replica or clique left the template"})
 		}
 	}
 	for _, o := range obs.groups {
 		if beyond(o) || !r.wantsGroup(pcs, o) {
-			objs = append(objs, o)
+			objs = append(objs, unwanted{o, "its replica or scaling group left the template"})
 		}
 	}
 	for _, o := range obs.services {
 		if beyond(o) {
-			objs = append(objs, o)
+			objs = append(objs, unwanted{o, "its replica is beyond spec.replicas"})
 		}
 	}
 	for name, o := range obs.gangs {
 		if !obs.wantGangs[name] {
-			objs = append(objs, o)
+			objs = append(objs, unwanted{o, "no replica or scaling-group replica needs it"})
 		}
 	}
 	var errs []error
-	for _, o := range objs {
-		if !o.GetDeletionTimestamp().IsZero() {
+	for _, u := range objs {
+		if !u.obj.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		if err := r.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Client.Delete(ctx, u.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
+			continue
 		}
+		log.FromContext(ctx).Info("deleted", "kind", kindOf(u.obj), "name", u.obj.GetName(), "reason", u.why)
 	}
 	return errors.Join(errs...)
 }
@@ -285,4 +293,21 @@ func (r *Reconciler) wantsGroup(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1al
 // setOwner makes the PodCliqueSet the controller of a child, so deletion cascades.
 func setOwner(pcs *grovev1alpha1.PodCliqueSet, obj client.Object) {
 	obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pcs, grovev1alpha1.GroupVersion.WithKind("PodCliqueSet"))})
+}
+
+// kindOf names an object's kind for log lines (typed objects read from the cache carry none).
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *grovev1alpha1.PodClique:
+		return "PodClique"
+	case *grovev1alpha1.PodCliqueScalingGroup:
+		return "PodCliqueScalingGroup"
+	case *schedulerv1alpha1.PodGang:
+		return "PodGang"
+	case *corev1.Service:
+		return "Service"
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return "HorizontalPodAutoscaler"
+	}
+	return fmt.Sprintf("%T", obj)
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"sync"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,7 +86,7 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	}
 	updated := have.DeepCopy()
 	updated.Spec.PublishNotReadyAddresses, updated.Spec.Selector = publish, labels
-	return r.Client.Update(ctx, updated)
+	return r.update(ctx, updated)
 }
 
 // syncPodClique creates or updates a standalone PodClique. An autoscaled clique's replicas
@@ -105,7 +107,7 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
 	expand.ApplyMeta(updated, want)
-	return r.Client.Update(ctx, updated)
+	return r.update(ctx, updated)
 }
 
 func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
@@ -141,7 +143,7 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	updated := have.DeepCopy()
 	updated.Spec = want.Spec
 	expand.ApplyMeta(updated, want)
-	return r.Client.Update(ctx, updated)
+	return r.update(ctx, updated)
 }
 
 // create creates a child; one that already exists is fine (the cache was behind). obs, when
@@ -151,8 +153,11 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	if err == nil && obs != nil {
-		obs.created.Add(1)
+	if err == nil {
+		log.FromContext(ctx).Info("created", "kind", kindOf(obj), "name", obj.GetName())
+		if obs != nil {
+			obs.created.Add(1)
+		}
 	}
 	if err != nil {
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %T %s: %v", obj, obj.GetName(), err)
@@ -169,4 +174,13 @@ func keepScaledReplicas(template, current int32, applied *int32, autoscaled bool
 		return current
 	}
 	return template
+}
+
+// update writes a child brought back to what the PodCliqueSet wants.
+func (r *Reconciler) update(ctx context.Context, obj client.Object) error {
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("updated to the template", "kind", kindOf(obj), "name", obj.GetName())
+	return nil
 }

@@ -2,21 +2,28 @@ package podcliqueset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
+	"github.com/kubegrove/grove/internal/conditionlog"
 )
 
 // PodCliqueSet condition telling whether every PodGang may be scheduled.
@@ -34,8 +41,6 @@ const (
 	ConditionSchedulingConstraintsHonored = "SchedulingConstraintsHonored"
 	ReasonAllConstraintsHonored           = "AllConstraintsHonored"
 	ReasonConstraintsNotHonored           = "ConstraintsNotHonored"
-	// ErrorCodeReconcile marks a failed reconcile step in status.lastErrors.
-	ErrorCodeReconcile grovev1alpha1.ErrorCode = "ERR_RECONCILE"
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
@@ -134,15 +139,74 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 
 	r.trackUpdate(pcs, &st, ro.hash)
 
-	st.LastErrors = nil
-	for _, err := range errs {
-		st.LastErrors = append(st.LastErrors, grovev1alpha1.LastError{Code: ErrorCodeReconcile, Description: err.Error(), ObservedAt: metav1.Now()})
-	}
+	st.LastErrors = lastErrors(errs)
 	if equality.Semantic.DeepEqual(st, pcs.Status) {
 		return nil
 	}
+	old := pcs.Status
 	pcs.Status = st
-	return r.Client.Status().Update(ctx, pcs)
+	if err := r.Client.Status().Update(ctx, pcs); err != nil {
+		return err
+	}
+	r.statusWritten(ctx, pcs, old)
+	return nil
+}
+
+// stepError is the error of one reconcile step, with the code status.lastErrors shows for it.
+type stepError struct {
+	code grovev1alpha1.ErrorCode
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// step tags a step's error with its code; nil stays nil.
+func step(code grovev1alpha1.ErrorCode, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stepError{code: code, err: err}
+}
+
+// lastErrors lists one entry per failing step, with its code.
+func lastErrors(errs []error) []grovev1alpha1.LastError {
+	var out []grovev1alpha1.LastError
+	for _, err := range errs {
+		code := grovev1alpha1.ErrorCodeReconcile
+		var se *stepError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		out = append(out, grovev1alpha1.LastError{Code: code, Description: err.Error(), ObservedAt: metav1.Now()})
+	}
+	return out
+}
+
+// statusWritten tells, once the status write succeeded, what it recorded: events, metrics and
+// log lines for the transitions, never repeated by a write that lost a conflict.
+func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, old grovev1alpha1.PodCliqueSetStatus) {
+	log := logf.FromContext(ctx)
+	st := pcs.Status
+	if st.Phase != old.Phase && expand.IsTraining(pcs) {
+		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
+		log.Info("training phase changed", "from", old.Phase, "to", st.Phase)
+		if st.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded {
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "every pod of every replica exited 0")
+		}
+	}
+	if old.CurrentGenerationHash != nil && st.CurrentGenerationHash != nil && *old.CurrentGenerationHash != *st.CurrentGenerationHash {
+		log.Info("rolling update started", "generationHash", *st.CurrentGenerationHash, "strategy", expand.UpdateStrategy(pcs))
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", *st.CurrentGenerationHash, expand.UpdateStrategy(pcs))
+	}
+	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt != nil && (old.UpdateProgress == nil || old.UpdateProgress.UpdateEndedAt == nil) {
+		log.Info("rolling update completed", "generationHash", ptr.Deref(st.CurrentGenerationHash, ""))
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
+	}
+	conditionlog.Transitions(log, old.Conditions, st.Conditions)
+	for _, e := range st.LastErrors {
+		log.Info("reconcile step failed", "code", e.Code, "error", e.Description)
+	}
 }
 
 // honouredCondition says whether the backend does everything the PodCliqueSet asks for.
@@ -179,14 +243,12 @@ func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alp
 	case st.CurrentGenerationHash == nil:
 		st.CurrentGenerationHash = &hash
 	case *st.CurrentGenerationHash != hash:
-		r.Recorder.Eventf(pcs, nil, "Normal", "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", hash, expand.UpdateStrategy(pcs))
 		st.CurrentGenerationHash = &hash
 		st.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: now}
 	}
 	inProgress := st.UpdateProgress != nil && st.UpdateProgress.UpdateEndedAt == nil
 	if inProgress && st.UpdatedReplicas >= pcs.Spec.Replicas {
 		st.UpdateProgress.UpdateEndedAt = &now
-		r.Recorder.Eventf(pcs, nil, "Normal", "UpdateCompleted", "Update", "every replica runs generation %s", hash)
 		inProgress = false
 	}
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "NoUpdateInProgress",

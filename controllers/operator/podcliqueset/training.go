@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -77,6 +78,8 @@ func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCl
 			return err
 		}
 		*pcs = *updated
+		log.FromContext(ctx).Info("training restart: replica restarted, its PodCliques are deleted and recreated", "replica", replica,
+			"reason", why, "restart", restart.Restart, "maxRestarts", maxRestarts(pcs))
 		trainingRestarts.Inc()
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Restart", "replica %d: %s", replica, why)
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventReplicaRestarting, "Restart",
@@ -118,6 +121,7 @@ func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, 
 	if err := r.Client.Status().Update(ctx, pcs); err != nil {
 		return err
 	}
+	log.FromContext(ctx).Info("training workload failed: every pod is terminated", "reason", reason, "message", message)
 	trainingPhases.WithLabelValues(string(grovev1alpha1.PodCliqueSetPhaseFailed)).Inc()
 	r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, event, "Fail", "%s", message)
 	return nil
@@ -185,13 +189,10 @@ func (r *Reconciler) trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1a
 	}
 	if want > 0 && succeeded == want {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
-		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
-		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "every pod of every replica exited 0")
 		return
 	}
 	if st.Phase == grovev1alpha1.PodCliqueSetPhaseRunning && st.StartTime == nil {
 		now := metav1.Now()
 		st.StartTime = &now
-		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
 	}
 }

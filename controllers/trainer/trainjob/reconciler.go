@@ -10,6 +10,10 @@ import (
 	"fmt"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubegrove/grove/internal/conditionlog"
+
 	"github.com/kubegrove/grove/controllers/trainer/plan"
 
 	corev1 "k8s.io/api/core/v1"
@@ -254,7 +258,11 @@ func (r *Reconciler) suspend(ctx context.Context, tj *trainerv1alpha1.TrainJob, 
 	if !wl.suspended(child) {
 		patch := client.MergeFrom(child.DeepCopyObject().(client.Object))
 		wl.markSuspended(child)
-		return r.Client.Patch(ctx, child, patch)
+		if err := r.Client.Patch(ctx, child, patch); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("suspended the workload", "kind", wl.kind(), "name", child.GetName())
+		return nil
 	}
 	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
 		_, err := r.applyWorkload(ctx, tj, rt, wl, true, false)
@@ -276,6 +284,7 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 		if err != nil {
 			return nil, err
 		}
+		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", child.GetName(), "runtime", tj.Spec.RuntimeRef.Name)
 		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created %s %s", wl.kind(), tj.Name)
 		return child, nil
 	}
@@ -351,8 +360,11 @@ func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 }
 
 func (r *Reconciler) deleteChild(ctx context.Context, child client.Object) error {
-	return client.IgnoreNotFound(r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err == nil {
+		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", fmt.Sprintf("%T", child), "name", child.GetName())
+	}
+	return client.IgnoreNotFound(err)
 }
 
 // deadlineExceeded records the failure, then tears the workload down.
@@ -422,6 +434,8 @@ func (r *Reconciler) afterFinish(ctx context.Context, tj *trainerv1alpha1.TrainJ
 	if err := r.Client.Delete(ctx, tj, client.Preconditions{UID: ptr.To(tj.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
+	log.FromContext(ctx).Info("TTL deletion: deleted the finished TrainJob", "finished", done.Type, "reason", done.Reason,
+		"ttlSecondsAfterFinished", *rt.Spec.TTLSecondsAfterFinished)
 	ttlDeletions.Inc()
 	return ctrl.Result{}, nil
 }
@@ -454,6 +468,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, tj *trainerv1alpha1.TrainJ
 	if err := r.Client.Status().Update(ctx, updated); err != nil {
 		return err
 	}
+	conditionlog.Transitions(log.FromContext(ctx), tj.Status.Conditions, updated.Status.Conditions)
 	*tj = *updated
 	return nil
 }

@@ -2,6 +2,8 @@ package operatore2e
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,6 +127,7 @@ func TestStandaloneCliqueBreachPastTheDelayTerminatesThePodCliqueSetReplica(t *t
 	}, time.Minute, 100*time.Millisecond, "every PodClique of the replica is recreated, healthy ones too")
 	waitRunning(t, ns, "gt", 4, 2*time.Minute)
 	assertEvent(t, ns, "gt", "GangTerminated")
+	assertLogged(t, ns, "gt", "gang termination: replica terminated", "PodClique gt-0-a below minAvailable")
 }
 
 func TestBreachWithoutTerminationDelayIsReportedButNothingIsDeleted(t *testing.T) {
@@ -234,4 +237,33 @@ func assertEvent(t *testing.T, ns, name, reason string) {
 		}
 		return false
 	}, 30*time.Second, 200*time.Millisecond, "event %s on %s", reason, name)
+}
+
+// assertLogged waits for a line of the operator's JSON log whose message starts with msg, about
+// the PodCliqueSet ns/name (the key controller-runtime puts on every line of its reconcile), with
+// a reason containing reason.
+func assertLogged(t *testing.T, ns, name, msg, reason string) {
+	t.Helper()
+	var seen []string
+	require.Eventually(t, func() bool {
+		seen = seen[:0]
+		for _, line := range strings.Split(operator.Log(), "\n") {
+			var entry struct {
+				Msg          string `json:"msg"`
+				Reason       string `json:"reason"`
+				PodCliqueSet struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"PodCliqueSet"`
+			}
+			if json.Unmarshal([]byte(line), &entry) != nil || entry.PodCliqueSet.Name != name || entry.PodCliqueSet.Namespace != ns {
+				continue
+			}
+			seen = append(seen, entry.Msg)
+			if strings.HasPrefix(entry.Msg, msg) && strings.Contains(entry.Reason, reason) {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "a log line %q with reason %q about %s/%s; lines about it: %q", msg, reason, ns, name, seen)
 }

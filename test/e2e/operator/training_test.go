@@ -89,6 +89,7 @@ func TestTrainingRestartsWithinItsBudgetThenSucceeds(t *testing.T) {
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, 2*time.Minute)
 	assert.Equal(t, int32(1), got.Status.RestartCount)
 	assertEvent(t, ns, "retry", "ReplicaRestarting")
+	assertLogged(t, ns, "retry", "training restart: replica restarted", "PodClique retry-0-trainer below minAvailable")
 }
 
 func TestTrainingPastMaxRuntimeFails(t *testing.T) {
