@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -49,21 +48,9 @@ func (b *Backend) Init(context.Context) error {
 		schedv1alpha1.SchemeGroupVersion.WithKind("PodGroup"))
 }
 
-// SyncPodGang keeps the PodGang's PodGroup as built here. The per-pod requests come from the
-// member PodCliques' pod templates.
+// SyncPodGang keeps the PodGang's PodGroup as built here, from the PodGang alone.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
-	templates := map[string]*corev1.PodSpec{}
-	for _, g := range pg.Spec.PodGroups {
-		pclq := &grovev1alpha1.PodClique{}
-		if err := b.client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: g.Name}, pclq); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return "", "", err
-			}
-			continue
-		}
-		templates[g.Name] = &pclq.Spec.PodSpec
-	}
-	want := b.BuildPodGroup(pg, templates)
+	want := b.BuildPodGroup(pg)
 	have := &schedv1alpha1.PodGroup{}
 	have.Name, have.Namespace = want.Name, want.Namespace
 	op, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
@@ -85,17 +72,13 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	return ReasonPodGroupCreated, fmt.Sprintf("coscheduling PodGroup %s needs %d pods", want.Name, want.Spec.MinMember), nil
 }
 
-// BuildPodGroup is the PodGroup of a PodGang: minMember its minimum, minResources each group's
-// per-pod requests (from templates, by pod-group name) times its minReplicas.
-func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang, templates map[string]*corev1.PodSpec) *schedv1alpha1.PodGroup {
+// BuildPodGroup is the PodGroup of a PodGang: minMember its minimum, minResources every pod
+// group's per-pod requests (podResourceRequests, written by the operator) times its minReplicas.
+func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang) *schedv1alpha1.PodGroup {
 	total := corev1.ResourceList{}
 	for _, g := range pg.Spec.PodGroups {
-		spec := templates[g.Name]
-		if spec == nil {
-			continue
-		}
-		perPod := resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
-		for name, q := range perPod {
+		for name, q := range g.PodResourceRequests {
+			q = q.DeepCopy()
 			q.Mul(int64(g.MinReplicas))
 			sum := total[name]
 			sum.Add(q)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	resourcehelper "k8s.io/component-helpers/resource"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -58,12 +60,16 @@ func workerSpec() corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "i", Resources: requests("250m", "256Mi", "")}}}
 }
 
+// podGang carries each group's per-pod requests as the operator writes them.
 func podGang() *schedulerv1alpha1.PodGang {
+	perPod := func(spec corev1.PodSpec) corev1.ResourceList {
+		return resourcehelper.PodRequests(&corev1.Pod{Spec: spec}, resourcehelper.PodResourcesOptions{})
+	}
 	return &schedulerv1alpha1.PodGang{
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0", Namespace: "ns", UID: types.UID("pg-uid")},
 		Spec: schedulerv1alpha1.PodGangSpec{PodGroups: []schedulerv1alpha1.PodGroup{
-			{Name: "inf-0-leader", MinReplicas: 2},
-			{Name: "inf-0-worker", MinReplicas: 3},
+			{Name: "inf-0-leader", MinReplicas: 2, PodResourceRequests: perPod(leaderSpec())},
+			{Name: "inf-0-worker", MinReplicas: 3, PodResourceRequests: perPod(workerSpec())},
 		}},
 	}
 }
@@ -96,17 +102,16 @@ func requireSemanticEqual(t *testing.T, want, got any) {
 }
 
 func TestBuildPodGroupSumsPerPodRequestsTimesMinReplicas(t *testing.T) {
-	leader, worker := leaderSpec(), workerSpec()
-
-	got := New(cfg, nil).BuildPodGroup(podGang(), map[string]*corev1.PodSpec{"inf-0-leader": &leader, "inf-0-worker": &worker})
+	got := New(cfg, nil).BuildPodGroup(podGang())
 
 	requireSemanticEqual(t, wantPodGroup(), got)
 }
 
-func TestBuildPodGroupSkipsGroupsWithoutATemplate(t *testing.T) {
-	worker := workerSpec()
+func TestBuildPodGroupCountsNoResourcesForAGroupThatRequestsNone(t *testing.T) {
+	pg := podGang()
+	pg.Spec.PodGroups[0].PodResourceRequests = nil
 
-	got := New(configv1alpha1.SchedulerPluginsConfig{}, nil).BuildPodGroup(podGang(), map[string]*corev1.PodSpec{"inf-0-worker": &worker})
+	got := New(configv1alpha1.SchedulerPluginsConfig{}, nil).BuildPodGroup(pg)
 
 	assert.Equal(t, int32(5), got.Spec.MinMember, "minMember still counts every group")
 	assert.Nil(t, got.Spec.ScheduleTimeoutSeconds)
@@ -115,7 +120,8 @@ func TestBuildPodGroupSkipsGroupsWithoutATemplate(t *testing.T) {
 		corev1.ResourceMemory: resource.MustParse("768Mi"),
 	}, got.Spec.MinResources)
 
-	none := New(cfg, nil).BuildPodGroup(podGang(), nil)
+	pg.Spec.PodGroups[1].PodResourceRequests = nil
+	none := New(cfg, nil).BuildPodGroup(pg)
 	assert.Nil(t, none.Spec.MinResources)
 }
 
@@ -269,25 +275,13 @@ func TestInitNeedsTheCoschedulingPodGroupCRD(t *testing.T) {
 	assert.Contains(t, err.Error(), "install scheduler-plugins' CRDs")
 }
 
-func podClique(name string, spec corev1.PodSpec) *grovev1alpha1.PodClique {
-	return &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec:       grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 4, PodSpec: spec}},
-	}
-}
-
+// syncClient holds the PodGang and no PodClique: the backend reads none.
 func syncClient(t *testing.T, pg *schedulerv1alpha1.PodGang) client.Client {
 	t.Helper()
-	return fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(
-		pg, podClique("inf-0-leader", leaderSpec()), podClique("inf-0-worker", workerSpec()),
-		// Same name in another namespace: never read.
-		&grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker", Namespace: "other"}, Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{
-			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "big", Resources: requests("64", "1Ti", "8")}}},
-		}}},
-	).Build()
+	return fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(pg).Build()
 }
 
-func TestSyncPodGangCreatesThePodGroupFromThePodCliqueTemplates(t *testing.T) {
+func TestSyncPodGangCreatesThePodGroupFromThePodGangAlone(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
 	c := syncClient(t, pg)
@@ -348,21 +342,4 @@ func TestSyncPodGangRepairsAnEditedPodGroup(t *testing.T) {
 	require.NoError(t, c.Get(ctx, key, got))
 	requireSemanticEqual(t, wantPodGroup().Spec, got.Spec)
 	assert.Equal(t, "kept", got.Labels["someone/else"])
-}
-
-func TestSyncPodGangWithAMissingPodCliqueCountsNoResourcesForIt(t *testing.T) {
-	ctx := context.Background()
-	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(pg, podClique("inf-0-worker", workerSpec())).Build()
-
-	_, _, err := New(cfg, c).SyncPodGang(ctx, pg)
-
-	require.NoError(t, err)
-	got := &schedv1alpha1.PodGroup{}
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "inf-0"}, got))
-	assert.Equal(t, int32(5), got.Spec.MinMember)
-	requireSemanticEqual(t, corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("750m"),
-		corev1.ResourceMemory: resource.MustParse("768Mi"),
-	}, got.Spec.MinResources)
 }

@@ -21,11 +21,12 @@ func PodSpec(container string) corev1.PodSpec {
 // PodCliqueSetBuilder builds a PodCliqueSet.
 type PodCliqueSetBuilder struct{ obj *grovev1alpha1.PodCliqueSet }
 
-// PodCliqueSet starts a PodCliqueSet of one replica and no cliques.
+// PodCliqueSet starts a PodCliqueSet of one replica and no cliques. UIDs are the kind and the
+// name, so objects of one name and different kinds are told apart.
 func PodCliqueSet(namespace, name string) *PodCliqueSetBuilder {
 	return &PodCliqueSetBuilder{obj: &grovev1alpha1.PodCliqueSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid")},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("podcliqueset-" + name)},
 		Spec:       grovev1alpha1.PodCliqueSetSpec{Replicas: 1},
 	}}
 }
@@ -89,7 +90,7 @@ type PodCliqueBuilder struct{ obj *grovev1alpha1.PodClique }
 func PodClique(namespace, name string) *PodCliqueBuilder {
 	return &PodCliqueBuilder{obj: &grovev1alpha1.PodClique{
 		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("podclique-" + name), Generation: 1,
 			Labels: map[string]string{grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue, grovev1alpha1.LabelPodClique: name}},
 		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{
 			RoleName: "role", Replicas: 1, MinAvailable: ptr.To[int32](1), PodSpec: PodSpec("c"),
@@ -164,7 +165,7 @@ type PodCliqueScalingGroupBuilder struct {
 func PodCliqueScalingGroup(namespace, name string, cliques ...string) *PodCliqueScalingGroupBuilder {
 	return &PodCliqueScalingGroupBuilder{obj: &grovev1alpha1.PodCliqueScalingGroup{
 		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueScalingGroup"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("podcliquescalinggroup-" + name), Generation: 1,
 			Labels: map[string]string{grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue, grovev1alpha1.LabelPodCliqueScalingGroup: name}},
 		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1, MinAvailable: ptr.To[int32](1), CliqueNames: cliques},
 	}}
@@ -205,7 +206,7 @@ type PodGangBuilder struct{ obj *schedulerv1alpha1.PodGang }
 func PodGang(namespace, name string) *PodGangBuilder {
 	return &PodGangBuilder{obj: &schedulerv1alpha1.PodGang{
 		TypeMeta:   metav1.TypeMeta{APIVersion: schedulerv1alpha1.GroupVersion.String(), Kind: "PodGang"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-uid"), Generation: 1, Labels: map[string]string{}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("podgang-" + name), Generation: 1, Labels: map[string]string{}},
 	}}
 }
 

@@ -31,6 +31,9 @@ type Validator struct {
 	TopologyAwareScheduling bool
 	// Topologies reads ClusterTopologyBindings; nil treats every binding as not found.
 	Topologies client.Reader
+	// PodCliqueSets reads the namespace's PodCliqueSets, whose generated names a new one must not
+	// share; nil skips the check (the operator still reports a collision in status).
+	PodCliqueSets client.Reader
 }
 
 // ValidateCreate checks a new PodCliqueSet. One naming a ClusterTopologyBinding that does not
@@ -41,7 +44,11 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		return nil, err
 	}
 	errs, warnings := ValidateCreate(pcs, v.Backends, Topology{Enabled: v.TopologyAwareScheduling, Binding: binding})
-	return warnings, logRejection(ctx, pcs, toError(pcs, errs))
+	overlapErrs, overlapWarnings, err := v.nameOverlap(ctx, pcs)
+	if err != nil {
+		return nil, err
+	}
+	return append(warnings, overlapWarnings...), logRejection(ctx, pcs, toError(pcs, append(errs, overlapErrs...)))
 }
 
 // logRejection notes a refused PodCliqueSet (V(1): the user sees the answer; the log is for

@@ -33,6 +33,9 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 			TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled,
 			// Read through to the API server: a binding created just before its workloads is seen.
 			Topologies: mgr.GetAPIReader(),
+			// From the cache: a PodCliqueSet created a moment before may be missed, and then the
+			// operator reports the collision in status (NameCollision).
+			PodCliqueSets: mgr.GetClient(),
 		}).
 		Complete()
 }

@@ -69,6 +69,15 @@ type AutoScalingConfig struct {
 // ErrorCode identifies a class of reconcile error so users and alerts can match on it.
 type ErrorCode string
 
+// Condition NameCollision of a PodCliqueSet: True while a name it would give a child is held by
+// an object another owner controls (another PodCliqueSet whose generated names overlap); the
+// message names both objects. Nothing is adopted or shared: the name is left to its holder.
+const (
+	ConditionNameCollision       = "NameCollision"
+	ReasonNameHeldByAnotherOwner = "NameHeldByAnotherOwner"
+	ReasonNoNameCollision        = "NoNameCollision"
+)
+
 // Error codes of the steps of a PodCliqueSet reconcile, in status.lastErrors.
 const (
 	ErrorCodeGangTermination ErrorCode = "ERR_GANG_TERMINATION"

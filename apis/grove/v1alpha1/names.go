@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Names of the objects the operator creates. They are part of the API: users address pods by
 // hostname, and the trainer builds endpoints from them.
@@ -39,4 +42,67 @@ func ScaledPodGangName(pcsg string, groupReplica, minAvailable int) string {
 // PodHostname is a pod's hostname and name: stable per index, so DNS names survive restarts.
 func PodHostname(pclq string, index int) string {
 	return fmt.Sprintf("%s-%d", pclq, index)
+}
+
+// GeneratedNames lists the names, by kind, the operator gives the children of a PodCliqueSet at
+// its template's sizes: headless Services, PodCliques, PodCliqueScalingGroups and PodGangs
+// (scaling groups default to 1 replica and minAvailable 1).
+func GeneratedNames(pcs *PodCliqueSet) map[string][]string {
+	names := map[string][]string{}
+	add := func(kind, name string) { names[kind] = append(names[kind], name) }
+	inGroup := map[string]bool{}
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		for _, c := range g.CliqueNames {
+			inGroup[c] = true
+		}
+	}
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		add("Service", HeadlessServiceName(pcs.Name, i))
+		add("PodGang", BasePodGangName(pcs.Name, i))
+		for _, c := range pcs.Spec.Template.Cliques {
+			if c != nil && !inGroup[c.Name] {
+				add("PodClique", PodCliqueName(pcs.Name, i, c.Name))
+			}
+		}
+		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+			pcsg := PodCliqueScalingGroupName(pcs.Name, i, g.Name)
+			add("PodCliqueScalingGroup", pcsg)
+			replicas, minAvailable := int32(1), int32(1)
+			if g.Replicas != nil {
+				replicas = *g.Replicas
+			}
+			if g.MinAvailable != nil {
+				minAvailable = *g.MinAvailable
+			}
+			for j := 0; j < int(replicas); j++ {
+				for _, c := range g.CliqueNames {
+					add("PodClique", ScalingGroupPodCliqueName(pcsg, j, c))
+				}
+				if j >= int(minAvailable) {
+					add("PodGang", ScaledPodGangName(pcsg, j, int(minAvailable)))
+				}
+			}
+		}
+	}
+	return names
+}
+
+// NamesMayOverlap reports whether the children of two PodCliqueSets in one namespace can ever
+// be given the same names: every generated name starts with `<pcs>-<replica index>`, so only a
+// PodCliqueSet named like another's children (`a` and `a-0-g`) can.
+func NamesMayOverlap(a, b string) bool {
+	return startsWithReplicaOf(a, b) || startsWithReplicaOf(b, a)
+}
+
+// startsWithReplicaOf reports whether name begins with `<pcs>-<digits>` followed by "-" or its end.
+func startsWithReplicaOf(name, pcs string) bool {
+	rest, ok := strings.CutPrefix(name, pcs+"-")
+	if !ok {
+		return false
+	}
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	return digits > 0 && (digits == len(rest) || rest[digits] == '-')
 }

@@ -20,3 +20,37 @@ func TestNamesFollowTheDesignContract(t *testing.T) {
 		assert.Equal(t, tc.want, tc.got)
 	}
 }
+
+func TestNamesMayOverlapOnlyWhenOneNameExtendsTheOthersReplicaPrefix(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"a", "a-0-g", true},
+		{"a-0-g", "a", true},
+		{"a", "a-12", true},
+		{"a", "a-x", false},
+		{"a", "ab-0", false},
+		{"a", "a-0x", false},
+		{"a", "b", false},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, NamesMayOverlap(tc.a, tc.b), "%s %s", tc.a, tc.b)
+	}
+}
+
+func TestGeneratedNamesOfTwoOverlappingPodCliqueSetsShareNames(t *testing.T) {
+	pcs := func(name string, groupReplicas int32) *PodCliqueSet {
+		p := &PodCliqueSet{}
+		p.Name, p.Spec.Replicas = name, 1
+		p.Spec.Template.Cliques = []*PodCliqueTemplateSpec{{Name: "x"}}
+		one := int32(1)
+		p.Spec.Template.PodCliqueScalingGroupConfigs = []PodCliqueScalingGroupConfig{{Name: "g", CliqueNames: []string{"x"}, Replicas: &groupReplicas, MinAvailable: &one}}
+		return p
+	}
+	a := GeneratedNames(pcs("a", 3))
+	assert.Equal(t, []string{"a-0-g-0-x", "a-0-g-1-x", "a-0-g-2-x"}, a["PodClique"])
+	assert.Equal(t, []string{"a-0", "a-0-g-0", "a-0-g-1"}, a["PodGang"])
+	b := GeneratedNames(pcs("a-0-g", 1))
+	assert.Contains(t, b["PodGang"], "a-0-g-0", "the base gang of a-0-g replica 0 is a's first scaled gang")
+}

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -65,6 +66,12 @@ type PodGroup struct {
 	// MinReplicas is how many pods of the group must be placed together.
 	// +kubebuilder:validation:Minimum=0
 	MinReplicas int32 `json:"minReplicas"`
+	// PodResourceRequests are the resources one pod of the group requests, as the scheduler
+	// counts them (containers, init containers, overhead), from its PodClique's pod template. The
+	// operator writes them with the group, so a backend that reserves resources for a gang
+	// (coscheduling's minResources) learns them here, even before the PodClique exists.
+	// +optional
+	PodResourceRequests corev1.ResourceList `json:"podResourceRequests,omitempty"`
 	// TopologyConstraint packs the pods of this group.
 	// +optional
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`

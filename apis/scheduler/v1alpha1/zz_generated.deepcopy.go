@@ -5,7 +5,8 @@
 package v1alpha1
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -127,7 +128,7 @@ func (in *PodGangStatus) DeepCopyInto(out *PodGangStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -156,6 +157,13 @@ func (in *PodGroup) DeepCopyInto(out *PodGroup) {
 		in, out := &in.PodReferences, &out.PodReferences
 		*out = make([]NamespacedName, len(*in))
 		copy(*out, *in)
+	}
+	if in.PodResourceRequests != nil {
+		in, out := &in.PodResourceRequests, &out.PodResourceRequests
+		*out = make(v1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
 	}
 	if in.TopologyConstraint != nil {
 		in, out := &in.TopologyConstraint, &out.TopologyConstraint

@@ -180,6 +180,9 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	if have == nil {
 		err := r.Client.Create(ctx, want)
 		if apierrors.IsAlreadyExists(err) {
+			// The cache is behind on our own creation, or another owner holds the name: then it
+			// is left alone (never adopted) and the PodCliqueSet reports it (NameCollision).
+			log.FromContext(ctx).V(1).Info("PodClique already exists", "podClique", want.Name)
 			return nil
 		}
 		if err != nil {

@@ -3,6 +3,8 @@ package podcliqueset
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -65,12 +67,18 @@ func TestWantedGangsSplitBaseAndScaledGroupReplicas(t *testing.T) {
 
 func TestGangMembersTakeTheirSizeFromThePodCliqueOnceItExists(t *testing.T) {
 	obs := emptyObserved()
-	router := wantedGangs(samplePCS(), 0, obs)[0].members[0]
-	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2}, router, "before the PodClique exists: the template, minAvailable defaulting to replicas")
+	pcs := samplePCS()
+	pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	router := wantedGangs(pcs, 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}, router,
+		"before the PodClique exists: the template, minAvailable defaulting to replicas")
 
-	obs.cliques["inf-0-router"] = &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}}
-	router = wantedGangs(samplePCS(), 0, obs)[0].members[0]
-	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3}, router, "scaled by kubectl or an autoscaler: the PodClique's own size")
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}}
+	pclq.Spec.PodSpec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}
+	obs.cliques["inf-0-router"] = pclq
+	router = wantedGangs(pcs, 0, obs)[0].members[0]
+	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}, router,
+		"scaled by kubectl or an autoscaler, or not yet rolled: the PodClique's own size and pods")
 }
 
 func TestKeepScaledReplicas(t *testing.T) {

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+
+	resourcehelper "k8s.io/component-helpers/resource"
+
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubegrove/grove/internal/conditionlog"
@@ -35,13 +39,20 @@ type gang struct {
 type member struct {
 	name                   string
 	replicas, minAvailable int32
+	// requests are one pod's resource requests, as the scheduler counts them.
+	requests corev1.ResourceList
 }
 
+// memberOf is a PodGang member as its PodClique has it (scaled by kubectl or an autoscaler, its
+// pods made from the template the rollout gave it) or, before it exists, as its template says.
 func memberOf(name string, tmpl *grovev1alpha1.PodCliqueTemplateSpec, obs *observed) member {
-	if pclq := obs.cliques[name]; pclq != nil {
-		return member{name: name, replicas: pclq.Spec.Replicas, minAvailable: minAvailable(pclq)}
+	requests := func(spec *corev1.PodSpec) corev1.ResourceList {
+		return resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
 	}
-	m := member{name: name, replicas: tmpl.Spec.Replicas, minAvailable: max(tmpl.Spec.Replicas, 1)}
+	if pclq := obs.cliques[name]; pclq != nil {
+		return member{name: name, replicas: pclq.Spec.Replicas, minAvailable: minAvailable(pclq), requests: requests(&pclq.Spec.PodSpec)}
+	}
+	m := member{name: name, replicas: tmpl.Spec.Replicas, minAvailable: max(tmpl.Spec.Replicas, 1), requests: requests(&tmpl.Spec.PodSpec)}
 	if tmpl.Spec.MinAvailable != nil {
 		m.minAvailable = *tmpl.Spec.MinAvailable
 	}
@@ -151,6 +162,9 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	var missing []string
 	for _, m := range g.members {
 		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}
+		if len(m.requests) > 0 {
+			group.PodResourceRequests = m.requests
+		}
 		exist := map[string]bool{}
 		for _, p := range obs.pods[m.name] {
 			exist[p.Name] = true

@@ -5,6 +5,7 @@ package podcliqueset
 
 import (
 	"context"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -82,6 +83,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Complete(r)
 }
 
+// collisionRecheck is how often a PodCliqueSet whose names other owners hold looks again.
+const collisionRecheck = 30 * time.Second
+
 func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 	pcs := obj.GetLabels()[grovev1alpha1.LabelPartOf]
 	if pcs == "" || obj.GetLabels()[grovev1alpha1.LabelManagedBy] != grovev1alpha1.LabelManagedByValue {
@@ -150,6 +154,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
 		errs = append(errs, err)
 	}
+	// A name another owner holds is freed by events this PodCliqueSet does not watch.
+	if len(obs.collisions) > 0 && (requeue == 0 || collisionRecheck < requeue) {
+		requeue = collisionRecheck
+	}
 	// Status may have just recorded the start: look again when maxRuntime runs out.
 	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
 		requeue = left
@@ -177,6 +185,9 @@ type observed struct {
 	wantGangs map[string]bool
 	// topology is what the topology constraints resolve to.
 	topology *topology
+	// collisions are wanted names other owners hold; collided has their kind/name keys.
+	collisions []collision
+	collided   map[string]bool
 	// created counts the children this pass created (from parallel writers).
 	created atomic.Int32
 }
@@ -188,7 +199,7 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	obs := &observed{
 		cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
 		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{},
-		pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{},
+		pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{}, collided: map[string]bool{},
 	}
 	cliques := &grovev1alpha1.PodCliqueList{}
 	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
@@ -219,8 +230,10 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 		}
 	}
 	var err error
-	obs.topology, err = r.observeTopology(ctx, pcs)
-	return obs, err
+	if obs.topology, err = r.observeTopology(ctx, pcs); err != nil {
+		return nil, err
+	}
+	return obs, r.findCollisions(ctx, pcs, obs)
 }
 
 // deleteUnwanted removes the children of replicas beyond spec.replicas and PodGangs no replica

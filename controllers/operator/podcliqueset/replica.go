@@ -149,8 +149,14 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 // create creates a child; one that already exists is fine (the cache was behind). obs, when
 // given, counts the creations: their events bring another pass.
 func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object, obs *observed) error {
+	if obs != nil && obs.collided[kindOf(obj)+"/"+obj.GetName()] {
+		return nil // another owner holds the name: reported in status, never taken over
+	}
 	err := r.Client.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
+		// Not in this pass's view: either the cache is behind on our own creation, or another
+		// owner took the name since; the next pass's findCollisions tells which.
+		log.FromContext(ctx).V(1).Info("already exists", "kind", kindOf(obj), "name", obj.GetName())
 		return nil
 	}
 	if err == nil {

@@ -137,6 +137,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, ConditionTopologyLevelsUnavailable)
 	}
 
+	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
 	r.trackUpdate(pcs, &st, ro.hash)
 
 	st.LastErrors = lastErrors(errs)
@@ -204,6 +205,10 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
 	}
 	conditionlog.Transitions(log, old.Conditions, st.Conditions)
+	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionNameCollision); c != nil && c.Status == metav1.ConditionTrue &&
+		!meta.IsStatusConditionTrue(old.Conditions, grovev1alpha1.ConditionNameCollision) {
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ConditionNameCollision, "Create", "%s", c.Message)
+	}
 	for _, e := range st.LastErrors {
 		log.Info("reconcile step failed", "code", e.Code, "error", e.Description)
 	}

@@ -239,26 +239,31 @@ func assertEvent(t *testing.T, ns, name, reason string) {
 	}, 30*time.Second, 200*time.Millisecond, "event %s on %s", reason, name)
 }
 
-// assertLogged waits for a line of the operator's JSON log whose message starts with msg, about
-// the PodCliqueSet ns/name (the key controller-runtime puts on every line of its reconcile), with
-// a reason containing reason.
+// assertLogged waits for a line of the operator's log (text format: time, level, message, then
+// the fields as JSON) whose message starts with msg, about the PodCliqueSet ns/name (the key
+// controller-runtime puts on every line of its reconcile), with a reason containing reason.
 func assertLogged(t *testing.T, ns, name, msg, reason string) {
 	t.Helper()
 	var seen []string
 	require.Eventually(t, func() bool {
 		seen = seen[:0]
 		for _, line := range strings.Split(operator.Log(), "\n") {
+			fields := strings.Split(line, "\t")
+			if len(fields) < 3 {
+				continue
+			}
 			var entry struct {
-				Msg          string `json:"msg"`
+				Msg          string `json:"-"`
 				Reason       string `json:"reason"`
 				PodCliqueSet struct {
 					Name      string `json:"name"`
 					Namespace string `json:"namespace"`
 				} `json:"PodCliqueSet"`
 			}
-			if json.Unmarshal([]byte(line), &entry) != nil || entry.PodCliqueSet.Name != name || entry.PodCliqueSet.Namespace != ns {
+			if json.Unmarshal([]byte(fields[len(fields)-1]), &entry) != nil || entry.PodCliqueSet.Name != name || entry.PodCliqueSet.Namespace != ns {
 				continue
 			}
+			entry.Msg = fields[len(fields)-2]
 			seen = append(seen, entry.Msg)
 			if strings.HasPrefix(entry.Msg, msg) && strings.Contains(entry.Reason, reason) {
 				return true

@@ -133,7 +133,7 @@ func TestKAIPodGangWithoutQueueReportsWhy(t *testing.T) {
 	}, timeout, 100*time.Millisecond, "a relabelled PodGang is synced again")
 }
 
-func TestCoschedulingPodGroupSumsTheGangsRequests(t *testing.T) {
+func TestCoschedulingPodGroupSumsTheGangsRequestsFromThePodGangAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -144,14 +144,10 @@ func TestCoschedulingPodGroupSumsTheGangsRequests(t *testing.T) {
 		"cos-0-prefill-0-leader": {corev1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": resource.MustParse("1")},
 		"cos-0-prefill-0-worker": {corev1.ResourceCPU: resource.MustParse("2"), "nvidia.com/gpu": resource.MustParse("4")},
 	}
-	for name, req := range requests {
-		pclq := &grovev1alpha1.PodClique{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: name, Replicas: 2, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: req},
-			}}}}},
-		}
-		require.NoError(t, env.Client.Create(ctx, pclq))
+	// The operator writes each group's per-pod requests on the PodGang; no PodClique exists here,
+	// as none of a scaling group exists yet when its PodGang is created.
+	for i := range pg.Spec.PodGroups {
+		pg.Spec.PodGroups[i].PodResourceRequests = requests[pg.Spec.PodGroups[i].Name]
 	}
 	require.NoError(t, env.Client.Create(ctx, pg))
 	cond := backendReady(t, pg)

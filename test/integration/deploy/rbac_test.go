@@ -57,7 +57,9 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 			grants: []access{{"create", "scheduling.run.ai", "podgroups", ns}, {"create", "scheduling.k8s.io", "workloads", ns},
 				{"update", "scheduler.grove.io", "podgangs/status", ns}, {"create", "kai.scheduler", "topologies", ""}},
 			refusals: []access{{"create", "", "pods", ns}, {"update", "", "pods", ns}, {"delete", "grove.io", "podcliquesets", ns},
-				{"update", "grove.io", "podcliques", ns}, {"update", "scheduler.grove.io", "podgangs", ns}, {"get", "", "secrets", ns}},
+				{"update", "grove.io", "podcliques", ns}, {"update", "scheduler.grove.io", "podgangs", ns}, {"get", "", "secrets", ns},
+				// It learns everything from the PodGang (docs/binaries.md): no PodClique is read.
+				{"get", "grove.io", "podcliques", ns}, {"list", "grove.io", "podcliques", ns}},
 		},
 		"trainer-controller": {
 			grants: []access{{"create", "jobset.x-k8s.io", "jobsets", ns}, {"create", "grove.io", "podcliquesets", ns}, {"delete", "trainer.kubeflow.org", "trainjobs", ns},

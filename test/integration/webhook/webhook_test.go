@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -311,3 +313,71 @@ func certDirFor(dir, name, certManagement string) string {
 }
 
 func clientKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// The collision a new user met: PodCliqueSet a (scaling group g, 3 replicas) exists, and a-0-g
+// (2 replicas) would take a-0-g-0-x, a-0-g-1-x and PodGangs a-0-g-0 and a-0-g-1. The webhook
+// refuses it, naming a and the names; one whose names only scaling could share is admitted with
+// a warning.
+func TestWebhookRefusesAPodCliqueSetWhoseChildrenWouldTakeAnothersNames(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	pcs := func(name string, replicas int32, spec string) string {
+		return fmt.Sprintf(`apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: %s}
+spec:
+  replicas: %d
+  template:
+%s`, name, replicas, spec)
+	}
+	group := func(replicas int) string {
+		return fmt.Sprintf(`    cliques:
+    - name: x
+      spec: {roleName: x, replicas: 1, podSpec: {containers: [{name: c, image: busybox}]}}
+    podCliqueScalingGroups:
+    - {name: g, cliqueNames: [x], replicas: %d, minAvailable: 1}
+`, replicas)
+	}
+	standalone := func(clique string) string {
+		return fmt.Sprintf(`    cliques:
+    - name: %s
+      spec: {roleName: %s, replicas: 1, podSpec: {containers: [{name: c, image: busybox}]}}
+`, clique, clique)
+	}
+	out, err := kubectlApply(t, ns, pcs("a", 1, group(3)))
+	require.NoError(t, err, out)
+	// The webhook reads PodCliqueSets from its cache: one it does not show yet is created, and
+	// the create is tried again.
+	retry := func(name string) {
+		got := &grovev1alpha1.PodCliqueSet{}
+		if env.Client.Get(context.Background(), clientKey(ns, name), got) == nil {
+			require.NoError(t, env.Client.Delete(context.Background(), got))
+			require.Eventually(t, func() bool {
+				return apierrors.IsNotFound(env.Client.Get(context.Background(), clientKey(ns, name), got))
+			},
+				10*time.Second, 100*time.Millisecond)
+		}
+	}
+	require.Eventually(t, func() bool {
+		out, err = kubectlApply(t, ns, pcs("a-0-g", 2, standalone("x")))
+		if err == nil {
+			retry("a-0-g")
+		}
+		return err != nil
+	}, 20*time.Second, 200*time.Millisecond, "a-0-g is refused: %s", out)
+	assert.Contains(t, out, "metadata.name")
+	assert.Contains(t, out, "PodCliqueSet a already gives its own")
+	assert.Contains(t, out, "PodClique a-0-g-0-x")
+	assert.Contains(t, out, "PodGang a-0-g-1")
+
+	out, err = kubectlApply(t, ns, pcs("b", 1, group(1)))
+	require.NoError(t, err, out)
+	require.Eventually(t, func() bool {
+		out, err = kubectlApply(t, ns, pcs("b-0-g", 1, standalone("y")))
+		warned := err == nil && strings.Contains(out, "can be given the same names once either is scaled")
+		if err == nil && !warned {
+			retry("b-0-g")
+		}
+		return warned
+	}, 20*time.Second, 200*time.Millisecond, "b-0-g is admitted with a warning: %s", out)
+}

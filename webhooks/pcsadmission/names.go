@@ -1,0 +1,64 @@
+package pcsadmission
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+// nameOverlap compares the names a new PodCliqueSet's children get with those of every
+// PodCliqueSet of its namespace whose names can overlap with it (`a` and `a-0-g`): a name both
+// would use at their current sizes is refused, naming the other PodCliqueSet and the names; an
+// overlap that only scaling could bring is a warning, since no request can decide it.
+func (v *Validator) nameOverlap(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (field.ErrorList, admission.Warnings, error) {
+	if v.PodCliqueSets == nil {
+		return nil, nil, nil
+	}
+	list := &grovev1alpha1.PodCliqueSetList{}
+	if err := v.PodCliqueSets.List(ctx, list, client.InNamespace(pcs.Namespace)); err != nil {
+		return nil, nil, fmt.Errorf("listing the namespace's PodCliqueSets to compare generated names: %w", err)
+	}
+	var errs field.ErrorList
+	var warnings admission.Warnings
+	mine := grovev1alpha1.GeneratedNames(pcs)
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == pcs.Name || !grovev1alpha1.NamesMayOverlap(pcs.Name, other.Name) {
+			continue
+		}
+		if shared := sharedNames(mine, grovev1alpha1.GeneratedNames(other)); len(shared) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), pcs.Name, fmt.Sprintf(
+				"its children would take names PodCliqueSet %s already gives its own (%s); choose a name that does not begin with %q followed by a replica index",
+				other.Name, strings.Join(shared, ", "), other.Name+"-")))
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("the children of PodCliqueSet %s and of %s can be given the same names once either is scaled; "+
+			"the one that creates a name second leaves it alone and reports NameCollision", pcs.Name, other.Name))
+	}
+	return errs, warnings, nil
+}
+
+// sharedNames lists "<Kind> <name>" for the names both sets give objects of one kind.
+func sharedNames(a, b map[string][]string) []string {
+	var out []string
+	for kind, names := range a {
+		for _, n := range names {
+			if slices.Contains(b[kind], n) {
+				out = append(out, kind+" "+n)
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = append(out[:5], fmt.Sprintf("and %d more", len(out)-5))
+	}
+	return out
+}
