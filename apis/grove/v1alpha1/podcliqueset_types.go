@@ -317,6 +317,14 @@ type PodCliqueSetStatus struct {
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
 
+	// CliqueStatuses sum, for a Training workload, each clique's pods over the replicas (and
+	// scaling-group replicas): what a TrainJob's jobsStatus reports, so the trainer-controller
+	// reads the PodCliqueSet alone. Not kept for Inference workloads, whose pods come and go.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	CliqueStatuses []CliqueStatus `json:"cliqueStatuses,omitempty"`
+
 	// RestartsInProgress are counted restarts whose PodCliques are still being deleted. Each is
 	// written with the count, before the deletion, so an operator restarted in between deletes
 	// them without counting the restart again; it goes once they are gone.
@@ -328,6 +336,20 @@ type PodCliqueSetStatus struct {
 	// StartTime is when the phase first became Running; maxRuntime counts from it. Never reset.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+}
+
+// CliqueStatus counts the pods of one clique of the template.
+type CliqueStatus struct {
+	// Name is the clique's name in the template.
+	Name string `json:"name"`
+	// Replicas are its non-terminated pods.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas are its ready pods.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// SucceededReplicas are its pods that exited 0.
+	SucceededReplicas int32 `json:"succeededReplicas"`
+	// FailedReplicas are its failed pods not yet replaced.
+	FailedReplicas int32 `json:"failedReplicas"`
 }
 
 // ReplicaRestart is one counted restart of a Training PodCliqueSet replica.

@@ -72,7 +72,7 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		}
 		if training {
 			terminated[i] = true
-			if err := r.restartOrFail(ctx, pcs, i, members, strings.Join(why, ", ")+" below minAvailable"); err != nil {
+			if err := r.restartOrFail(ctx, pcs, obs, i, members, strings.Join(why, ", ")+" below minAvailable"); err != nil {
 				return terminated, 0, err
 			}
 			if terminal(pcs.Status.Phase) {

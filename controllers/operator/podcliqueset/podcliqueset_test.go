@@ -290,3 +290,24 @@ func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
 	}
 	assert.Nil(t, (&topology{enabled: true}).condition(samplePCS()), "no constraint, no condition")
 }
+
+func TestCliqueStatusesSumEachCliquesPodsOverReplicasAndGroupReplicas(t *testing.T) {
+	pcs := samplePCS() // 2 replicas; router standalone; leader and worker in prefill (3 group replicas)
+	obs := emptyObserved()
+	counted := func(replicas, ready, succeeded, failed int32) *grovev1alpha1.PodClique {
+		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{Replicas: replicas, ReadyReplicas: ready, SucceededReplicas: succeeded, FailedReplicas: failed}}
+	}
+	obs.cliques["inf-0-router"] = counted(2, 2, 0, 0)
+	obs.cliques["inf-1-router"] = counted(2, 1, 0, 1)
+	obs.cliques["inf-0-prefill-0-worker"] = counted(2, 0, 2, 0)
+	obs.cliques["inf-0-prefill-2-worker"] = counted(2, 0, 1, 0)
+	obs.cliques["inf-1-prefill-1-worker"] = counted(2, 2, 0, 0)
+	obs.cliques["inf-9-router"] = counted(5, 5, 5, 5) // beyond spec.replicas: not counted
+	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
+
+	assert.Equal(t, []grovev1alpha1.CliqueStatus{
+		{Name: "router", Replicas: 4, ReadyReplicas: 3, FailedReplicas: 1},
+		{Name: "leader"},
+		{Name: "worker", Replicas: 4, SucceededReplicas: 3},
+	}, cliqueStatuses(pcs, obs), "inf-1's group was scaled to 1 replica: inf-1-prefill-1-worker no longer counts")
+}

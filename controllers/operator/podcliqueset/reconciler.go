@@ -111,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	if expand.IsTraining(pcs) {
 		if !terminal(pcs.Status.Phase) {
-			if _, err = r.checkRuntime(ctx, pcs); err != nil {
+			if _, err = r.checkRuntime(ctx, pcs, obs); err != nil {
 				return ctrl.Result{}, err
 			}
 		}

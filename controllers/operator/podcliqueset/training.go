@@ -58,11 +58,11 @@ func terminal(phase grovev1alpha1.PodCliqueSetPhase) bool {
 // after the write finds them recorded and deletes them without counting again; a crash before it
 // decides anew; a stale view's write is refused (resourceVersion). Past the budget the workload
 // fails.
-func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, members []*grovev1alpha1.PodClique, why string) error {
+func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, replica int, members []*grovev1alpha1.PodClique, why string) error {
 	if restartInProgress(pcs, members) == nil { // not yet decided for these PodCliques
 		if pcs.Status.RestartCount >= maxRestarts(pcs) {
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "replica %d: %s", replica, why)
-			return r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
+			return r.fail(ctx, pcs, obs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
 				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs)))
 		}
 		restart := grovev1alpha1.ReplicaRestart{ReplicaIndex: int32(replica), Restart: pcs.Status.RestartCount + 1}
@@ -112,9 +112,11 @@ func finishedRestarts(restarts []grovev1alpha1.ReplicaRestart, obs *observed) []
 	})
 }
 
-// fail records the terminal Failed phase with its reason before tearing the workload down.
-func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, reason, event, message string) error {
+// fail records the terminal Failed phase with its reason, and the pods counted at that moment,
+// before tearing the workload down.
+func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, reason, event, message string) error {
 	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseFailed
+	pcs.Status.CliqueStatuses = cliqueStatuses(pcs, obs)
 	meta.SetStatusCondition(&pcs.Status.Conditions, metav1.Condition{
 		Type: grovev1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: pcs.Generation,
 	})
@@ -152,7 +154,7 @@ func runtimeRemaining(pcs *grovev1alpha1.PodCliqueSet) time.Duration {
 
 // checkRuntime fails a Training workload that ran longer than maxRuntime and otherwise returns
 // how long it may still run.
-func (r *Reconciler) checkRuntime(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (time.Duration, error) {
+func (r *Reconciler) checkRuntime(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (time.Duration, error) {
 	t := pcs.Spec.TrainingSpec
 	if t == nil || t.MaxRuntime == nil || pcs.Status.StartTime == nil {
 		return 0, nil
@@ -160,7 +162,7 @@ func (r *Reconciler) checkRuntime(ctx context.Context, pcs *grovev1alpha1.PodCli
 	if remaining := runtimeRemaining(pcs); remaining > 0 {
 		return remaining, nil
 	}
-	return 0, r.fail(ctx, pcs, grovev1alpha1.ReasonMaxRuntimeExceeded, EventMaxRuntimeExceeded,
+	return 0, r.fail(ctx, pcs, obs, grovev1alpha1.ReasonMaxRuntimeExceeded, EventMaxRuntimeExceeded,
 		fmt.Sprintf("ran longer than maxRuntime %s (since %s)", t.MaxRuntime.Duration, pcs.Status.StartTime.Format(time.RFC3339)))
 }
 
@@ -195,4 +197,38 @@ func (r *Reconciler) trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1a
 		now := metav1.Now()
 		st.StartTime = &now
 	}
+}
+
+// cliqueStatuses sums each template clique's pods over the replicas and scaling-group replicas,
+// from the PodCliques' status.
+func cliqueStatuses(pcs *grovev1alpha1.PodCliqueSet, obs *observed) []grovev1alpha1.CliqueStatus {
+	out := make([]grovev1alpha1.CliqueStatus, 0, len(pcs.Spec.Template.Cliques))
+	for _, c := range pcs.Spec.Template.Cliques {
+		st := grovev1alpha1.CliqueStatus{Name: c.Name}
+		add := func(name string) {
+			if p := obs.cliques[name]; p != nil {
+				st.Replicas += p.Status.Replicas
+				st.ReadyReplicas += p.Status.ReadyReplicas
+				st.SucceededReplicas += p.Status.SucceededReplicas
+				st.FailedReplicas += p.Status.FailedReplicas
+			}
+		}
+		for i := 0; i < int(pcs.Spec.Replicas); i++ {
+			g := expand.GroupOf(pcs, c.Name)
+			if g == nil {
+				add(grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name))
+				continue
+			}
+			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
+			replicas := expand.GroupReplicas(g)
+			if have := obs.groups[pcsg]; have != nil {
+				replicas = have.Spec.Replicas
+			}
+			for j := 0; j < int(replicas); j++ {
+				add(grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, c.Name))
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }

@@ -19,7 +19,6 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // indexRuntimeRef indexes TrainJobs by "<kind>/<name>" of their runtime, so a runtime that
@@ -29,7 +28,7 @@ const indexRuntimeRef = "spec.runtimeRef"
 func runtimeKey(kind, name string) string { return kind + "/" + name }
 
 // SetupWithManager registers the reconciler: TrainJobs managed by this controller, their
-// workloads and the PodCliques that count their pods, and runtimes that appear.
+// workloads (whose status counts their pods), and runtimes that appear.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -48,8 +47,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&grovev1alpha1.PodCliqueSet{}).
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
-		// jobsStatus follows the cliques' pod counts; their bursts are batched into one reconcile.
-		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.trainJobOfPodClique, eventbatch.Period, eventbatch.Low)).
 		Watches(&trainerv1alpha1.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.TrainingRuntimeKind))).
 		Watches(&trainerv1alpha1.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.ClusterTrainingRuntimeKind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -64,15 +61,6 @@ func deletedOnly() predicate.Funcs {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-// trainJobOfPodClique maps a PodClique to the TrainJob whose PodCliqueSet it belongs to.
-func (r *Reconciler) trainJobOfPodClique(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[grovev1alpha1.LabelPartOf]
-	if name == "" || o.GetLabels()[trainerv1alpha1.LabelTrainJobName] != name {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // waitingFor maps a runtime to the TrainJobs that name it and have not started.

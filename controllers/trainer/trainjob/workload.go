@@ -118,7 +118,8 @@ func (pcsWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, _ bool)
 }
 
 // observe maps the PodCliqueSet's terminal phase (its Failed condition gives reason and message;
-// running out of time is the TrainJob's DeadlineExceeded) and counts each clique's pods.
+// running out of time is the TrainJob's DeadlineExceeded) and each clique's pods, as counted in its
+// status.
 func (pcsWorkload) observe(ctx context.Context, c client.Reader, child client.Object) (outcome, error) {
 	pcs := child.(*grovev1alpha1.PodCliqueSet)
 	var out outcome
@@ -135,28 +136,15 @@ func (pcsWorkload) observe(ctx context.Context, c client.Reader, child client.Ob
 			out.done.Reason = trainerv1alpha1.TrainJobDeadlineExceededReason
 		}
 	}
-	list := &grovev1alpha1.PodCliqueList{}
-	if err := c.List(ctx, list, client.InNamespace(pcs.Namespace), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs.Name}); err != nil {
-		return out, err
-	}
-	byName := map[string]*grovev1alpha1.PodClique{}
-	for i := range list.Items {
-		byName[list.Items[i].Name] = &list.Items[i]
+	// The operator sums each clique's pods in the PodCliqueSet's status: no PodClique is read.
+	counted := map[string]grovev1alpha1.CliqueStatus{}
+	for _, c := range pcs.Status.CliqueStatuses {
+		counted[c.Name] = c
 	}
 	for _, t := range pcs.Spec.Template.Cliques {
-		st := trainerv1alpha1.JobStatus{Name: t.Name, Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](0),
-			Failed: ptr.To[int32](0), Active: ptr.To[int32](0), Suspended: ptr.To[int32](0)}
-		for r := range pcs.Spec.Replicas {
-			p := byName[grovev1alpha1.PodCliqueName(pcs.Name, int(r), t.Name)]
-			if p == nil {
-				continue
-			}
-			*st.Ready += p.Status.ReadyReplicas
-			*st.Active += p.Status.Replicas
-			*st.Succeeded += p.Status.SucceededReplicas
-			*st.Failed += p.Status.FailedReplicas
-		}
-		out.jobs = append(out.jobs, st)
+		c := counted[t.Name]
+		out.jobs = append(out.jobs, trainerv1alpha1.JobStatus{Name: t.Name, Ready: ptr.To(c.ReadyReplicas), Succeeded: ptr.To(c.SucceededReplicas),
+			Failed: ptr.To(c.FailedReplicas), Active: ptr.To(c.Replicas), Suspended: ptr.To[int32](0)})
 	}
 	return out, nil
 }

@@ -65,7 +65,9 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 			grants: []access{{"create", "jobset.x-k8s.io", "jobsets", ns}, {"create", "grove.io", "podcliquesets", ns}, {"delete", "trainer.kubeflow.org", "trainjobs", ns},
 				{"create", "", "secrets", ns}},
 			refusals: []access{{"create", "", "pods", ns}, {"delete", "", "pods", ns}, {"get", "", "secrets", ns}, {"create", "batch", "jobs", ns},
-				{"update", "grove.io", "podcliques", ns}, {"update", "trainer.kubeflow.org", "trainjobs", ns}, {"update", "grove.io", "podcliquesets/status", ns}},
+				{"update", "grove.io", "podcliques", ns}, {"update", "trainer.kubeflow.org", "trainjobs", ns}, {"update", "grove.io", "podcliquesets/status", ns},
+				// It reads the PodCliqueSet alone: its status counts the cliques' pods (docs/binaries.md).
+				{"get", "grove.io", "podcliques", ns}, {"list", "grove.io", "podcliques", ns}},
 		},
 	}
 	// Every binary may check a metrics scraper's token and permission (secure metrics, as

@@ -373,7 +373,7 @@ spec:
 	out, err = kubectlApply(t, ns, pcs("b", 1, group(1)))
 	require.NoError(t, err, out)
 	require.Eventually(t, func() bool {
-		out, err = kubectlApply(t, ns, pcs("b-0-g", 1, standalone("y")))
+		out, err = kubectlApply(t, ns, pcs("b-0-g", 1, standalone("z")))
 		warned := err == nil && strings.Contains(out, "can be given the same names once either is scaled")
 		if err == nil && !warned {
 			retry("b-0-g")
