@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,117 +105,156 @@ func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconc
 	return reqs
 }
 
-// Reconcile observes the clique's pods once, creates missing indices, deletes surplus and
-// failed pods, lifts gates that may be lifted, and writes status if it changed.
+// pass is one reconcile of a PodClique: what it observed, and what its steps did.
+type pass struct {
+	pclq *grovev1alpha1.PodClique
+	// all are the clique's pods, active those not being deleted, stale those of an earlier
+	// PodClique of the same name.
+	all, active, stale []*corev1.Pod
+	// unseen are pods this process created that the cache does not show yet: neither created
+	// again nor left out of a status.
+	unseen sets.Set[string]
+	// hash is the pod template hash of the clique's current spec.
+	hash string
+	// changedPods is set when pods were created or deleted, or the view lacks this process's
+	// last write: the status waits for the next pass, which sees them.
+	changedPods bool
+	requeue     time.Duration
+	errs        []error
+}
+
+// Reconcile observes the clique's pods once, deletes surplus, failed, outdated and stale pods,
+// creates missing indices, lifts gates that may be lifted, and writes status if it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p, err := r.observe(ctx, req)
+	if p == nil || err != nil {
+		return ctrl.Result{}, err
+	}
+	r.deleteUnwantedPods(ctx, p)
+	if wait, err := r.createAndUngate(ctx, p); wait != nil || err != nil {
+		return ptr.Deref(wait, ctrl.Result{}), err
+	}
+	return r.finish(ctx, req, p)
+}
+
+// observe reads the clique and its pods from the cache; nil when there is nothing to do.
+func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, error) {
 	pclq := &grovev1alpha1.PodClique{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pclq); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	if !pclq.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the garbage collector removes the pods
+		return nil, nil // the garbage collector removes the pods
 	}
 	podList := &corev1.PodList{}
 	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{indexPodsOfClique: pclq.Name}); err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
-	var all, active, stale []*corev1.Pod
+	p := &pass{pclq: pclq, hash: PodTemplateHash(pclq)}
+	seen := sets.New[string]()
 	for i := range podList.Items {
-		p := &podList.Items[i]
-		if !metav1.IsControlledBy(p, pclq) {
-			if ofEarlierIncarnation(p, pclq) && p.DeletionTimestamp.IsZero() {
-				stale = append(stale, p)
+		pod := &podList.Items[i]
+		if !metav1.IsControlledBy(pod, pclq) {
+			if ofEarlierIncarnation(pod, pclq) && pod.DeletionTimestamp.IsZero() {
+				p.stale = append(p.stale, pod)
 			}
 			continue
 		}
-		all = append(all, p)
-		if p.DeletionTimestamp.IsZero() {
-			active = append(active, p)
+		p.all = append(p.all, pod)
+		seen.Insert(pod.Name)
+		if pod.DeletionTimestamp.IsZero() {
+			p.active = append(p.active, pod)
 		}
 	}
+	p.unseen = r.pending.Unseen(pclq.UID, seen)
+	p.changedPods = p.unseen.Len() > 0 || r.superseded.Stale(req.NamespacedName, pclq.ResourceVersion)
+	return p, nil
+}
 
-	// Pods this process created that the cache does not show yet: neither created again nor
-	// left out of a status.
-	seen := sets.New[string]()
-	for _, p := range all {
-		seen.Insert(p.Name)
+// deleteUnwantedPods deletes surplus and (inference) failed pods, outdated ones in a rolling
+// update, and those of an earlier incarnation. A training restart deletes and recreates the
+// PodClique; its old pods hold the names the new ones need. The garbage collector normally
+// removes them, but may take any time to (it misses deletions for minutes after a restart of its
+// own while the API server flaps), and the restart would wait on it: they are deleted here, as
+// the garbage collector would.
+func (r *Reconciler) deleteUnwantedPods(ctx context.Context, p *pass) {
+	training := isTraining(p.pclq)
+	victims := r.podsToDelete(p.active, int(p.pclq.Spec.Replicas), training)
+	if !training && p.pclq.Spec.UpdateStrategy != grovev1alpha1.OnDeleteStrategy {
+		victims = append(victims, rollingVictims(p.pclq, p.active, victims, p.hash)...)
 	}
-	unseen := r.pending.Unseen(pclq.UID, seen)
+	if err := r.deletePods(ctx, p.pclq, append(p.stale, victims...), p.hash); err != nil {
+		p.errs = append(p.errs, err)
+	}
+	p.changedPods = p.changedPods || len(victims)+len(p.stale) > 0
+}
 
-	hash := PodTemplateHash(pclq)
-	var errs []error
-	training := isTraining(pclq)
-	victims := r.podsToDelete(active, int(pclq.Spec.Replicas), training)
-	if !training && pclq.Spec.UpdateStrategy != grovev1alpha1.OnDeleteStrategy {
-		victims = append(victims, rollingVictims(pclq, active, victims, hash)...)
-	}
-	// A training restart deletes and recreates the PodClique; its old pods hold the names the new
-	// ones need. The garbage collector normally removes them, but may take any time to (it misses
-	// deletions for minutes after a restart of its own while the API server flaps), and the
-	// restart would wait on it: delete them here, as the garbage collector would.
-	if err := r.deletePods(ctx, pclq, append(stale, victims...), hash); err != nil {
-		errs = append(errs, err)
-	}
-	var requeue time.Duration
-	// A view without this process's last status write, or without pods it created, would
-	// write a status that is refused or wrong: the pass after the batch period writes it.
-	changedPods := len(victims)+len(stale)+unseen.Len() > 0 || r.superseded.Stale(req.NamespacedName, pclq.ResourceVersion)
-	if backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); backend == nil {
+// createAndUngate creates the missing indices once the PodGang allows (gated or not, see
+// docs/podgang-contract.md) and lifts the gates of pods that may now be scheduled. A result
+// means the pass ends there: a new clique waits for its PodGang before its first status.
+func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result, error) {
+	pclq := p.pclq
+	backend := r.Backends.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName)
+	if backend == nil {
 		err := r.Backends.NotEnabledError(pclq.Spec.PodSpec.SchedulerName)
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "%v", err)
-		errs = append(errs, err)
-	} else {
-		pg, err := r.podGang(ctx, pclq)
-		if err != nil {
-			return ctrl.Result{}, err
+		p.errs = append(p.errs, err)
+		return nil, nil
+	}
+	pg, err := r.podGang(ctx, pclq)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling())
+	if err != nil {
+		return nil, err
+	}
+	missing := slices.DeleteFunc(missingIndices(p.all, int(pclq.Spec.Replicas)), func(i int) bool {
+		return p.unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
+	})
+	if len(missing) > 0 {
+		now := time.Now()
+		ok, after := waitForPodGang(pg, now)
+		p.requeue = after
+		if !ok {
+			log.FromContext(ctx).V(1).Info("waiting for the PodGang's backend acknowledgement before creating pods",
+				"podGang", pclq.Labels[grovev1alpha1.LabelPodGang], "missing", len(missing), "requeueAfter", after)
 		}
-		s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling())
-		if err != nil {
-			return ctrl.Result{}, err
+		if wait, waits := firstStatusWait(pclq, now, after); !ok && waits && len(p.errs) == 0 {
+			// A new clique's first status comes with its pods: a write less per clique of a
+			// scale-out, at the time the API server is busiest.
+			return &ctrl.Result{RequeueAfter: wait}, nil
 		}
-		missing := slices.DeleteFunc(missingIndices(all, int(pclq.Spec.Replicas)), func(i int) bool {
-			return unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
-		})
-		if len(missing) > 0 {
-			now := time.Now()
-			ok, after := waitForPodGang(pg, now)
-			requeue = after
-			if !ok {
-				log.FromContext(ctx).V(1).Info("waiting for the PodGang's backend acknowledgement before creating pods",
-					"podGang", pclq.Labels[grovev1alpha1.LabelPodGang], "missing", len(missing), "requeueAfter", after)
+		if ok {
+			p.changedPods = true
+			if err := r.createPods(ctx, pclq, missing, p.hash, backend, s); err != nil {
+				p.errs = append(p.errs, err)
 			}
-			if wait, waits := firstStatusWait(pclq, now, after); !ok && waits && len(errs) == 0 {
-				// A new clique's first status comes with its pods: a write less per clique of a
-				// scale-out, at the time the API server is busiest.
-				return ctrl.Result{RequeueAfter: wait}, nil
-			}
-			if ok {
-				changedPods = true
-				if err := r.createPods(ctx, pclq, missing, hash, backend, s); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		}
-		if err := r.liftGates(ctx, active, s); err != nil {
-			errs = append(errs, err)
 		}
 	}
-	// Pods created or deleted here are not in this pass's view: the next pass, after the batch
-	// period, writes the status once with them instead of now without them.
-	if changedPods && len(errs) == 0 {
+	if err := r.liftGates(ctx, p.active, s); err != nil {
+		p.errs = append(p.errs, err)
+	}
+	return nil, nil
+}
+
+// finish writes the status, unless pods were created or deleted: they are not in this pass's
+// view, and the next pass, after the batch period, writes the status once with them.
+func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctrl.Result, error) {
+	if p.changedPods && len(p.errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	held, err := r.updateStatus(ctx, pclq, active, hash)
+	held, err := r.updateStatus(ctx, p.pclq, p.active, p.hash)
 	if err != nil {
-		errs = append(errs, err)
+		p.errs = append(p.errs, err)
 	}
-	if len(errs) > 0 {
-		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, errs)
+	if len(p.errs) > 0 {
+		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, p.errs)
 	}
 	if held {
 		return eventbatch.StatusPass(), nil
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
 // firstStatusWait reports whether a clique that never wrote its status may still wait for its

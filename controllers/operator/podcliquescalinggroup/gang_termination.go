@@ -29,37 +29,11 @@ const (
 // PodCliqueSet, which terminates the whole PodCliqueSet replica. It returns the group condition,
 // the replicas terminated now, and when to look again.
 func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*grovev1alpha1.PodClique) (metav1.Condition, map[string]bool, time.Duration, error) {
-	now := time.Now()
-	byReplica := map[string][]*grovev1alpha1.PodClique{}
-	for _, p := range have {
-		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
-		if idx, err := strconv.Atoi(j); err == nil && idx < int(pcsg.Spec.Replicas) {
-			byReplica[j] = append(byReplica[j], p)
-		}
-	}
 	delay := time.Duration(0)
 	if pcsg.Spec.TerminationDelay != nil {
 		delay = pcsg.Spec.TerminationDelay.Duration
 	}
-	healthy := int32(pcsg.Spec.Replicas) - int32(len(byReplica))
-	expired := map[string]bool{}
-	var soonest gangtermination.Soonest
-	for j, pclqs := range byReplica {
-		breached := false
-		for _, p := range pclqs {
-			if b, remaining := gangtermination.Remaining(p.Status.Conditions, delay, now); b {
-				breached = true
-				if remaining <= 0 {
-					expired[j] = true
-				} else {
-					soonest.Add(remaining)
-				}
-			}
-		}
-		if !breached {
-			healthy++
-		}
-	}
+	byReplica, healthy, expired, soonest := replicaHealth(pcsg, have, delay, time.Now())
 	min := int32(1)
 	if pcsg.Spec.MinAvailable != nil {
 		min = *pcsg.Spec.MinAvailable
@@ -102,4 +76,37 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		}
 	}
 	return cond, terminated, soonest.After(), nil
+}
+
+// replicaHealth groups the group's PodCliques by group replica and counts the healthy replicas
+// (a replica is breached when one of its PodCliques is; one not created yet counts as healthy).
+// expired are the breached replicas whose delay ran out; soonest is when the next one does.
+func replicaHealth(pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*grovev1alpha1.PodClique, delay time.Duration, now time.Time) (
+	byReplica map[string][]*grovev1alpha1.PodClique, healthy int32, expired map[string]bool, soonest gangtermination.Soonest) {
+	byReplica = map[string][]*grovev1alpha1.PodClique{}
+	for _, p := range have {
+		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		if idx, err := strconv.Atoi(j); err == nil && idx < int(pcsg.Spec.Replicas) {
+			byReplica[j] = append(byReplica[j], p)
+		}
+	}
+	healthy = pcsg.Spec.Replicas - int32(len(byReplica))
+	expired = map[string]bool{}
+	for j, pclqs := range byReplica {
+		breached := false
+		for _, p := range pclqs {
+			if b, remaining := gangtermination.Remaining(p.Status.Conditions, delay, now); b {
+				breached = true
+				if remaining <= 0 {
+					expired[j] = true
+				} else {
+					soonest.Add(remaining)
+				}
+			}
+		}
+		if !breached {
+			healthy++
+		}
+	}
+	return byReplica, healthy, expired, soonest
 }

@@ -58,24 +58,47 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 
 // Reconcile converges the group's PodCliques from its PodCliqueSet's template and writes status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
-	if err := r.Client.Get(ctx, req.NamespacedName, pcsg); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	pcsg, pcs, replica, have, err := r.observe(ctx, req)
+	if pcsg == nil || err != nil {
+		return ctrl.Result{}, err
 	}
-	if !pcsg.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+	var errs []error
+	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	want := r.wanted(pcs, pcsg, replica)
+	created, syncErrs := r.syncPodCliques(ctx, pcs, pcsg, want, have, terminated)
+	errs = append(errs, syncErrs...)
+	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
+	// writes the status once with them.
+	if created > 0 && len(errs) == 0 {
+		return eventbatch.StatusPass(), nil
+	}
+	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
+		errs = append(errs, err)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+// observe reads the group, its PodCliqueSet (for the clique templates), its replica index and
+// the PodCliques it controls; a nil group means there is nothing to do.
+func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alpha1.PodCliqueScalingGroup, *grovev1alpha1.PodCliqueSet, int, map[string]*grovev1alpha1.PodClique, error) {
+	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pcsg); err != nil || !pcsg.DeletionTimestamp.IsZero() {
+		return nil, nil, 0, nil, client.IgnoreNotFound(err)
 	}
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pcsg.Namespace, Name: pcsg.Labels[grovev1alpha1.LabelPartOf]}, pcs); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return nil, nil, 0, nil, client.IgnoreNotFound(err)
 	}
 	replica, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 	if err != nil {
-		return ctrl.Result{}, nil // not one of ours
+		return nil, nil, 0, nil, nil // not one of ours
 	}
 	list := &grovev1alpha1.PodCliqueList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
-		return ctrl.Result{}, err
+		return nil, nil, 0, nil, err
 	}
 	have := map[string]*grovev1alpha1.PodClique{}
 	for i := range list.Items {
@@ -83,32 +106,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			have[list.Items[i].Name] = &list.Items[i]
 		}
 	}
+	return pcsg, pcs, replica, have, nil
+}
 
+// syncPodCliques creates the missing PodCliques (in parallel: a scale-out by 50 replicas wants
+// a hundred), brings existing ones to the template once the rollout reached the group, and
+// deletes those no group replica wants; it returns how many it created.
+func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup,
+	want, have map[string]*grovev1alpha1.PodClique, terminated map[string]bool) (int, []error) {
 	var errs []error
-	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	want := r.wanted(pcs, pcsg, replica)
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
 	allowUpdate := pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(pcs)
 	var missing []*grovev1alpha1.PodClique
 	for _, w := range want {
-		if terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]] {
-			continue // recreated on the next pass, once the deletions are observed
-		}
-		if have[w.Name] == nil {
+		switch {
+		case terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]]:
+			// recreated on the next pass, once the deletions are observed
+		case have[w.Name] == nil:
 			missing = append(missing, w)
-			continue
-		}
-		if !allowUpdate {
-			continue
-		}
-		if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
-			errs = append(errs, err)
+		case allowUpdate:
+			if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	// Scaled out by 50 replicas, a group wants a hundred new PodCliques: created in parallel.
 	created, err := slowstart.Run(ctx, len(missing), func(ctx context.Context, i int) error {
 		return r.sync(ctx, pcsg, missing[i], nil)
 	})
@@ -130,15 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			log.FromContext(ctx).Info("deleted PodClique", "podClique", name, "reason", "its group replica is beyond spec.replicas or its clique left the group")
 		}
 	}
-	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
-	// writes the status once with them.
-	if created > 0 && len(errs) == 0 {
-		return eventbatch.StatusPass(), nil
-	}
-	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
-		errs = append(errs, err)
-	}
-	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+	return created, errs
 }
 
 // wanted builds the group's PodCliques: its own spec says how many group replicas, which member

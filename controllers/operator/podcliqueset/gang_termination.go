@@ -18,12 +18,14 @@ import (
 // PodCliqueSet's terminationDelay) or a PodCliqueScalingGroup (with its effective delay) has been
 // MinAvailableBreached for longer than the delay: all PodCliques of that replica are deleted
 // together and recreated on the next pass. It returns the replicas terminated now and when the
-// next pending breach expires. An unset terminationDelay disables it.
-func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (map[int]bool, time.Duration, error) {
-	terminated := map[int]bool{}
+// next pending breach expires. An unset terminationDelay disables it. A Training replica is
+// restarted (or the workload failed) instead, recorded in status first: recorded tells that the
+// status was written, and the pass ends there.
+func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (terminated map[int]bool, requeue time.Duration, recorded bool, err error) {
+	terminated = map[int]bool{}
 	training := expand.IsTraining(pcs)
 	if pcs.Spec.Template.TerminationDelay == nil && !training {
-		return terminated, 0, nil
+		return terminated, 0, false, nil
 	}
 	var delay time.Duration // Training without a delay (no webhook defaulted it) terminates at once
 	if pcs.Spec.Template.TerminationDelay != nil {
@@ -32,57 +34,21 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 	now := time.Now()
 	var soonest gangtermination.Soonest
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		idx := strconv.Itoa(i)
-		var members []*grovev1alpha1.PodClique
-		var why []string
-		for _, p := range obs.cliques {
-			if p.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
-				continue
-			}
-			members = append(members, p)
-			if p.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] != "" {
-				continue // a scaling group speaks for its PodCliques
-			}
-			if breached, remaining := gangtermination.Remaining(p.Status.Conditions, delay, now); breached {
-				if remaining <= 0 {
-					why = append(why, "PodClique "+p.Name)
-				} else {
-					soonest.Add(remaining)
-				}
-			}
-		}
-		for _, g := range obs.groups {
-			if g.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
-				continue
-			}
-			d := delay
-			if g.Spec.TerminationDelay != nil {
-				d = g.Spec.TerminationDelay.Duration
-			}
-			if breached, remaining := gangtermination.Remaining(g.Status.Conditions, d, now); breached {
-				if remaining <= 0 {
-					why = append(why, "PodCliqueScalingGroup "+g.Name)
-				} else {
-					soonest.Add(remaining)
-				}
-			}
-		}
+		members, why := expiredBreaches(pcs, obs, i, delay, now, &soonest)
 		if len(why) == 0 {
 			continue
 		}
 		if training {
 			terminated[i] = true
-			if err := r.restartOrFail(ctx, pcs, obs, i, members, strings.Join(why, ", ")+" below minAvailable"); err != nil {
-				return terminated, 0, err
-			}
-			if terminal(pcs.Status.Phase) {
-				return terminated, 0, nil
+			recorded, err := r.restartOrFail(ctx, pcs, obs, i, members, strings.Join(why, ", ")+" below minAvailable")
+			if err != nil || recorded {
+				return terminated, 0, recorded, err
 			}
 			continue
 		}
 		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
 		if err != nil {
-			return terminated, 0, err
+			return terminated, 0, false, err
 		}
 		terminated[i] = true
 		if deleted {
@@ -94,5 +60,45 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 				i, strings.Join(why, ", "))
 		}
 	}
-	return terminated, soonest.After(), nil
+	return terminated, soonest.After(), false, nil
+}
+
+// expiredBreaches returns replica i's PodCliques and the standalone PodCliques and scaling
+// groups of it whose breach outlasted their delay; breaches still within it add their remaining
+// time to soonest.
+func expiredBreaches(pcs *grovev1alpha1.PodCliqueSet, obs *observed, i int, delay time.Duration, now time.Time, soonest *gangtermination.Soonest) (members []*grovev1alpha1.PodClique, why []string) {
+	idx := strconv.Itoa(i)
+	for _, p := range obs.cliques {
+		if p.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
+			continue
+		}
+		members = append(members, p)
+		if p.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] != "" {
+			continue // a scaling group speaks for its PodCliques
+		}
+		if breached, remaining := gangtermination.Remaining(p.Status.Conditions, delay, now); breached {
+			if remaining <= 0 {
+				why = append(why, "PodClique "+p.Name)
+			} else {
+				soonest.Add(remaining)
+			}
+		}
+	}
+	for _, g := range obs.groups {
+		if g.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
+			continue
+		}
+		d := delay
+		if g.Spec.TerminationDelay != nil {
+			d = g.Spec.TerminationDelay.Duration
+		}
+		if breached, remaining := gangtermination.Remaining(g.Status.Conditions, d, now); breached {
+			if remaining <= 0 {
+				why = append(why, "PodCliqueScalingGroup "+g.Name)
+			} else {
+				soonest.Add(remaining)
+			}
+		}
+	}
+	return members, why
 }

@@ -128,6 +128,38 @@ func hasLabels(have, want map[string]string) bool {
 	return true
 }
 
+// podGangSpec is a PodGang's spec: one pod group per member, referencing every pod by its
+// stable name, with its minimum and one pod's requests. missing names the members whose pods do
+// not all exist yet.
+func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedulerv1alpha1.PodGangSpec, []string) {
+	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName}
+	var missing []string
+	for _, m := range g.members {
+		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}
+		if len(m.requests) > 0 {
+			group.PodResourceRequests = m.requests
+		}
+		exist := map[string]bool{}
+		for _, p := range obs.pods[m.name] {
+			exist[p.Name] = true
+		}
+		absent := 0
+		for i := range int(m.replicas) {
+			name := grovev1alpha1.PodHostname(m.name, i)
+			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: pcs.Namespace, Name: name})
+			if !exist[name] {
+				absent++
+			}
+		}
+		if absent > 0 {
+			missing = append(missing, m.name)
+		}
+		sort.Slice(group.PodReferences, func(a, b int) bool { return group.PodReferences[a].Name < group.PodReferences[b].Name })
+		spec.PodGroups = append(spec.PodGroups, group)
+	}
+	return spec, missing
+}
+
 // syncPodGangs keeps each PodGang of a replica. Pod names are stable per index, so a PodGang is
 // created complete — every member pod referenced — before its pods exist: its first generation is
 // final, the backend-controller acknowledges it once, and pods created after that acknowledgement
@@ -158,32 +190,7 @@ func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCli
 }
 
 func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
-	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName}
-	var missing []string
-	for _, m := range g.members {
-		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}
-		if len(m.requests) > 0 {
-			group.PodResourceRequests = m.requests
-		}
-		exist := map[string]bool{}
-		for _, p := range obs.pods[m.name] {
-			exist[p.Name] = true
-		}
-		absent := 0
-		for i := range int(m.replicas) {
-			name := grovev1alpha1.PodHostname(m.name, i)
-			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: pcs.Namespace, Name: name})
-			if !exist[name] {
-				absent++
-			}
-		}
-		if absent > 0 {
-			missing = append(missing, m.name)
-		}
-		sort.Slice(group.PodReferences, func(a, b int) bool { return group.PodReferences[a].Name < group.PodReferences[b].Name })
-		spec.PodGroups = append(spec.PodGroups, group)
-	}
-	complete := len(missing) == 0
+	spec, missing := podGangSpec(pcs, g, obs)
 
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
 	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
@@ -224,6 +231,14 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
 	}
 
+	return r.writeInitialized(ctx, pg, missing, replaced)
+}
+
+// writeInitialized records on the PodGang whether every referenced pod exists (Initialized) and
+// that it is Pending until a scheduler says otherwise. replaced is the resourceVersion this pass
+// read, when it read one.
+func (r *Reconciler) writeInitialized(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, replaced string) error {
+	complete := len(missing) == 0
 	cond := metav1.Condition{
 		Type: schedulerv1alpha1.ConditionInitialized, Status: metav1.ConditionTrue,
 		Reason: schedulerv1alpha1.ReasonReady, Message: "all pods exist and are referenced", ObservedGeneration: pg.Generation,

@@ -94,8 +94,9 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
 }
 
-// Reconcile observes the PodCliqueSet's children once, converges every replica, removes the
-// replicas beyond spec.replicas, and writes the status last.
+// Reconcile observes the PodCliqueSet's children once, settles a finished Training workload,
+// applies gang termination (or a training restart, recorded in status first), converges every
+// replica, removes what no replica wants, and writes the status last: one status write a pass.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pcs); err != nil {
@@ -108,26 +109,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var errs []error
-	if expand.IsTraining(pcs) {
-		if !terminal(pcs.Status.Phase) {
-			if _, err = r.checkRuntime(ctx, pcs, obs); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		if terminal(pcs.Status.Phase) {
-			return ctrl.Result{}, r.settle(ctx, pcs, obs)
-		}
+	if finished, err := r.finishTraining(ctx, pcs, obs); finished || err != nil {
+		return ctrl.Result{}, err
 	}
-	terminated, requeue, err := r.gangTerminate(ctx, pcs, obs)
+	var errs []error
+	terminated, requeue, recorded, err := r.gangTerminate(ctx, pcs, obs)
 	if err != nil {
 		errs = append(errs, step(grovev1alpha1.ErrorCodeGangTermination, err))
 	}
 	if terminal(pcs.Status.Phase) {
 		return ctrl.Result{}, r.settle(ctx, pcs, obs)
 	}
-
+	if recorded {
+		// A restart was recorded in status and acted on: that was this pass's status write; the
+		// next pass, once the deletions are observed, recreates the replica.
+		return eventbatch.StatusPass(), err
+	}
 	ro := newRollout(pcs)
+	errs = append(errs, r.syncChildren(ctx, pcs, obs, ro, terminated)...)
+	// Children created here are not in this pass's view: the next pass, after the batch period,
+	// writes the status once with them.
+	if obs.created.Load() > 0 && len(errs) == 0 {
+		return eventbatch.StatusPass(), nil
+	}
+	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
+		errs = append(errs, err)
+	}
+	return ctrl.Result{RequeueAfter: r.nextLook(pcs, obs, requeue)}, errors.Join(errs...)
+}
+
+// finishTraining fails a Training workload past its maxRuntime, and settles a finished one: a
+// finished workload's pass ends there.
+func (r *Reconciler) finishTraining(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (bool, error) {
+	if !expand.IsTraining(pcs) {
+		return false, nil
+	}
+	if !terminal(pcs.Status.Phase) {
+		if _, err := r.checkRuntime(ctx, pcs, obs); err != nil {
+			return true, err
+		}
+	}
+	if terminal(pcs.Status.Phase) {
+		return true, r.settle(ctx, pcs, obs)
+	}
+	return false, nil
+}
+
+// syncChildren converges every replica (those terminated this pass are recreated on the next),
+// the autoscalers, and deletes what no replica wants; it returns each failing step's error.
+func (r *Reconciler) syncChildren(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, terminated map[int]bool) []error {
+	var errs []error
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
 		if terminated[i] {
 			// Recreated on the next pass, once the deletions are observed; keep its PodGangs.
@@ -146,14 +177,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
 		errs = append(errs, step(grovev1alpha1.ErrorCodeDeleteChildren, err))
 	}
-	// Children created here are not in this pass's view: the next pass, after the batch period,
-	// writes the status once with them.
-	if obs.created.Load() > 0 && len(errs) == 0 {
-		return eventbatch.StatusPass(), nil
-	}
-	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
-		errs = append(errs, err)
-	}
+	return errs
+}
+
+// nextLook is when to reconcile again without an event: a pending breach's delay, a collision's
+// recheck, or the end of maxRuntime, whichever comes first.
+func (r *Reconciler) nextLook(pcs *grovev1alpha1.PodCliqueSet, obs *observed, requeue time.Duration) time.Duration {
 	// A name another owner holds is freed by events this PodCliqueSet does not watch.
 	if len(obs.collisions) > 0 && (requeue == 0 || collisionRecheck < requeue) {
 		requeue = collisionRecheck
@@ -162,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
 		requeue = left
 	}
-	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+	return requeue
 }
 
 // settle finishes a terminal Training workload: a Failed one loses all its PodCliques (and so its

@@ -53,30 +53,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		st.Phase = grovev1alpha1.PodCliqueSetPhasePending
 	}
 
-	replicas, available, updated := map[int]bool{}, map[int]bool{}, map[int]bool{}
-	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		available[i], updated[i] = true, ro.replicaRolledOut(i, obs)
-	}
-	for _, pclq := range obs.cliques {
-		i, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-		if err != nil || i >= int(pcs.Spec.Replicas) {
-			continue
-		}
-		replicas[i] = true
-		if pclq.Status.ReadyReplicas < minAvailable(pclq) {
-			available[i] = false
-		}
-	}
-	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0
-	for i := range replicas {
-		st.Replicas++
-		if available[i] {
-			st.AvailableReplicas++
-		}
-		if updated[i] {
-			st.UpdatedReplicas++
-		}
-	}
+	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = countReplicas(pcs, obs, ro)
 	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
@@ -89,45 +66,8 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		}
 	}
 
-	st.PodGangStatuses = nil
-	var waiting []string
-	reason := ReasonAllPodGangsSchedulable
-	names := make([]string, 0, len(obs.wantGangs))
-	for name := range obs.wantGangs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		pg := obs.gangs[name]
-		if pg == nil {
-			waiting = append(waiting, name+": not created yet")
-			if reason == ReasonAllPodGangsSchedulable {
-				reason = ReasonPodGangPending
-			}
-			continue
-		}
-		// A PodGang is Pending until a scheduler says otherwise; its status is empty only until
-		// the operator's first status write, which mirrored would cost a PodCliqueSet write.
-		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(schedulerv1alpha1.PodGangPhasePending)}
-		if pg.Status.Phase != "" {
-			gs.Phase = string(pg.Status.Phase)
-		}
-		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady); c != nil {
-			gs.Conditions = []metav1.Condition{*c}
-		}
-		st.PodGangStatuses = append(st.PodGangStatuses, gs)
-		if podclique.PodGangSchedulable(pg) {
-			continue
-		}
-		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
-			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
-		reason = ReasonSchedulerBackendNotReady
-	}
-	cond := metav1.Condition{Type: ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
-		Message: "every PodGang is acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
-	if len(waiting) > 0 {
-		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
-	}
+	var cond metav1.Condition
+	st.PodGangStatuses, cond = podGangsSchedulable(pcs, obs)
 	meta.SetStatusCondition(&st.Conditions, cond)
 	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
 		meta.SetStatusCondition(&st.Conditions, honouredCondition(pcs, backend))
@@ -213,6 +153,80 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 	for _, e := range st.LastErrors {
 		log.Info("reconcile step failed", "code", e.Code, "error", e.Description)
 	}
+}
+
+// countReplicas counts the replicas that have PodCliques, those whose every PodClique has
+// minAvailable ready pods, and those entirely at the newest template.
+func countReplicas(pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout) (total, avail, upd int32) {
+	replicas, available, updated := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		available[i], updated[i] = true, ro.replicaRolledOut(i, obs)
+	}
+	for _, pclq := range obs.cliques {
+		i, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		if err != nil || i >= int(pcs.Spec.Replicas) {
+			continue
+		}
+		replicas[i] = true
+		if pclq.Status.ReadyReplicas < minAvailable(pclq) {
+			available[i] = false
+		}
+	}
+	for i := range replicas {
+		total++
+		if available[i] {
+			avail++
+		}
+		if updated[i] {
+			upd++
+		}
+	}
+	return total, avail, upd
+}
+
+// podGangsSchedulable mirrors each wanted PodGang's phase and backend acknowledgement, and says
+// whether every PodGang may be scheduled, naming those that wait and for what.
+func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grovev1alpha1.PodGangStatus, metav1.Condition) {
+	var statuses []grovev1alpha1.PodGangStatus
+	var waiting []string
+	reason := ReasonAllPodGangsSchedulable
+	names := make([]string, 0, len(obs.wantGangs))
+	for name := range obs.wantGangs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pg := obs.gangs[name]
+		if pg == nil {
+			waiting = append(waiting, name+": not created yet")
+			if reason == ReasonAllPodGangsSchedulable {
+				reason = ReasonPodGangPending
+			}
+			continue
+		}
+		// A PodGang is Pending until a scheduler says otherwise; its status is empty only until
+		// the operator's first status write, which mirrored would cost a PodCliqueSet write.
+		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(schedulerv1alpha1.PodGangPhasePending)}
+		if pg.Status.Phase != "" {
+			gs.Phase = string(pg.Status.Phase)
+		}
+		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady); c != nil {
+			gs.Conditions = []metav1.Condition{*c}
+		}
+		statuses = append(statuses, gs)
+		if podclique.PodGangSchedulable(pg) {
+			continue
+		}
+		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
+			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
+		reason = ReasonSchedulerBackendNotReady
+	}
+	cond := metav1.Condition{Type: ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
+		Message: "every PodGang is acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
+	if len(waiting) > 0 {
+		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
+	}
+	return statuses, cond
 }
 
 // honouredCondition says whether the backend does everything the PodCliqueSet asks for.

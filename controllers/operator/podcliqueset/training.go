@@ -58,12 +58,17 @@ func terminal(phase grovev1alpha1.PodCliqueSetPhase) bool {
 // after the write finds them recorded and deletes them without counting again; a crash before it
 // decides anew; a stale view's write is refused (resourceVersion). Past the budget the workload
 // fails.
-func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, replica int, members []*grovev1alpha1.PodClique, why string) error {
+//
+// recorded tells whether it wrote the status: the pass then writes nothing else.
+func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, replica int, members []*grovev1alpha1.PodClique, why string) (recorded bool, err error) {
 	if restartInProgress(pcs, members) == nil { // not yet decided for these PodCliques
 		if pcs.Status.RestartCount >= maxRestarts(pcs) {
+			if err := r.fail(ctx, pcs, obs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
+				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs))); err != nil {
+				return false, err
+			}
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "replica %d: %s", replica, why)
-			return r.fail(ctx, pcs, obs, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded,
-				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", replica, why, pcs.Status.RestartCount, maxRestarts(pcs)))
+			return true, nil
 		}
 		restart := grovev1alpha1.ReplicaRestart{ReplicaIndex: int32(replica), Restart: pcs.Status.RestartCount + 1}
 		for _, p := range members {
@@ -75,9 +80,10 @@ func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCl
 			return rr.ReplicaIndex == restart.ReplicaIndex
 		}), restart)
 		if err := r.Client.Status().Update(ctx, updated); err != nil {
-			return err
+			return false, err
 		}
 		*pcs = *updated
+		recorded = true
 		log.FromContext(ctx).Info("training restart: replica restarted, its PodCliques are deleted and recreated", "replica", replica,
 			"reason", why, "restart", restart.Restart, "maxRestarts", maxRestarts(pcs))
 		trainingRestarts.Inc()
@@ -85,8 +91,8 @@ func (r *Reconciler) restartOrFail(ctx context.Context, pcs *grovev1alpha1.PodCl
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventReplicaRestarting, "Restart",
 			"restarting replica %d (%s): restart %d of %d", replica, why, restart.Restart, maxRestarts(pcs))
 	}
-	_, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
-	return err
+	_, err = gangtermination.DeletePodCliques(ctx, r.Client, members)
+	return recorded, err
 }
 
 // restartInProgress returns the recorded restart that deletes one of these PodCliques, if any.
