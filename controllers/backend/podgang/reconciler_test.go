@@ -1,0 +1,126 @@
+package podgang
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+// stubBackend stands in for a scheduler: it records what the reconciler asks of it.
+type stubBackend struct {
+	backends.SchedulerBackend // the methods the reconciler does not call
+	syncErr                   error
+	synced, deleted           []string
+}
+
+func (b *stubBackend) Name() configv1alpha1.SchedulerName { return configv1alpha1.SchedulerNameKube }
+
+func (b *stubBackend) SyncPodGang(_ context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
+	b.synced = append(b.synced, pg.Name)
+	return "PodGroupCreated", "the scheduler's objects match", b.syncErr
+}
+
+func (b *stubBackend) OnPodGangDelete(_ context.Context, pg *schedulerv1alpha1.PodGang) error {
+	b.deleted = append(b.deleted, pg.Name)
+	return nil
+}
+
+// runPass runs one pass for PodGang ns/g over the objects and returns the stored PodGang
+// (nil when gone), the pass's error and how many status writes it made.
+func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1alpha1.PodGang, error, int) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	r := &Reconciler{Client: c, Backend: b}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "g"}})
+	got := &schedulerv1alpha1.PodGang{}
+	if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "g"}, got); getErr != nil {
+		return nil, err, writes
+	}
+	return got, err, writes
+}
+
+func TestBackendAcknowledgesThePodGangsCurrentGeneration(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
+	pg.Generation = 3
+	b := &stubBackend{}
+
+	got, err, writes := runPass(t, b, pg)
+
+	require.NoError(t, err)
+	assert.Equal(t, []string{"g"}, b.synced)
+	assert.Equal(t, 1, writes)
+	c := meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionTrue, c.Status)
+	assert.Equal(t, "PodGroupCreated", c.Reason)
+	assert.Equal(t, int64(3), c.ObservedGeneration, "the acknowledgement names the generation it covers")
+}
+
+func TestBackendReportsASyncFailureAndRetries(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
+	b := &stubBackend{syncErr: errors.New("PodGroup CRD not installed")}
+
+	got, err, _ := runPass(t, b, pg)
+
+	require.Error(t, err, "returned, so the pass is retried with backoff")
+	c := meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, ReasonSyncFailed, c.Reason)
+	assert.Contains(t, c.Message, "PodGroup CRD not installed")
+}
+
+func TestBackendWritesNothingWhenTheAcknowledgementStands(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
+	pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
+		Reason: "PodGroupCreated", Message: "the scheduler's objects match", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}
+
+	_, err, writes := runPass(t, &stubBackend{}, pg)
+
+	require.NoError(t, err)
+	assert.Zero(t, writes, "quiet at rest")
+}
+
+func TestBackendLeavesAnotherBackendsPodGangAlone(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kai-scheduler").Obj()
+	b := &stubBackend{}
+
+	got, err, writes := runPass(t, b, pg)
+
+	require.NoError(t, err)
+	assert.Empty(t, b.synced)
+	assert.Zero(t, writes)
+	assert.Empty(t, got.Status.Conditions)
+}
+
+func TestBackendCleansUpAfterADeletedPodGang(t *testing.T) {
+	b := &stubBackend{}
+
+	got, err, _ := runPass(t, b)
+
+	require.NoError(t, err)
+	assert.Nil(t, got)
+	assert.Equal(t, []string{"g"}, b.deleted)
+}
