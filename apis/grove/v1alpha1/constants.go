@@ -66,3 +66,47 @@ const (
 	ReasonMaxRuntimeExceeded    = "MaxRuntimeExceeded"
 	ReasonAllPodsSucceeded      = "AllPodsSucceeded"
 )
+
+// PodCliqueSet condition telling whether every PodGang may be scheduled.
+const (
+	// ConditionPodGangsSchedulable is False while a PodGang is not created yet or its scheduler
+	// backend has not acknowledged it, whose pods then wait (gated); the message names the
+	// PodGang and why.
+	ConditionPodGangsSchedulable   = "PodGangsSchedulable"
+	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
+	ReasonPodGangPending           = "PodGangPending"
+	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
+	// ConditionSchedulingConstraintsHonored is False when the scheduler backend admitted
+	// something it does not do (a preferred topology level, a gang on a backend without gangs);
+	// the message lists what.
+	ConditionSchedulingConstraintsHonored = "SchedulingConstraintsHonored"
+	ReasonAllConstraintsHonored           = "AllConstraintsHonored"
+	ReasonConstraintsNotHonored           = "ConstraintsNotHonored"
+)
+
+// PodCliqueSet condition saying whether the topology levels its constraints name exist.
+const (
+	ConditionTopologyLevelsUnavailable      = "TopologyLevelsUnavailable"
+	ReasonClusterTopologyNotFound           = "ClusterTopologyNotFound"
+	ReasonClusterTopologyLevelsUnavailable  = "ClusterTopologyLevelsUnavailable"
+	ReasonAllClusterTopologyLevelsAvailable = "AllClusterTopologyLevelsAvailable"
+	ReasonTopologyAwareSchedulingDisabled   = "TopologyAwareSchedulingDisabled"
+)
+
+// Reasons of the PodCliqueScalingGroup's MinAvailableBreached condition.
+const (
+	ReasonSufficientAvailableReplicas   = "SufficientAvailableReplicas"
+	ReasonInsufficientAvailableReplicas = "InsufficientAvailableReplicas"
+)
+
+// Reasons of the PodCliqueScheduled condition.
+const (
+	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
+	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
+)
+
+// Reasons of the ClusterTopologyBinding condition SchedulerTopologyDrift.
+const (
+	ReasonTopologyDrift = "TopologyDrift"
+	ReasonInSync        = "InSync"
+)

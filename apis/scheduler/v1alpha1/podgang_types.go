@@ -185,3 +185,36 @@ func (s *PodGangSpec) MinMember() int32 {
 	}
 	return n
 }
+
+// Acknowledged reports whether the backend-controller acknowledged the PodGang's current
+// generation: SchedulerBackendReady=True with observedGeneration == generation. The scheduler's
+// objects for the whole gang then exist.
+func (pg *PodGang) Acknowledged() bool {
+	if pg == nil {
+		return false
+	}
+	for _, c := range pg.Status.Conditions {
+		if c.Type == ConditionSchedulerBackendReady {
+			return c.Status == metav1.ConditionTrue && c.ObservedGeneration == pg.Generation
+		}
+	}
+	return false
+}
+
+// MaySchedule is the contract's rule for lifting the operator's scheduling gate (or creating a
+// pod without it): the PodGang references the pod and its backend acknowledged the current
+// generation. (For a backend that places pods one by one, the operator also waits for the pod's
+// parent cliques.)
+func (pg *PodGang) MaySchedule(pod string) bool {
+	if !pg.Acknowledged() {
+		return false
+	}
+	for _, g := range pg.Spec.PodGroups {
+		for _, ref := range g.PodReferences {
+			if ref.Name == pod {
+				return true
+			}
+		}
+	}
+	return false
+}

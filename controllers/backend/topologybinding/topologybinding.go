@@ -24,12 +24,6 @@ import (
 	"github.com/kubegrove/grove/backends"
 )
 
-// Reasons of the ClusterTopologyBinding condition SchedulerTopologyDrift.
-const (
-	ReasonTopologyDrift = "TopologyDrift"
-	ReasonInSync        = "InSync"
-)
-
 // conflictRequeue is how soon a binding whose status write lost a race is synced again.
 const conflictRequeue = 250 * time.Millisecond
 
@@ -122,10 +116,10 @@ func driftCondition(statuses []grovev1alpha1.SchedulerTopologyStatus, generation
 		}
 	}
 	if len(drifted) > 0 {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonTopologyDrift, strings.Join(drifted, "; ")
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, grovev1alpha1.ReasonTopologyDrift, strings.Join(drifted, "; ")
 		return cond
 	}
-	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonInSync
+	cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonInSync
 	cond.Message = fmt.Sprintf("the topology objects of %s match the levels", strings.Join(inSync, ", "))
 	return cond
 }

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -52,12 +51,12 @@ type schedulable struct {
 }
 
 func (s schedulable) pod(name string) bool {
-	return s.parents && PodGangSchedulable(s.pg) && references(s.pg, name)
+	return s.parents && s.pg.MaySchedule(name)
 }
 
 func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool) (schedulable, error) {
 	s := schedulable{pg: pg, parents: true}
-	if pg == nil || gang || !PodGangSchedulable(pg) {
+	if pg == nil || gang || !pg.Acknowledged() {
 		return s, nil
 	}
 	var err error
@@ -95,30 +94,6 @@ func (r *Reconciler) podGang(ctx context.Context, pclq *grovev1alpha1.PodClique)
 		return nil, client.IgnoreNotFound(err)
 	}
 	return pg, nil
-}
-
-// PodGangSchedulable reports whether a PodGang's pods may be scheduled: the backend-controller
-// acknowledged its current generation. The PodGang references every member pod from its creation
-// (pod names are stable), so the acknowledgement covers the whole gang.
-func PodGangSchedulable(pg *schedulerv1alpha1.PodGang) bool {
-	if pg == nil {
-		return false
-	}
-	backend := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
-	return backend != nil && backend.Status == metav1.ConditionTrue && backend.ObservedGeneration == pg.Generation
-}
-
-// references reports whether the PodGang lists the pod: a pod the gang does not know yet (the
-// clique grew, the PodGang is not updated) waits for it.
-func references(pg *schedulerv1alpha1.PodGang, pod string) bool {
-	for _, g := range pg.Spec.PodGroups {
-		for _, ref := range g.PodReferences {
-			if ref.Name == pod {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {

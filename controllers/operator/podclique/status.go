@@ -18,12 +18,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
-// Reasons of the PodCliqueScheduled condition.
-const (
-	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
-	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
-)
-
 // computeStatus derives the clique's status from its pods.
 func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) grovev1alpha1.PodCliqueStatus {
 	st := *pclq.Status.DeepCopy()
@@ -74,10 +68,10 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	setMinAvailableBreached(pclq, &st, available, failed)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
-		Reason: ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
+		Reason: grovev1alpha1.ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
 	}
 	if st.ScheduledReplicas >= minAvailable(pclq) {
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonSufficientScheduledPods
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonSufficientScheduledPods
 	}
 	cond.Message = scheduledMessage(st.ScheduledReplicas, minAvailable(pclq))
 	meta.SetStatusCondition(&st.Conditions, cond)

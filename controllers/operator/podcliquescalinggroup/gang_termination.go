@@ -16,12 +16,6 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 )
 
-// Reasons of the PodCliqueScalingGroup's MinAvailableBreached condition.
-const (
-	ReasonSufficientAvailableReplicas   = "SufficientAvailableReplicas"
-	ReasonInsufficientAvailableReplicas = "InsufficientAvailableReplicas"
-)
-
 // gangTerminate applies gang termination inside the group: a group replica is breached when one
 // of its PodCliques is. While the group keeps minAvailable healthy replicas, breached replicas
 // whose delay expired are recycled — their PodCliques deleted, to be recreated. Below
@@ -45,11 +39,11 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		min = pcsg.Spec.Replicas
 	}
 	cond := metav1.Condition{
-		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: ReasonSufficientAvailableReplicas,
+		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: grovev1alpha1.ReasonSufficientAvailableReplicas,
 		Message: fmt.Sprintf("%d of %d replicas healthy, minAvailable %d", healthy, pcsg.Spec.Replicas, min), ObservedGeneration: pcsg.Generation,
 	}
 	if healthy < min {
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonInsufficientAvailableReplicas
+		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientAvailableReplicas
 		cond.Message += "; the PodCliqueSet decides on its replica"
 	}
 	terminated := map[string]bool{}

@@ -176,14 +176,14 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := honouredCondition(tc.pcs, tc.backend)
-			assert.Equal(t, ConditionSchedulingConstraintsHonored, c.Type)
+			assert.Equal(t, grovev1alpha1.ConditionSchedulingConstraintsHonored, c.Type)
 			if tc.honoured {
 				assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
-				assert.Equal(t, ReasonAllConstraintsHonored, c.Reason)
+				assert.Equal(t, grovev1alpha1.ReasonAllConstraintsHonored, c.Reason)
 				return
 			}
 			assert.Equal(t, metav1.ConditionFalse, c.Status)
-			assert.Equal(t, ReasonConstraintsNotHonored, c.Reason)
+			assert.Equal(t, grovev1alpha1.ReasonConstraintsNotHonored, c.Reason)
 			for _, m := range tc.mentions {
 				assert.Contains(t, c.Message, m)
 			}
@@ -273,10 +273,10 @@ func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
 		reason  string
 		mention string
 	}{
-		{"disabled", &topology{name: "dc"}, metav1.ConditionTrue, ReasonTopologyAwareSchedulingDisabled, "topologyAwareScheduling"},
-		{"binding missing", &topology{name: "dc", enabled: true}, metav1.ConditionTrue, ReasonClusterTopologyNotFound, `"dc" does not exist`},
-		{"a level missing", &topology{name: "dc", enabled: true, binding: dcBinding("block", "host")}, metav1.ConditionTrue, ReasonClusterTopologyLevelsUnavailable, "[rack]"},
-		{"all there", &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host")}, metav1.ConditionFalse, ReasonAllClusterTopologyLevelsAvailable, "every domain"},
+		{"disabled", &topology{name: "dc"}, metav1.ConditionTrue, grovev1alpha1.ReasonTopologyAwareSchedulingDisabled, "topologyAwareScheduling"},
+		{"binding missing", &topology{name: "dc", enabled: true}, metav1.ConditionTrue, grovev1alpha1.ReasonClusterTopologyNotFound, `"dc" does not exist`},
+		{"a level missing", &topology{name: "dc", enabled: true, binding: dcBinding("block", "host")}, metav1.ConditionTrue, grovev1alpha1.ReasonClusterTopologyLevelsUnavailable, "[rack]"},
+		{"all there", &topology{name: "dc", enabled: true, binding: dcBinding("block", "rack", "host")}, metav1.ConditionFalse, grovev1alpha1.ReasonAllClusterTopologyLevelsAvailable, "every domain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

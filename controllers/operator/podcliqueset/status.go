@@ -22,25 +22,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/expand"
-	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/internal/conditionlog"
-)
-
-// PodCliqueSet condition telling whether every PodGang may be scheduled.
-const (
-	// ConditionPodGangsSchedulable is False while a PodGang is not created yet or its scheduler
-	// backend has not acknowledged it, whose pods then wait (gated); the message names the
-	// PodGang and why.
-	ConditionPodGangsSchedulable   = "PodGangsSchedulable"
-	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
-	ReasonPodGangPending           = "PodGangPending"
-	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
-	// ConditionSchedulingConstraintsHonored is False when the scheduler backend admitted
-	// something it does not do (a preferred topology level, a gang on a backend without gangs);
-	// the message lists what.
-	ConditionSchedulingConstraintsHonored = "SchedulingConstraintsHonored"
-	ReasonAllConstraintsHonored           = "AllConstraintsHonored"
-	ReasonConstraintsNotHonored           = "ConstraintsNotHonored"
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
@@ -75,7 +57,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	if c := obs.topology.condition(pcs); c != nil {
 		meta.SetStatusCondition(&st.Conditions, *c)
 	} else {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionTopologyLevelsUnavailable)
+		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionTopologyLevelsUnavailable)
 	}
 
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
@@ -189,7 +171,7 @@ func countReplicas(pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout) 
 func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grovev1alpha1.PodGangStatus, metav1.Condition) {
 	var statuses []grovev1alpha1.PodGangStatus
 	var waiting []string
-	reason := ReasonAllPodGangsSchedulable
+	reason := grovev1alpha1.ReasonAllPodGangsSchedulable
 	names := make([]string, 0, len(obs.wantGangs))
 	for name := range obs.wantGangs {
 		names = append(names, name)
@@ -199,8 +181,8 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 		pg := obs.gangs[name]
 		if pg == nil {
 			waiting = append(waiting, name+": not created yet")
-			if reason == ReasonAllPodGangsSchedulable {
-				reason = ReasonPodGangPending
+			if reason == grovev1alpha1.ReasonAllPodGangsSchedulable {
+				reason = grovev1alpha1.ReasonPodGangPending
 			}
 			continue
 		}
@@ -214,14 +196,14 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 			gs.Conditions = []metav1.Condition{*c}
 		}
 		statuses = append(statuses, gs)
-		if podclique.PodGangSchedulable(pg) {
+		if pg.Acknowledged() {
 			continue
 		}
 		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
 			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
-		reason = ReasonSchedulerBackendNotReady
+		reason = grovev1alpha1.ReasonSchedulerBackendNotReady
 	}
-	cond := metav1.Condition{Type: ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
 		Message: "every PodGang is acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
 	if len(waiting) > 0 {
 		cond.Status, cond.Message = metav1.ConditionFalse, strings.Join(waiting, "; ")
@@ -231,14 +213,14 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 
 // honouredCondition says whether the backend does everything the PodCliqueSet asks for.
 func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerBackend) metav1.Condition {
-	cond := metav1.Condition{Type: ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: ReasonAllConstraintsHonored,
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonAllConstraintsHonored,
 		Message: fmt.Sprintf("scheduler backend %s honours every scheduling constraint", backend.Name()), ObservedGeneration: pcs.Generation}
 	missing := backend.NotHonoured(pcs)
 	if backend.GangScheduling() && hasStartupOrder(pcs) {
 		missing = append(missing, "startup ordering: a gang is placed and started whole, so cliques do not wait for the ones they start after")
 	}
 	if len(missing) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonConstraintsNotHonored
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonConstraintsNotHonored
 		cond.Message = fmt.Sprintf("scheduler backend %s does not honour: %s", backend.Name(), strings.Join(missing, "; "))
 	}
 	return cond

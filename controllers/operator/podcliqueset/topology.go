@@ -17,15 +17,6 @@ import (
 	"github.com/kubegrove/grove/backends/constraints"
 )
 
-// PodCliqueSet condition saying whether the topology levels its constraints name exist.
-const (
-	ConditionTopologyLevelsUnavailable      = "TopologyLevelsUnavailable"
-	ReasonClusterTopologyNotFound           = "ClusterTopologyNotFound"
-	ReasonClusterTopologyLevelsUnavailable  = "ClusterTopologyLevelsUnavailable"
-	ReasonAllClusterTopologyLevelsAvailable = "AllClusterTopologyLevelsAvailable"
-	ReasonTopologyAwareSchedulingDisabled   = "TopologyAwareSchedulingDisabled"
-)
-
 // topology is what a PodCliqueSet's topology constraints resolve to in this reconcile.
 type topology struct {
 	// name is the PodCliqueSet's effective topology name; empty when it sets no constraint.
@@ -147,19 +138,19 @@ func (t *topology) condition(pcs *grovev1alpha1.PodCliqueSet) *metav1.Condition 
 	if t == nil || (t.name == "" && len(constraints.All(pcs)) == 0) {
 		return nil
 	}
-	cond := &metav1.Condition{Type: ConditionTopologyLevelsUnavailable, Status: metav1.ConditionTrue, ObservedGeneration: pcs.Generation}
+	cond := &metav1.Condition{Type: grovev1alpha1.ConditionTopologyLevelsUnavailable, Status: metav1.ConditionTrue, ObservedGeneration: pcs.Generation}
 	switch {
 	case !t.enabled:
-		cond.Reason, cond.Message = ReasonTopologyAwareSchedulingDisabled, "topology constraints are ignored: topologyAwareScheduling is disabled in the operator configuration"
+		cond.Reason, cond.Message = grovev1alpha1.ReasonTopologyAwareSchedulingDisabled, "topology constraints are ignored: topologyAwareScheduling is disabled in the operator configuration"
 	case t.binding == nil:
-		cond.Reason, cond.Message = ReasonClusterTopologyNotFound, fmt.Sprintf("ClusterTopologyBinding %q does not exist; the PodGangs carry no topology constraint until it does", t.name)
+		cond.Reason, cond.Message = grovev1alpha1.ReasonClusterTopologyNotFound, fmt.Sprintf("ClusterTopologyBinding %q does not exist; the PodGangs carry no topology constraint until it does", t.name)
 	default:
 		// Translate every constraint so missing reflects all of them, not only the ones in gangs.
 		for _, c := range constraints.All(pcs) {
 			t.constraint(c.Constraint)
 		}
 		if len(t.missing) == 0 {
-			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonAllClusterTopologyLevelsAvailable
+			cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonAllClusterTopologyLevelsAvailable
 			cond.Message = fmt.Sprintf("every domain is a level of ClusterTopologyBinding %q", t.name)
 			break
 		}
@@ -168,7 +159,7 @@ func (t *topology) condition(pcs *grovev1alpha1.PodCliqueSet) *metav1.Condition 
 			missing = append(missing, string(d))
 		}
 		sort.Strings(missing)
-		cond.Reason = ReasonClusterTopologyLevelsUnavailable
+		cond.Reason = grovev1alpha1.ReasonClusterTopologyLevelsUnavailable
 		cond.Message = fmt.Sprintf("ClusterTopologyBinding %q has no level %v; those constraints are left out of the PodGangs", t.name, missing)
 	}
 	return cond

@@ -20,7 +20,6 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -135,7 +134,7 @@ func TestInferencePodCliqueSetRunsEveryPodInGangsAndStartupOrder(t *testing.T) {
 		got := &grovev1alpha1.PodCliqueSet{}
 		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && got.Status.AvailableReplicas == 1 &&
 			got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseRunning &&
-			meta.IsStatusConditionTrue(got.Status.Conditions, podcliqueset.ConditionPodGangsSchedulable)
+			meta.IsStatusConditionTrue(got.Status.Conditions, grovev1alpha1.ConditionPodGangsSchedulable)
 	}, 30*time.Second, 200*time.Millisecond, "PodCliqueSet status shows the available replica")
 }
 
@@ -240,10 +239,10 @@ func TestPodsStayGatedWhileTheirSchedulerBackendNeverAcknowledges(t *testing.T) 
 		if k8s().Get(ctx, client.ObjectKeyFromObject(pcs), &got) != nil {
 			return false
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, podcliqueset.ConditionPodGangsSchedulable)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == podcliqueset.ReasonSchedulerBackendNotReady
+		c := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionPodGangsSchedulable)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == grovev1alpha1.ReasonSchedulerBackendNotReady
 	}, time.Minute, 200*time.Millisecond)
-	assert.Contains(t, meta.FindStatusCondition(got.Status.Conditions, podcliqueset.ConditionPodGangsSchedulable).Message, `"kai-scheduler" has not acknowledged`)
+	assert.Contains(t, meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionPodGangsSchedulable).Message, `"kai-scheduler" has not acknowledged`)
 	// The cliques wait a few seconds for an acknowledgement that would let their pods be born
 	// schedulable, then create them gated.
 	var pods []corev1.Pod
