@@ -73,6 +73,10 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 }
 
+// resumeRequeue is how soon the pass after a recorded resume comes (a status write of its own
+// wakes no reconcile).
+const resumeRequeue = 10 * time.Millisecond
+
 // Reconcile moves one TrainJob one step: finished jobs only wait for their TTL, suspended ones
 // free their pods, running ones get their workload and its outcome, all bounded by the deadline.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -110,6 +114,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed; the deadline counts from now")
+		// That was this pass's status write; the next pass brings the workload back.
+		return ctrl.Result{RequeueAfter: resumeRequeue}, nil
 	}
 	if dl, ok := deadline(tj); ok && !r.Clock.Now().Before(dl) {
 		return r.failPastDeadline(ctx, tj, rt, wl)

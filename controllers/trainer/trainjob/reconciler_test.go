@@ -151,6 +151,10 @@ func TestAResumedJobIsRebuiltFromTheSnapshotNotTheEditedRuntime(t *testing.T) {
 	require.NoError(t, h.c.Delete(context.Background(), edited))
 
 	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(false) })
+	res := h.reconcile(t)
+	_, exists = h.pcs(t)
+	assert.False(t, exists, "the resume is recorded first, in a pass of its own")
+	assert.Positive(t, res.RequeueAfter, "and the next pass comes at once")
 	h.reconcile(t)
 	pcs, ok := h.pcs(t)
 	require.True(t, ok, "resumed with the runtime deleted")
