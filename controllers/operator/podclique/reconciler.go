@@ -46,7 +46,7 @@ type Reconciler struct {
 	// Backends prepares pods for their scheduler backend.
 	Backends *backends.Registry
 
-	pending    cachesync.Pending
+	pending    cachesync.Expectations
 	superseded cachesync.Superseded
 	holder     cachesync.Holder
 }
@@ -354,7 +354,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		return err
 	})
 	done()
-	r.pending.Created(pclq.UID, sent...)
+	r.pending.Expect(pclq.UID, sent...)
 	podsCreated.Add(float64(created))
 	gated := 0
 	for _, p := range pods {

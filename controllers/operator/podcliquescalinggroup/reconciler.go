@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +39,8 @@ import (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+
+	expectations cachesync.Expectations // PodCliques created that the cache does not show yet
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups,verbs=get;list;watch
@@ -68,11 +72,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		errs = append(errs, err)
 	}
 	want := r.wanted(pcs, pcsg, replica)
-	created, syncErrs := r.syncPodCliques(ctx, pcs, pcsg, want, have, terminated)
+	seen := sets.New[string]()
+	for name := range have {
+		seen.Insert(name)
+	}
+	unseen := r.expectations.Unseen(pcsg.UID, seen)
+	created, syncErrs := r.syncPodCliques(ctx, pcs, pcsg, want, have, unseen, terminated)
 	errs = append(errs, syncErrs...)
-	// PodCliques created here are not in this pass's view: the next pass, after the batch period,
-	// writes the status once with them.
-	if created > 0 && len(errs) == 0 {
+	// PodCliques created here, or earlier but not in the cache yet, are not in this pass's view:
+	// a pass after the batch period writes the status once with them.
+	if created+unseen.Len() > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
 	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
@@ -113,7 +122,7 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 // a hundred), brings existing ones to the template once the rollout reached the group, and
 // deletes those no group replica wants; it returns how many it created.
 func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup,
-	want, have map[string]*grovev1alpha1.PodClique, terminated map[string]bool) (int, []error) {
+	want, have map[string]*grovev1alpha1.PodClique, unseen sets.Set[string], terminated map[string]bool) (int, []error) {
 	var errs []error
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
 	allowUpdate := pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(pcs)
@@ -122,6 +131,8 @@ func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodC
 		switch {
 		case terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]]:
 			// recreated on the next pass, once the deletions are observed
+		case unseen.Has(w.Name):
+			// created by an earlier pass; the cache does not show it yet
 		case have[w.Name] == nil:
 			missing = append(missing, w)
 		case allowUpdate:
@@ -130,17 +141,20 @@ func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodC
 			}
 		}
 	}
+	var mu sync.Mutex
+	var sent []string
 	created, err := slowstart.Run(ctx, len(missing), func(ctx context.Context, i int) error {
-		return r.sync(ctx, pcsg, missing[i], nil)
+		err := r.sync(ctx, pcsg, missing[i], nil)
+		if err == nil {
+			mu.Lock()
+			sent = append(sent, missing[i].Name)
+			mu.Unlock()
+		}
+		return err
 	})
+	r.expectations.Expect(pcsg.UID, sent...)
 	if err != nil {
 		errs = append(errs, err)
-	} else if created > 0 {
-		objs := make([]client.Object, len(missing))
-		for i, m := range missing {
-			objs[i] = m
-		}
-		cachesync.WaitForCache(ctx, r.Client, objs)
 	}
 	for name, pclq := range have {
 		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {

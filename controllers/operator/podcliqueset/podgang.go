@@ -204,6 +204,9 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	if pg != nil {
 		replaced = pg.ResourceVersion
 	}
+	if pg == nil && obs.unseen.Has("PodGang/"+g.name) {
+		return nil // created by an earlier pass; its status waits until the cache shows it
+	}
 	if pg == nil {
 		pg = &schedulerv1alpha1.PodGang{
 			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,7 +48,8 @@ type Reconciler struct {
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
 	TopologyAwareScheduling bool
 
-	superseded cachesync.Superseded // PodGangs whose last write by this process the cache lacks
+	superseded   cachesync.Superseded   // PodGangs whose last write by this process the cache lacks
+	expectations cachesync.Expectations // children created that the cache does not show yet (kind/name)
 }
 
 // Owner references that block deletion need update on the owner's finalizers (enforced where
@@ -129,7 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	errs = append(errs, r.syncChildren(ctx, pcs, obs, ro, terminated)...)
 	// Children created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
-	if obs.created.Load() > 0 && len(errs) == 0 {
+	if obs.created.Load()+int32(obs.unseen.Len()) > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
 	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
@@ -219,6 +221,9 @@ type observed struct {
 	collided   map[string]bool
 	// created counts the children this pass created (from parallel writers).
 	created atomic.Int32
+	// unseen are children (kind/name) an earlier pass created that the cache does not show yet:
+	// not created again, and the status waits for them.
+	unseen sets.Set[string]
 }
 
 func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*observed, error) {
@@ -258,6 +263,20 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 			obs.pods[p.Labels[grovev1alpha1.LabelPodClique]] = append(obs.pods[p.Labels[grovev1alpha1.LabelPodClique]], p)
 		}
 	}
+	seen := sets.New[string]()
+	for name := range obs.cliques {
+		seen.Insert("PodClique/" + name)
+	}
+	for name := range obs.groups {
+		seen.Insert("PodCliqueScalingGroup/" + name)
+	}
+	for name := range obs.gangs {
+		seen.Insert("PodGang/" + name)
+	}
+	for name := range obs.services {
+		seen.Insert("Service/" + name)
+	}
+	obs.unseen = r.expectations.Unseen(pcs.UID, seen)
 	var err error
 	if obs.topology, err = r.observeTopology(ctx, pcs); err != nil {
 		return nil, err

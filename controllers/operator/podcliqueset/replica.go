@@ -149,8 +149,12 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 // create creates a child; one that already exists is fine (the cache was behind). obs, when
 // given, counts the creations: their events bring another pass.
 func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obj client.Object, obs *observed) error {
-	if obs != nil && obs.collided[kindOf(obj)+"/"+obj.GetName()] {
+	key := kindOf(obj) + "/" + obj.GetName()
+	if obs != nil && obs.collided[key] {
 		return nil // another owner holds the name: reported in status, never taken over
+	}
+	if obs != nil && obs.unseen.Has(key) {
+		return nil // created by an earlier pass; the cache does not show it yet
 	}
 	err := r.Client.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
@@ -163,6 +167,7 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 		log.FromContext(ctx).Info("created", "kind", kindOf(obj), "name", obj.GetName())
 		if obs != nil {
 			obs.created.Add(1)
+			r.expectations.Expect(pcs.UID, key)
 		}
 	}
 	if err != nil {

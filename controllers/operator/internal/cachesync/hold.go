@@ -20,7 +20,7 @@ const MaxHold = 5 * time.Second
 // cliques' status writes in the window of their own pod creates). A summary only reports, so it
 // waits for the burst to end, at most MaxHold. What other controllers act on — a condition that
 // starts a timer or ends a workload, readiness a dependent clique waits for — is for the caller
-// to write at once. Like Pending it is an optimisation only: an entry lost with a restart makes a
+// to write at once. Like Expectations it is an optimisation only: an entry lost with a restart makes a
 // summary written early.
 type Holder struct {
 	mu       sync.Mutex

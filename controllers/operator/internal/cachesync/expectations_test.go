@@ -10,14 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func TestPendingChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
+func TestExpectedChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
 	now := time.Unix(1000, 0)
-	p := &Pending{now: func() time.Time { return now }}
+	p := &Expectations{now: func() time.Time { return now }}
 	a, b := types.UID("uid-a"), types.UID("uid-b")
 
 	assert.Empty(t, p.Unseen(a, nil), "nothing created: nothing pending")
-	p.Created(a, "a-0", "a-1", "a-2")
-	p.Created(b, "b-0")
+	p.Expect(a, "a-0", "a-1", "a-2")
+	p.Expect(b, "b-0")
 	assert.Empty(t, p.Unseen(types.UID("uid-a-recreated"), nil), "a parent recreated under its name has nothing pending")
 	assert.Equal(t, sets.New("a-0", "a-1", "a-2"), p.Unseen(a, sets.New[string]()), "the cache shows none yet")
 	assert.Equal(t, sets.New("a-2"), p.Unseen(a, sets.New("a-0", "a-1")), "two arrived")

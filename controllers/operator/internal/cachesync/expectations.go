@@ -9,17 +9,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Pending remembers, per parent, the children a pass created that the cache may not show yet, so
-// the next pass neither creates them again nor summarises a view without them. WaitForCache does
-// the same by holding a worker until the cache catches up; measured in make bench under load that
-// wait is as long as the creates themselves, and a scale-out of a hundred small cliques queued
-// behind it.
+// CacheTimeout bounds how long an expectation or a superseded write is trusted: past it the
+// cache is assumed to have caught up (or the object changed meanwhile), and creating or writing
+// again is harmless.
+const CacheTimeout = 5 * time.Second
+
+// Expectations are the operator's one mechanism for children created but not yet in the cache,
+// as the Job and ReplicaSet controllers' expectations: per parent, the names of the children a
+// pass created, until the cache shows them, so the next pass neither creates them again nor
+// summarises a view without them. Children have deterministic names, so the expectation is the
+// set of names rather than a count. Waiting for the cache instead (a worker held until it
+// catches up) was measured in make bench under load: the wait was as long as the creates
+// themselves, and a scale-out of a hundred small cliques queued behind it.
 //
 // It is never a source of truth: children have deterministic names, so an entry lost with a
 // restart costs at most an AlreadyExists answer, and an entry the cache has not confirmed within
 // CacheTimeout is dropped (the child was deleted meanwhile, or the watch is far behind: creating
 // again is then harmless).
-type Pending struct {
+type Expectations struct {
 	mu sync.Mutex
 	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
 	// training clique) starts with nothing pending.
@@ -42,8 +49,8 @@ func (c clock) time() time.Time {
 	return c()
 }
 
-// Created records children just created for parent.
-func (p *Pending) Created(parent types.UID, names ...string) {
+// Expect records children just created for parent.
+func (p *Expectations) Expect(parent types.UID, names ...string) {
 	if len(names) == 0 {
 		return
 	}
@@ -63,7 +70,7 @@ func (p *Pending) Created(parent types.UID, names ...string) {
 
 // Unseen returns the children of parent created but not in seen (the names the cache shows),
 // and forgets those seen. Past CacheTimeout since the last creation it forgets them all.
-func (p *Pending) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[string] {
+func (p *Expectations) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[string] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.parents[parent]
@@ -82,8 +89,9 @@ func (p *Pending) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[strin
 // While the cache still shows that version, the cache has not seen the write: a status computed
 // from it would be built on the old status and refused as a conflict (measured in make bench: a
 // conflict for every third PodClique status write during a scale-out, each one a full validation
-// of the object by the API server for nothing). Like Pending it is an optimisation only: an entry
-// lost with a restart costs at most a conflict, and entries expire after CacheTimeout.
+// of the object by the API server for nothing). Like Expectations it is an optimisation only: an entry
+// lost with a restart costs at most a conflict, and entries expire after CacheTimeout. It is about
+// this process's own updates of existing objects, which Expectations (creations) do not cover.
 type Superseded struct {
 	mu      sync.Mutex
 	objects map[client.ObjectKey]superseded
