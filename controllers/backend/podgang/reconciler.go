@@ -8,6 +8,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubegrove/grove/internal/podgangstatus"
+
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubegrove/grove/internal/conditionlog"
@@ -117,8 +119,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := log.FromContext(ctx)
 	if !equality.Semantic.DeepEqual(*status, pg.Status) {
 		before := pg.Status.Conditions
-		pg.Status = *status
-		if err := r.Client.Status().Update(ctx, pg); err != nil {
+		// Server-side apply with this backend's own field manager: the operator's conditions are
+		// never overwritten, and a stale view is no conflict.
+		if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerBackendPrefix+name, "",
+			*meta.FindStatusCondition(status.Conditions, cond.Type)); err != nil {
 			return ctrl.Result{}, err
 		}
 		conditionlog.Transitions(log, before, pg.Status.Conditions)

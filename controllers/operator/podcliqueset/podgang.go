@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/kubegrove/grove/internal/podgangstatus"
+
 	corev1 "k8s.io/api/core/v1"
 
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -265,8 +267,13 @@ func (r *Reconciler) writeInitialized(ctx context.Context, pg *schedulerv1alpha1
 	}
 	before := pg.Status.Conditions
 	pg = pg.DeepCopy()
-	pg.Status = *status
-	if err := r.Client.Status().Update(ctx, pg); err != nil {
+	// The phase is the operator's only while no scheduler has set another: applied without it, a
+	// field the operator owned would be removed.
+	phase := schedulerv1alpha1.PodGangPhase("")
+	if status.Phase == schedulerv1alpha1.PodGangPhasePending {
+		phase = status.Phase
+	}
+	if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerOperator, phase, *meta.FindStatusCondition(status.Conditions, cond.Type)); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)

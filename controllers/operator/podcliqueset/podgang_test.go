@@ -37,6 +37,14 @@ func TestAPodGangIsNotWrittenFromAViewThatLacksOurLastWrite(t *testing.T) {
 				}
 				return err
 			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				writes++
+				err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				if err != nil {
+					conflicts++
+				}
+				return err
+			},
 		}).Build()
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
 	pcs := samplePCS()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
+	"github.com/kubegrove/grove/internal/podgangstatus"
 )
 
 const timeout = 30 * time.Second
@@ -188,4 +190,36 @@ func TestPodGangsOfOtherBackendsAreLeftAlone(t *testing.T) {
 	require.NoError(t, env.Client.List(ctx, cos, client.InNamespace(ns)))
 	assert.Empty(t, kai.Items)
 	assert.Empty(t, cos.Items)
+}
+
+// The operator and a backend-controller each write their own PodGang condition by server-side
+// apply, with a field manager of their own: the API server merges them by type, whatever order
+// they come in and however stale either view is.
+func TestOperatorAndBackendConditionsAreAppliedByTheirOwnFieldManagers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pg := gang(ns, "ssa-0", configv1alpha1.SchedulerNamePlugins, nil)
+	pg.Spec.TopologyConstraint, pg.Spec.TopologyConstraintGroupConfigs = nil, nil
+	require.NoError(t, env.Client.Create(ctx, pg))
+	initialized := func(status metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: schedulerv1alpha1.ConditionInitialized, Status: status, Reason: schedulerv1alpha1.ReasonReady,
+			ObservedGeneration: pg.Generation, LastTransitionTime: metav1.Now()}
+	}
+	stale := pg.DeepCopy() // the operator's view never shows the backend's write
+	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator, schedulerv1alpha1.PodGangPhasePending, initialized(metav1.ConditionTrue)))
+	require.Equal(t, metav1.ConditionTrue, backendReady(t, pg).Status)
+	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator, schedulerv1alpha1.PodGangPhasePending, initialized(metav1.ConditionFalse)))
+
+	got := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(pg), got))
+	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionInitialized).Status)
+	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady), "the operator's apply keeps the backend's condition")
+	managers := map[string]bool{}
+	for _, f := range got.ManagedFields {
+		if f.Subresource == "status" && f.Operation == metav1.ManagedFieldsOperationApply {
+			managers[f.Manager] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{podgangstatus.ManagerOperator: true, podgangstatus.ManagerBackendPrefix + "scheduler-plugins": true}, managers)
 }
