@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -250,24 +253,15 @@ func IsTraining(pcs *grovev1alpha1.PodCliqueSet) bool {
 	return pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining
 }
 
-// MetaApplied reports whether have carries every label and annotation of want.
-func MetaApplied(have, want metav1.Object) bool {
-	return subset(want.GetLabels(), have.GetLabels()) && subset(want.GetAnnotations(), have.GetAnnotations())
-}
-
-// ApplyMeta merges want's labels and annotations into obj; those others added stay.
-func ApplyMeta(obj, want metav1.Object) {
-	obj.SetLabels(merge(obj.GetLabels(), want.GetLabels()))
-	obj.SetAnnotations(merge(obj.GetAnnotations(), want.GetAnnotations()))
-}
-
-func subset(want, have map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
+// Updated returns a copy of have carrying want's spec (copied by setSpec) and want's labels and
+// annotations — those others added (kubectl annotate) stay — and whether it differs from have:
+// a child is written only when it does.
+func Updated[T client.Object](have, want T, setSpec func(dst, src T)) (T, bool) {
+	updated := have.DeepCopyObject().(T)
+	setSpec(updated, want)
+	updated.SetLabels(merge(updated.GetLabels(), want.GetLabels()))
+	updated.SetAnnotations(merge(updated.GetAnnotations(), want.GetAnnotations()))
+	return updated, !equality.Semantic.DeepEqual(updated, have)
 }
 
 func merge(into, from map[string]string) map[string]string {

@@ -219,13 +219,10 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 		log.FromContext(ctx).Info("created PodClique", "podClique", want.Name, "podGang", want.Labels[grovev1alpha1.LabelPodGang])
 		return nil
 	}
-	// Labels and annotations others added (kubectl annotate) stay.
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
+	updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
+	if !changed {
 		return nil
 	}
-	updated := have.DeepCopy()
-	updated.Spec = want.Spec
-	expand.ApplyMeta(updated, want)
 	if err := r.Client.Update(ctx, updated); err != nil {
 		return err
 	}

@@ -101,13 +101,10 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 		return nil
 	}
 	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, autoscaled)
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
-		return nil
+	if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+		return r.update(ctx, updated)
 	}
-	updated := have.DeepCopy()
-	updated.Spec = want.Spec
-	expand.ApplyMeta(updated, want)
-	return r.update(ctx, updated)
+	return nil
 }
 
 func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
@@ -137,13 +134,10 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 		return nil
 	}
 	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && expand.MetaApplied(have, want) {
-		return nil
+	if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
+		return r.update(ctx, updated)
 	}
-	updated := have.DeepCopy()
-	updated.Spec = want.Spec
-	expand.ApplyMeta(updated, want)
-	return r.update(ctx, updated)
+	return nil
 }
 
 // create creates a child; one that already exists is fine (the cache was behind). obs, when
