@@ -41,3 +41,19 @@ func TestMetricsAreSecuredOnlyWhenConfiguredAndOtherwiseStayOnTheirAddress(t *te
 		})
 	}
 }
+
+func TestTheConfiguredLogLevelDecidesWhichLinesAreWritten(t *testing.T) {
+	for _, tc := range []struct {
+		level       configv1alpha1.LogLevel
+		info, debug bool
+	}{
+		{configv1alpha1.LogLevelDebug, true, true},
+		{configv1alpha1.LogLevelInfo, true, false},
+		{"", true, false},
+		{configv1alpha1.LogLevelError, false, false},
+	} {
+		log := newLogger(&configv1alpha1.OperatorConfiguration{LogLevel: tc.level})
+		assert.Equal(t, tc.info, log.Enabled(), "%q: V(0) lines (decisions that change the cluster)", tc.level)
+		assert.Equal(t, tc.debug, log.V(1).Enabled(), "%q: V(1) lines (waits, detail)", tc.level)
+	}
+}
