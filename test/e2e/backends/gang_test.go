@@ -363,3 +363,30 @@ func TestSyncLatencyIsExported(t *testing.T) {
 	assert.Positive(t, managed["Workload"], "Workloads counted")
 	assert.Equal(t, managed["Workload"], managed["PodGroup"], "one PodGroup per Workload")
 }
+
+// A scaling group's PodCliques come one reconcile after their PodGang, and the backend-controller
+// reads none of them: the coscheduling PodGroup counts every member pod and its requests from the
+// PodGang alone (podResourceRequests). A leader (2 GPUs) and a scaling group of 2 × 2 workers
+// (2 GPUs each) need 10 GPUs: on two 8-GPU nodes the gang is placed whole.
+func TestCoschedulingPodGroupCountsScalingGroupMembersThatDoNotExistYet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 2)
+	pcs := podCliqueSet(ns, "grp", clique(ns, "leader", 1, 2, "scheduler-plugins-scheduler"), clique(ns, "worker", 2, 2, "scheduler-plugins-scheduler"))
+	pcs.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{
+		{Name: "w", CliqueNames: []string{"worker"}, Replicas: ptr.To[int32](2), MinAvailable: ptr.To[int32](2)},
+	}
+	require.NoError(t, k8s().Create(ctx, pcs))
+
+	group := &schedv1alpha1.PodGroup{}
+	require.Eventually(t, func() bool {
+		return k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "grp-0"}, group) == nil
+	}, 30*time.Second, 100*time.Millisecond, "the PodGang's PodGroup")
+	assert.Equal(t, int32(5), group.Spec.MinMember, "1 leader + 2 group replicas × 2 workers")
+	assert.True(t, resource.MustParse("10").Equal(group.Spec.MinResources[cluster.ResourceGPU]), "every member's GPUs: %v", group.Spec.MinResources)
+	assert.True(t, resource.MustParse("5").Equal(group.Spec.MinResources[corev1.ResourceCPU]), "every member's CPUs: %v", group.Spec.MinResources)
+
+	require.Eventually(t, func() bool { return len(bindTimes(pods(t, ns, "grp"))) == 5 }, 90*time.Second, 200*time.Millisecond,
+		"the whole gang is placed by the scheduler-plugins scheduler")
+}
