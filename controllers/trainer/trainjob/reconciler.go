@@ -106,20 +106,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if isSuspended(tj) {
 		return ctrl.Result{}, r.suspend(ctx, tj, rt, wl)
 	}
-	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended); c != nil && c.Status == metav1.ConditionTrue {
-		// The resume is recorded before any pod comes back: the deadline counts from it.
-		if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-			r.setCondition(st, trainerv1alpha1.TrainJobSuspended, metav1.ConditionFalse, trainerv1alpha1.TrainJobResumedReason, "the TrainJob was resumed")
-		}); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed; the deadline counts from now")
+	resumed, err := r.recordResume(ctx, tj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if resumed {
 		// That was this pass's status write; the next pass brings the workload back.
 		return ctrl.Result{RequeueAfter: resumeRequeue}, nil
 	}
 	if dl, ok := deadline(tj); ok && !r.Clock.Now().Before(dl) {
 		return r.failPastDeadline(ctx, tj, rt, wl)
 	}
+	return r.run(ctx, tj, rt, wl)
+}
+
+// recordResume writes that a suspended TrainJob was resumed, before any pod comes back: its
+// deadline counts from it. It reports whether it wrote.
+func (r *Reconciler) recordResume(ctx context.Context, tj *trainerv1alpha1.TrainJob) (bool, error) {
+	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended); c == nil || c.Status != metav1.ConditionTrue {
+		return false, nil
+	}
+	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
+		r.setCondition(st, trainerv1alpha1.TrainJobSuspended, metav1.ConditionFalse, trainerv1alpha1.TrainJobResumedReason, "the TrainJob was resumed")
+	}); err != nil {
+		return false, err
+	}
+	r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed; the deadline counts from now")
+	return true, nil
+}
+
+// run keeps the workload and reports it: it creates (or resumes) the child, reads its outcome,
+// writes the status once, and on a finish waits for the TTL.
+func (r *Reconciler) run(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload) (ctrl.Result, error) {
 	child, err := r.ensureWorkload(ctx, tj, rt, wl)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -131,13 +149,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if out.done != nil && out.done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
 		return r.failPastDeadline(ctx, tj, rt, wl)
 	}
-	plan, err := plan.NewPlan(tj, rt)
+	p, err := plan.NewPlan(tj, rt)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
 		st.JobsStatus = out.jobs
-		st.NumNodes = plan.NumNodes
+		st.NumNodes = p.NumNodes
 		if out.done == nil {
 			r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionTrue, wl.kind()+"Created", fmt.Sprintf("%s %s runs the job", wl.kind(), tj.Name))
 			return
