@@ -13,21 +13,32 @@ import (
 // scheduler, the startup type, scaling-group membership, and every topology constraint (the
 // PodCliqueSet's, each scaling group's and each clique's: the gangs were placed by them).
 func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	var errs field.ErrorList
 	tp := field.NewPath("spec", "template")
-	immutable := func(p *field.Path, oldV, newV any) {
-		if !reflect.DeepEqual(oldV, newV) {
-			errs = append(errs, field.Invalid(p, newV, "field is immutable"))
-		}
-	}
-	immutableTopology := func(p *field.Path, oldV, newV *grovev1alpha1.TopologyConstraint) {
-		if !reflect.DeepEqual(oldV, newV) {
-			errs = append(errs, field.Invalid(p, topologyString(newV), "field is immutable"))
-		}
-	}
-	immutable(tp.Child("cliqueStartupType"), old.Spec.Template.StartupType, pcs.Spec.Template.StartupType)
-	immutableTopology(tp.Child("topologyConstraint"), old.Spec.Template.TopologyConstraint, pcs.Spec.Template.TopologyConstraint)
+	var errs field.ErrorList
+	errs = append(errs, immutable(tp.Child("cliqueStartupType"), old.Spec.Template.StartupType, pcs.Spec.Template.StartupType)...)
+	errs = append(errs, immutableTopology(tp.Child("topologyConstraint"), old.Spec.Template.TopologyConstraint, pcs.Spec.Template.TopologyConstraint)...)
+	errs = append(errs, immutableCliques(old, pcs, tp)...)
+	return append(errs, immutableGroups(old, pcs, tp)...)
+}
 
+func immutable(p *field.Path, oldV, newV any) field.ErrorList {
+	if reflect.DeepEqual(oldV, newV) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, newV, "field is immutable")}
+}
+
+func immutableTopology(p *field.Path, oldV, newV *grovev1alpha1.TopologyConstraint) field.ErrorList {
+	if reflect.DeepEqual(oldV, newV) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, topologyString(newV), "field is immutable")}
+}
+
+// immutableCliques keeps the set of cliques, their order where it defines startup, and each
+// clique's roleName, minAvailable, startsAfter, scheduler and topology constraint.
+func immutableCliques(old, pcs *grovev1alpha1.PodCliqueSet, tp *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	oldCliques := map[string]*grovev1alpha1.PodCliqueTemplateSpec{}
 	var oldOrder, newOrder []string
 	for _, c := range old.Spec.Template.Cliques {
@@ -47,12 +58,12 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 			errs = append(errs, field.Forbidden(p.Child("name"), "cliques cannot be added to an existing PodCliqueSet"))
 			continue
 		}
-		immutable(p.Child("spec", "roleName"), o.Spec.RoleName, c.Spec.RoleName)
-		immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)
-		immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)
-		immutable(p.Child("spec", "startsAfterSucceeded"), o.Spec.StartsAfterSucceeded, c.Spec.StartsAfterSucceeded)
-		immutable(p.Child("spec", "podSpec", "schedulerName"), o.Spec.PodSpec.SchedulerName, c.Spec.PodSpec.SchedulerName)
-		immutableTopology(p.Child("topologyConstraint"), o.TopologyConstraint, c.TopologyConstraint)
+		errs = append(errs, immutable(p.Child("spec", "roleName"), o.Spec.RoleName, c.Spec.RoleName)...)
+		errs = append(errs, immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)...)
+		errs = append(errs, immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)...)
+		errs = append(errs, immutable(p.Child("spec", "startsAfterSucceeded"), o.Spec.StartsAfterSucceeded, c.Spec.StartsAfterSucceeded)...)
+		errs = append(errs, immutable(p.Child("spec", "podSpec", "schedulerName"), o.Spec.PodSpec.SchedulerName, c.Spec.PodSpec.SchedulerName)...)
+		errs = append(errs, immutableTopology(p.Child("topologyConstraint"), o.TopologyConstraint, c.TopologyConstraint)...)
 	}
 	if len(newOrder) < len(oldOrder) {
 		errs = append(errs, field.Forbidden(tp.Child("cliques"), "cliques cannot be removed from an existing PodCliqueSet"))
@@ -61,7 +72,11 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 		len(newOrder) == len(oldOrder) && !reflect.DeepEqual(oldOrder, newOrder) {
 		errs = append(errs, field.Invalid(tp.Child("cliques"), newOrder, "the order of cliques defines startup and is immutable"))
 	}
+	return errs
+}
 
+// immutableGroups keeps scaling-group membership and each group's topology constraint.
+func immutableGroups(old, pcs *grovev1alpha1.PodCliqueSet, tp *field.Path) field.ErrorList {
 	membership := func(p *grovev1alpha1.PodCliqueSet) map[string][]string {
 		out := map[string][]string{}
 		for _, g := range p.Spec.Template.PodCliqueScalingGroupConfigs {
@@ -69,14 +84,14 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 		}
 		return out
 	}
-	immutable(tp.Child("podCliqueScalingGroups"), membership(old), membership(pcs))
+	errs := immutable(tp.Child("podCliqueScalingGroups"), membership(old), membership(pcs))
 	oldGroups := map[string]*grovev1alpha1.TopologyConstraint{}
 	for _, g := range old.Spec.Template.PodCliqueScalingGroupConfigs {
 		oldGroups[g.Name] = g.TopologyConstraint
 	}
 	for i, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		if o, existed := oldGroups[g.Name]; existed { // an added group is a membership change
-			immutableTopology(tp.Child("podCliqueScalingGroups").Index(i).Child("topologyConstraint"), o, g.TopologyConstraint)
+			errs = append(errs, immutableTopology(tp.Child("podCliqueScalingGroups").Index(i).Child("topologyConstraint"), o, g.TopologyConstraint)...)
 		}
 	}
 	return errs

@@ -69,59 +69,9 @@ func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *gr
 	}
 
 	name, namePath := constraints.TopologyName(pcs)
-	nameValid := name != ""
-	for _, c := range all {
-		p := c.Path.Child("topologyName")
-		switch n := c.Constraint.TopologyName; {
-		case n == "" && name == "" && c.Constraint.Pack != nil:
-			errs = append(errs, field.Required(p, "name the ClusterTopologyBinding the pack domains refer to, here or on a parent (children inherit it)"))
-		case n == "":
-		case n != name:
-			errs = append(errs, field.Invalid(p, n, fmt.Sprintf("a PodCliqueSet uses one topology: leave it empty to inherit, or set %q as %s does", name, namePath)))
-		case p.String() == namePath.String():
-			for _, msg := range validation.IsDNS1123Subdomain(n) {
-				errs = append(errs, field.Invalid(p, n, "must be the name of a ClusterTopologyBinding: "+msg))
-				nameValid = false
-			}
-		}
-	}
-
-	var bindingDomains string
-	if binding != nil {
-		var ds []string
-		for _, l := range binding.Levels {
-			ds = append(ds, string(l.Domain))
-		}
-		bindingDomains = strings.Join(ds, ", ")
-	}
-	for _, c := range all {
-		required, preferred := grovev1alpha1.TopologyDomain(constraints.Required(c.Constraint)), grovev1alpha1.TopologyDomain(constraints.Preferred(c.Constraint))
-		pack := c.Path.Child("pack")
-		known := true
-		for _, d := range []struct {
-			field  string
-			domain grovev1alpha1.TopologyDomain
-		}{{"required", required}, {"preferred", preferred}} {
-			if d.domain == "" {
-				continue
-			}
-			p := pack.Child(d.field)
-			if domainRank(d.domain) < 0 {
-				errs = append(errs, field.NotSupported(p, d.domain, domainList(grovev1alpha1.TopologyDomainOrder)))
-				known = false
-				continue
-			}
-			if binding != nil {
-				if _, ok := binding.KeyOf(d.domain); !ok {
-					errs = append(errs, field.Invalid(p, d.domain, fmt.Sprintf("ClusterTopologyBinding %q has no level %q; its domains: %s", name, d.domain, bindingDomains)))
-				}
-			}
-		}
-		if known && required != "" && preferred != "" && domainRank(preferred) < domainRank(required) {
-			errs = append(errs, field.Invalid(pack.Child("preferred"), preferred,
-				fmt.Sprintf("must be equal to or narrower than pack.required (%s); %s", required, domainOrder)))
-		}
-	}
+	nameErrs, nameValid := validateTopologyNames(all, name, namePath)
+	errs = append(errs, nameErrs...)
+	errs = append(errs, validateTopologyDomains(all, name, binding)...)
 	errs = append(errs, validateTopologyHierarchy(pcs)...)
 
 	var warnings admission.Warnings
@@ -227,4 +177,70 @@ func (v *Validator) topologyBinding(ctx context.Context, pcs *grovev1alpha1.PodC
 		return nil, apierrors.NewInternalError(fmt.Errorf("reading ClusterTopologyBinding %q: %w", name, err))
 	}
 	return &ctb.Spec, nil
+}
+
+// validateTopologyNames requires one topology name per PodCliqueSet, set where the constraints
+// need it and valid as a ClusterTopologyBinding name; valid tells whether name is usable.
+func validateTopologyNames(all []constraints.Topology, name string, namePath *field.Path) (errs field.ErrorList, valid bool) {
+	valid = name != ""
+	for _, c := range all {
+		p := c.Path.Child("topologyName")
+		switch n := c.Constraint.TopologyName; {
+		case n == "" && name == "" && c.Constraint.Pack != nil:
+			errs = append(errs, field.Required(p, "name the ClusterTopologyBinding the pack domains refer to, here or on a parent (children inherit it)"))
+		case n == "":
+		case n != name:
+			errs = append(errs, field.Invalid(p, n, fmt.Sprintf("a PodCliqueSet uses one topology: leave it empty to inherit, or set %q as %s does", name, namePath)))
+		case p.String() == namePath.String():
+			for _, msg := range validation.IsDNS1123Subdomain(n) {
+				errs = append(errs, field.Invalid(p, n, "must be the name of a ClusterTopologyBinding: "+msg))
+				valid = false
+			}
+		}
+	}
+
+	return errs, valid
+}
+
+// validateTopologyDomains requires known pack domains, preferred as narrow as or narrower than
+// required, and, when the binding exists, domains it has.
+func validateTopologyDomains(all []constraints.Topology, name string, binding *grovev1alpha1.ClusterTopologyBindingSpec) field.ErrorList {
+	var errs field.ErrorList
+	var bindingDomains string
+	if binding != nil {
+		var ds []string
+		for _, l := range binding.Levels {
+			ds = append(ds, string(l.Domain))
+		}
+		bindingDomains = strings.Join(ds, ", ")
+	}
+	for _, c := range all {
+		required, preferred := grovev1alpha1.TopologyDomain(constraints.Required(c.Constraint)), grovev1alpha1.TopologyDomain(constraints.Preferred(c.Constraint))
+		pack := c.Path.Child("pack")
+		known := true
+		for _, d := range []struct {
+			field  string
+			domain grovev1alpha1.TopologyDomain
+		}{{"required", required}, {"preferred", preferred}} {
+			if d.domain == "" {
+				continue
+			}
+			p := pack.Child(d.field)
+			if domainRank(d.domain) < 0 {
+				errs = append(errs, field.NotSupported(p, d.domain, domainList(grovev1alpha1.TopologyDomainOrder)))
+				known = false
+				continue
+			}
+			if binding != nil {
+				if _, ok := binding.KeyOf(d.domain); !ok {
+					errs = append(errs, field.Invalid(p, d.domain, fmt.Sprintf("ClusterTopologyBinding %q has no level %q; its domains: %s", name, d.domain, bindingDomains)))
+				}
+			}
+		}
+		if known && required != "" && preferred != "" && domainRank(preferred) < domainRank(required) {
+			errs = append(errs, field.Invalid(pack.Child("preferred"), preferred,
+				fmt.Sprintf("must be equal to or narrower than pack.required (%s); %s", required, domainOrder)))
+		}
+	}
+	return errs
 }
