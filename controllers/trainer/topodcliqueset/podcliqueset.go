@@ -36,41 +36,7 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCl
 	if err != nil {
 		return nil, nil, err
 	}
-	js := p.Template.Spec
-	cliques := make([]*grovev1alpha1.PodCliqueTemplateSpec, 0, len(js.ReplicatedJobs))
-	initializers := initializerJobs(js.ReplicatedJobs)
-	var priorityClass string
-	for i := range js.ReplicatedJobs {
-		rj := &js.ReplicatedJobs[i]
-		ready, succeeded := startsAfter(rj, initializers)
-		pod := rj.Template.Spec.Template
-		spec := *pod.Spec.DeepCopy()
-		// A failed pod must surface as a failure so the gang restarts within the budget; an
-		// in-place container restart (OnFailure) would hide it.
-		spec.RestartPolicy = corev1.RestartPolicyNever
-		if priorityClass == "" {
-			priorityClass = spec.PriorityClassName
-		}
-		size := podsOf(rj.Replicas, &rj.Template.Spec)
-		labels := maps.Clone(pod.Labels)
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
-		cliques = append(cliques, &grovev1alpha1.PodCliqueTemplateSpec{
-			Name:        rj.Name,
-			Labels:      labels,
-			Annotations: pod.Annotations,
-			Spec: grovev1alpha1.PodCliqueSpec{
-				RoleName:             rj.Name,
-				Replicas:             size,
-				MinAvailable:         ptr.To(size),
-				StartsAfter:          ready,
-				StartsAfterSucceeded: succeeded,
-				PodSpec:              spec,
-			},
-		})
-	}
+	cliques, priorityClass := cliquesOf(tj, p)
 	pcs := &grovev1alpha1.PodCliqueSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodCliqueSet"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -173,4 +139,46 @@ func startsAfter(rj *jobsetv1alpha2.ReplicatedJob, initializers []string) (ready
 		}
 	}
 	return ready, succeeded
+}
+
+// cliquesOf makes one Training clique per replicated job of the plan (its pods never restart in
+// place: a failure must reach the gang), waiting for the initializers it depends on, and returns
+// them with the first priority class a pod names.
+func cliquesOf(tj *trainerv1alpha1.TrainJob, p *plan.Plan) ([]*grovev1alpha1.PodCliqueTemplateSpec, string) {
+	js := p.Template.Spec
+	cliques := make([]*grovev1alpha1.PodCliqueTemplateSpec, 0, len(js.ReplicatedJobs))
+	initializers := initializerJobs(js.ReplicatedJobs)
+	var priorityClass string
+	for i := range js.ReplicatedJobs {
+		rj := &js.ReplicatedJobs[i]
+		ready, succeeded := startsAfter(rj, initializers)
+		pod := rj.Template.Spec.Template
+		spec := *pod.Spec.DeepCopy()
+		// A failed pod must surface as a failure so the gang restarts within the budget; an
+		// in-place container restart (OnFailure) would hide it.
+		spec.RestartPolicy = corev1.RestartPolicyNever
+		if priorityClass == "" {
+			priorityClass = spec.PriorityClassName
+		}
+		size := podsOf(rj.Replicas, &rj.Template.Spec)
+		labels := maps.Clone(pod.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
+		cliques = append(cliques, &grovev1alpha1.PodCliqueTemplateSpec{
+			Name:        rj.Name,
+			Labels:      labels,
+			Annotations: pod.Annotations,
+			Spec: grovev1alpha1.PodCliqueSpec{
+				RoleName:             rj.Name,
+				Replicas:             size,
+				MinAvailable:         ptr.To(size),
+				StartsAfter:          ready,
+				StartsAfterSucceeded: succeeded,
+				PodSpec:              spec,
+			},
+		})
+	}
+	return cliques, priorityClass
 }
