@@ -28,19 +28,7 @@ func applyMPI(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, net Network) (
 	sshMount := ptr.Deref(policy.SSHAuthMountPath, DefaultSSHAuthMountPath)
 	secretName, hostfileName := SSHAuthSecretName(tj.Name), HostfileConfigMapName(tj.Name)
 
-	sshVolume := corev1.Volume{Name: MPISSHAuthVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName:  secretName,
-		DefaultMode: ptr.To(MPISSHAuthDefaultMode),
-		Items: []corev1.KeyToPath{
-			{Key: corev1.SSHAuthPrivateKey, Path: MPISSHPrivateKeyFile, Mode: ptr.To(MPISSHPrivateKeyFileMode)},
-			{Key: MPISSHPublicKeyKey, Path: MPISSHPublicKeyFile, Mode: ptr.To(MPISSHPublicKeyFileMode)},
-			{Key: MPISSHPublicKeyKey, Path: MPISSHAuthorizedKeysFile, Mode: ptr.To(MPISSHPublicKeyFileMode)},
-		},
-	}}}
-	hostfileVolume := corev1.Volume{Name: MPIHostfileVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: hostfileName},
-		Items:                []corev1.KeyToPath{{Key: MPIHostfileKey, Path: MPIHostfileKey, Mode: ptr.To(MPIHostfileMode)}},
-	}}}
+	sshVolume, hostfileVolume := mpiVolumes(secretName, hostfileName)
 	launcherEnv := []corev1.EnvVar{
 		{Name: EnvOpenMPIHostfile, Value: MPIHostfileDir + "/" + MPIHostfileKey},
 		{Name: EnvOpenMPIKeepFQDNHosts, Value: "true"},
@@ -85,6 +73,25 @@ func applyMPI(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, net Network) (
 		Data:       map[string]string{MPIHostfileKey: hostfile.String()},
 	}
 	return []client.Object{secret, configMap}, nil
+}
+
+// mpiVolumes are the SSH key Secret's volume (private key, public key, authorized_keys) and the
+// hostfile ConfigMap's.
+func mpiVolumes(secretName, hostfileName string) (ssh, hostfile corev1.Volume) {
+	ssh = corev1.Volume{Name: MPISSHAuthVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  secretName,
+		DefaultMode: ptr.To(MPISSHAuthDefaultMode),
+		Items: []corev1.KeyToPath{
+			{Key: corev1.SSHAuthPrivateKey, Path: MPISSHPrivateKeyFile, Mode: ptr.To(MPISSHPrivateKeyFileMode)},
+			{Key: MPISSHPublicKeyKey, Path: MPISSHPublicKeyFile, Mode: ptr.To(MPISSHPublicKeyFileMode)},
+			{Key: MPISSHPublicKeyKey, Path: MPISSHAuthorizedKeysFile, Mode: ptr.To(MPISSHPublicKeyFileMode)},
+		},
+	}}}
+	hostfile = corev1.Volume{Name: MPIHostfileVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: hostfileName},
+		Items:                []corev1.KeyToPath{{Key: MPIHostfileKey, Path: MPIHostfileKey, Mode: ptr.To(MPIHostfileMode)}},
+	}}}
+	return ssh, hostfile
 }
 
 // sshAuthSecret is an immutable kubernetes.io/ssh-auth Secret with a new key pair.
