@@ -65,22 +65,7 @@ func BuildTopology(ct *grovev1alpha1.ClusterTopologyBinding) *kaiv1alpha1.Topolo
 func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding) (grovev1alpha1.SchedulerTopologyStatus, error) {
 	st := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: string(b.Name()), ObservedGeneration: ct.Generation}
 	if ref := TopologyReference(ct); ref != "" {
-		st.TopologyReference = ref
-		if ref != ct.Name {
-			if err := b.deleteOwnTopology(ctx, ct); err != nil {
-				return st, err
-			}
-		}
-		have := &kaiv1alpha1.Topology{}
-		if err := b.client.Get(ctx, client.ObjectKey{Name: ref}, have); err != nil {
-			if apierrors.IsNotFound(err) {
-				st.Message = fmt.Sprintf("KAI Topology %q named in schedulerTopologyBindings does not exist", ref)
-				return st, nil
-			}
-			return st, fmt.Errorf("KAI Topology %s: %w", ref, err)
-		}
-		st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
-		return st, nil
+		return b.compareReferenced(ctx, ct, ref, st)
 	}
 	st.TopologyReference = ct.Name
 	want := BuildTopology(ct)
@@ -123,6 +108,28 @@ func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTop
 			return st, fmt.Errorf("KAI Topology %s: %w", want.Name, err)
 		}
 		log.FromContext(ctx).Info("updated KAI Topology levels", "topology", have.Name)
+	}
+	st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
+	return st, nil
+}
+
+// compareReferenced reports whether the KAI Topology the binding names for kai-scheduler matches
+// its levels, never writing it; the backend's own Topology for the binding goes when the binding
+// names another.
+func (b *Backend) compareReferenced(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding, ref string, st grovev1alpha1.SchedulerTopologyStatus) (grovev1alpha1.SchedulerTopologyStatus, error) {
+	st.TopologyReference = ref
+	if ref != ct.Name {
+		if err := b.deleteOwnTopology(ctx, ct); err != nil {
+			return st, err
+		}
+	}
+	have := &kaiv1alpha1.Topology{}
+	if err := b.client.Get(ctx, client.ObjectKey{Name: ref}, have); err != nil {
+		if apierrors.IsNotFound(err) {
+			st.Message = fmt.Sprintf("KAI Topology %q named in schedulerTopologyBindings does not exist", ref)
+			return st, nil
+		}
+		return st, fmt.Errorf("KAI Topology %s: %w", ref, err)
 	}
 	st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
 	return st, nil
