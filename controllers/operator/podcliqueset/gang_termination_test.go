@@ -2,86 +2,38 @@ package podcliqueset
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/events"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/test/builders"
 )
 
 // gangFixture is a PodCliqueSet "inf" of one replica with a router (breached a minute ago) and a
-// worker, run by a Reconciler whose log lines and status writes are recorded.
+// worker.
 type gangFixture struct {
-	c            client.Client
-	r            *Reconciler
-	rec          *events.FakeRecorder
-	lines        []string
-	statusWrites int
-	pcs          *grovev1alpha1.PodCliqueSet
-	cliques      []*grovev1alpha1.PodClique
+	*fixture
+	pcs     *grovev1alpha1.PodCliqueSet
+	cliques []*grovev1alpha1.PodClique
 }
 
 func newGangFixture(t *testing.T, edit func(*builders.PodCliqueSetBuilder)) *gangFixture {
 	t.Helper()
 	b := builders.PodCliqueSet("ns", "inf").Clique("router", 1).Clique("worker", 1)
 	edit(b)
-	f := &gangFixture{pcs: b.Obj()}
+	pcs := b.Obj()
 	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "InsufficientReadyPods",
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}
-	router := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").ControlledBy(f.pcs, "PodCliqueSet").Condition(breached).Obj()
-	worker := builders.PodClique("ns", "inf-0-worker").OfReplica("inf", "0").ControlledBy(f.pcs, "PodCliqueSet").Ready(1).Obj()
-	f.cliques = []*grovev1alpha1.PodClique{router, worker}
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	f.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(f.pcs, router, worker).WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			f.statusWrites++
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		}}).Build()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	require.NoError(t, err)
-	f.rec = events.NewFakeRecorder(20)
-	f.r = &Reconciler{Client: f.c, Recorder: f.rec, Backends: registry}
-	return f
-}
-
-// reconcile runs one pass, recording its log lines. (The PodCliqueSet's key is on every line
-// controller-runtime's controller logs; test/e2e/operator asserts it on the running operator.)
-func (f *gangFixture) reconcile(t *testing.T) {
-	t.Helper()
-	logger := funcr.New(func(_, args string) { f.lines = append(f.lines, args) }, funcr.Options{})
-	_, err := f.r.Reconcile(log.IntoContext(context.Background(), logger), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf"}})
-	require.NoError(t, err)
-}
-
-func (f *gangFixture) logged(msg string) string {
-	for _, l := range f.lines {
-		if strings.Contains(l, `"msg"="`+msg) {
-			return l
-		}
-	}
-	return ""
+	router := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").ControlledBy(pcs, "PodCliqueSet").Condition(breached).Obj()
+	worker := builders.PodClique("ns", "inf-0-worker").OfReplica("inf", "0").ControlledBy(pcs, "PodCliqueSet").Ready(1).Obj()
+	return &gangFixture{fixture: newFixture(t, pcs, router, worker), pcs: pcs, cliques: []*grovev1alpha1.PodClique{router, worker}}
 }
 
 func (f *gangFixture) remaining(t *testing.T) []string {
@@ -98,14 +50,14 @@ func (f *gangFixture) remaining(t *testing.T) []string {
 func TestGangTerminationDeletesTheWholeReplicaAndSaysWhy(t *testing.T) {
 	f := newGangFixture(t, func(b *builders.PodCliqueSetBuilder) { b.TerminationDelay(metav1.Duration{Duration: time.Second}) })
 
-	f.reconcile(t)
+	f.reconcile(t, "inf")
 
 	assert.Empty(t, f.remaining(t), "the healthy worker goes with the breached router")
 	line := f.logged("gang termination: replica terminated")
 	require.NotEmpty(t, line, "log lines: %q", f.lines)
 	assert.Contains(t, line, `"replica"=0`)
 	assert.Contains(t, line, `"reason"="PodClique inf-0-router below minAvailable for longer than terminationDelay"`)
-	assert.Contains(t, <-f.rec.Events, "GangTerminated")
+	assert.Contains(t, f.warnings()[0], "GangTerminated")
 }
 
 func TestGangTerminationWaitsForTheDelayAndIsOffWithoutOne(t *testing.T) {
@@ -115,7 +67,7 @@ func TestGangTerminationWaitsForTheDelayAndIsOffWithoutOne(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newGangFixture(t, edit)
-			f.reconcile(t)
+			f.reconcile(t, "inf")
 			assert.ElementsMatch(t, []string{"inf-0-router", "inf-0-worker"}, f.remaining(t))
 			assert.Empty(t, f.logged("gang termination"))
 		})
@@ -125,7 +77,7 @@ func TestGangTerminationWaitsForTheDelayAndIsOffWithoutOne(t *testing.T) {
 func TestTrainingRestartIsRecordedOnceThenActedOnAndSaysWhy(t *testing.T) {
 	f := newGangFixture(t, func(b *builders.PodCliqueSetBuilder) { b.Training(2) })
 
-	f.reconcile(t)
+	f.reconcile(t, "inf")
 
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(f.pcs), got))
@@ -149,7 +101,7 @@ func TestTrainingRestartRecordedBeforeACrashIsNotCountedAgain(t *testing.T) {
 	require.NoError(t, f.c.Status().Update(context.Background(), f.pcs))
 	f.statusWrites = 0
 
-	f.reconcile(t)
+	f.reconcile(t, "inf")
 
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(f.pcs), got))
