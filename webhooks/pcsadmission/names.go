@@ -3,10 +3,10 @@ package pcsadmission
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -50,8 +50,9 @@ func (v *Validator) nameOverlap(ctx context.Context, pcs *grovev1alpha1.PodCliqu
 func sharedNames(a, b map[string][]string) []string {
 	var out []string
 	for kind, names := range a {
+		theirs := sets.New(b[kind]...)
 		for _, n := range names {
-			if slices.Contains(b[kind], n) {
+			if theirs.Has(n) {
 				out = append(out, kind+" "+n)
 			}
 		}

@@ -124,8 +124,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if recorded {
 		// A restart was recorded in status and acted on: that was this pass's status write; the
-		// next pass, once the deletions are observed, recreates the replica.
-		return eventbatch.StatusPass(), err
+		// next pass, once the deletions are observed, recreates the replica. (A result beside an
+		// error is ignored by controller-runtime, with a warning.)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return eventbatch.StatusPass(), nil
 	}
 	ro := newRollout(pcs)
 	errs = append(errs, r.syncChildren(ctx, pcs, obs, ro, terminated)...)

@@ -43,9 +43,6 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		r.trainingPhase(pcs, &st, obs)
 		st.CliqueStatuses = cliqueStatuses(pcs, obs)
 		st.RestartsInProgress = finishedRestarts(st.RestartsInProgress, obs)
-		if len(st.RestartsInProgress) == 0 {
-			st.RestartsInProgress = nil
-		}
 	}
 
 	var cond metav1.Condition

@@ -107,15 +107,20 @@ func restartInProgress(pcs *grovev1alpha1.PodCliqueSet, members []*grovev1alpha1
 	return nil
 }
 
-// finishedRestarts drops the recorded restarts none of whose PodCliques is observed any more.
+// finishedRestarts keeps the recorded restarts one of whose PodCliques is still observed (nil
+// when none is, so the field leaves the status).
 func finishedRestarts(restarts []grovev1alpha1.ReplicaRestart, obs *observed) []grovev1alpha1.ReplicaRestart {
 	live := map[types.UID]bool{}
 	for _, p := range obs.cliques {
 		live[p.UID] = true
 	}
-	return slices.DeleteFunc(slices.Clone(restarts), func(rr grovev1alpha1.ReplicaRestart) bool {
-		return !slices.ContainsFunc(rr.PodCliqueUIDs, func(uid types.UID) bool { return live[uid] })
-	})
+	var out []grovev1alpha1.ReplicaRestart
+	for _, rr := range restarts {
+		if slices.ContainsFunc(rr.PodCliqueUIDs, func(uid types.UID) bool { return live[uid] }) {
+			out = append(out, rr)
+		}
+	}
+	return out
 }
 
 // fail records the terminal Failed phase with its reason, and the pods counted at that moment,
