@@ -56,6 +56,9 @@ const (
 	TrainJobRuntimeNotSupportedReason = "TrainingRuntimeNotSupported"
 	TrainJobDeadlineExceededReason    = "DeadlineExceeded"
 	TrainJobRuntimeNotFoundReason     = "TrainingRuntimeNotFound"
+	// TrainJobNameCollisionReason says the workload's name (the TrainJob's) is held by an object
+	// the TrainJob does not own: nothing is adopted, the TrainJob waits until the name is free.
+	TrainJobNameCollisionReason = "NameCollision"
 )
 
 // LabelTrainJobName names the TrainJob an object (a PodCliqueSet, its PodCliques and pods, the

@@ -7,7 +7,6 @@ package trainjob
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -18,17 +17,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -73,12 +67,14 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 }
 
-// resumeRequeue is how soon the pass after a recorded resume comes (a status write of its own
-// wakes no reconcile).
-const resumeRequeue = 10 * time.Millisecond
+// nameCollisionRecheck is how often a TrainJob whose workload name is held by another object
+// looks again: that object's deletion wakes nothing here.
+const nameCollisionRecheck = 30 * time.Second
 
-// Reconcile moves one TrainJob one step: finished jobs only wait for their TTL, suspended ones
-// free their pods, running ones get their workload and its outcome, all bounded by the deadline.
+// Reconcile moves one TrainJob one step, as one pass: observe the runtime and the workload,
+// decide the status, write it once, then act on what it records (create, resume, suspend or tear
+// down the workload; delete the TrainJob when its TTL expires) and report. Finished jobs only
+// wait for their TTL; every timer is recomputed from the API.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tj := &trainerv1alpha1.TrainJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, tj); err != nil {
@@ -87,137 +83,129 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !tj.DeletionTimestamp.IsZero() || !managedByUs(tj) {
 		return ctrl.Result{}, nil
 	}
+	obs, err := r.observe(ctx, tj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := decide(tj, obs)
+	if err := r.writeStatus(ctx, tj, d.status); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.report(tj, d)
+	if err := r.act(ctx, tj, obs, d.act); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.next(ctx, tj, obs, d)
+}
+
+// observation is what one pass reads of the API.
+type observation struct {
+	now time.Time
+	// rt is the runtime the TrainJob runs on: its snapshot, or before the TrainJob started the
+	// live runtime (snapshotted is then false). Nil when it cannot be resolved.
+	rt          *plan.Runtime
+	snapshotted bool
+	// Why a TrainJob that has not started cannot: its runtime is missing, cannot be run by this
+	// controller, or cannot build this TrainJob (a runtime patch naming a job it lacks).
+	missing     *runtimeNotFoundError
+	unsupported error
+	buildFailed error
+
+	wl workload
+	// child is the workload as read, nil when there is none; owned says the TrainJob controls it.
+	child client.Object
+	owned bool
+	// out is the run's outcome, read from the child (or, before it exists, from the child as it
+	// will be created, so the first status counts its jobs).
+	out      outcome
+	numNodes int32
+}
+
+// observe reads the runtime and the workload of tj.
+func (r *Reconciler) observe(ctx context.Context, tj *trainerv1alpha1.TrainJob) (*observation, error) {
+	o := &observation{now: r.Clock.Now()}
 	rt, err := r.loadSnapshot(ctx, tj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
-	if finished(tj) != nil {
-		return r.afterFinish(ctx, tj, rt)
-	}
+	o.rt, o.snapshotted = rt, rt != nil
 	if rt == nil {
-		if rt, err = r.start(ctx, tj); rt == nil || err != nil {
-			return ctrl.Result{}, err
+		if err := r.observeLiveRuntime(ctx, tj, o); err != nil || o.rt == nil {
+			return o, err
 		}
 	}
-	wl, err := workloadFor(rt)
+	if o.wl, err = workloadFor(o.rt); err != nil {
+		o.unsupported = err
+		return o, nil
+	}
+	child, found, err := r.getChild(ctx, tj, o.wl)
 	if err != nil {
-		return ctrl.Result{}, r.notSupported(ctx, tj, err)
+		return nil, err
 	}
-	if isSuspended(tj) {
-		return ctrl.Result{}, r.suspend(ctx, tj, rt, wl)
+	if found {
+		o.child = child
+		owner := metav1.GetControllerOf(child)
+		o.owned = owner != nil && owner.UID == tj.UID
 	}
-	resumed, err := r.recordResume(ctx, tj)
-	if err != nil {
-		return ctrl.Result{}, err
+	if finished(tj) != nil || o.blocked() {
+		return o, nil
 	}
-	if resumed {
-		// That was this pass's status write; the next pass brings the workload back.
-		return ctrl.Result{RequeueAfter: resumeRequeue}, nil
-	}
-	if dl, ok := deadline(tj); ok && !r.Clock.Now().Before(dl) {
-		return r.failPastDeadline(ctx, tj, rt, wl)
-	}
-	return r.run(ctx, tj, rt, wl)
-}
-
-// recordResume writes that a suspended TrainJob was resumed, before any pod comes back: its
-// deadline counts from it. It reports whether it wrote.
-func (r *Reconciler) recordResume(ctx context.Context, tj *trainerv1alpha1.TrainJob) (bool, error) {
-	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended); c == nil || c.Status != metav1.ConditionTrue {
-		return false, nil
-	}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		r.setCondition(st, trainerv1alpha1.TrainJobSuspended, metav1.ConditionFalse, trainerv1alpha1.TrainJobResumedReason, "the TrainJob was resumed")
-	}); err != nil {
-		return false, err
-	}
-	r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed; the deadline counts from now")
-	return true, nil
-}
-
-// run keeps the workload and reports it: it creates (or resumes) the child, reads its outcome,
-// writes the status once, and on a finish waits for the TTL.
-func (r *Reconciler) run(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload) (ctrl.Result, error) {
-	child, err := r.ensureWorkload(ctx, tj, rt, wl)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	out, err := wl.observe(ctx, r.Client, child)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if out.done != nil && out.done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
-		return r.failPastDeadline(ctx, tj, rt, wl)
-	}
-	p, err := plan.NewPlan(tj, rt)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		st.JobsStatus = out.jobs
-		st.NumNodes = p.NumNodes
-		if out.done == nil {
-			r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionTrue, wl.kind()+"Created", fmt.Sprintf("%s %s runs the job", wl.kind(), tj.Name))
-			return
+	if child == nil {
+		// The first status is written before the child exists: it counts the jobs as they will be.
+		if child, _, err = o.wl.build(tj, o.rt, false); err != nil {
+			return nil, err
 		}
-		r.setCondition(st, out.done.Type, metav1.ConditionTrue, out.done.Reason, out.done.Message)
-		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, out.done.Type, "the job finished")
-	}); err != nil {
-		return ctrl.Result{}, err
 	}
-	if out.done != nil {
-		r.recordFinish(tj, out.done)
-		return r.afterFinish(ctx, tj, rt)
+	if o.out, err = o.wl.observe(ctx, r.Client, child); err != nil {
+		return nil, err
 	}
-	if dl, ok := deadline(tj); ok {
-		return ctrl.Result{RequeueAfter: untilTime(dl, r.Clock.Now())}, nil
+	p, err := plan.NewPlan(tj, o.rt)
+	if err != nil {
+		return nil, err
 	}
-	return ctrl.Result{}, nil
+	o.numNodes = p.NumNodes
+	return o, nil
 }
 
-func managedByUs(tj *trainerv1alpha1.TrainJob) bool {
-	return ptr.Deref(tj.Spec.ManagedBy, trainerv1alpha1.TrainJobControllerManagedBy) == trainerv1alpha1.TrainJobControllerManagedBy
-}
-
-// start resolves the runtime and snapshots it. It returns nil without error while the runtime is
-// missing (the TrainJob says so and waits) or not supported (the TrainJob failed).
-func (r *Reconciler) start(ctx context.Context, tj *trainerv1alpha1.TrainJob) (*plan.Runtime, error) {
+// observeLiveRuntime resolves the runtime of a TrainJob that has not started and checks that
+// this controller can build the TrainJob's workload from it.
+func (r *Reconciler) observeLiveRuntime(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation) error {
 	rt, err := r.resolveRuntime(ctx, tj)
 	var missing *runtimeNotFoundError
 	switch {
 	case errors.As(err, &missing):
-		return nil, r.waitForRuntime(ctx, tj, missing)
+		o.missing = missing
+		return nil
+	case isUnsupported(err):
+		o.unsupported = err
+		return nil
 	case err != nil:
-		return nil, r.notSupported(ctx, tj, err)
+		return err
 	}
-	// A runtime this controller cannot build fails the TrainJob before anything is recorded.
+	o.rt = rt
+	if finished(tj) != nil {
+		return nil // only its TTL matters
+	}
 	wl, err := workloadFor(rt)
 	if err == nil {
 		_, _, err = wl.build(tj, rt, true)
 	}
 	switch {
 	case isUnsupported(err):
-		return nil, r.notSupported(ctx, tj, err)
+		o.unsupported = err
 	case err != nil:
-		return nil, r.cannotBuild(ctx, tj, err)
+		o.buildFailed = err
 	}
-	if err := r.saveSnapshot(ctx, tj, rt); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
-	}
-	return rt, nil
+	return nil
 }
 
-func (r *Reconciler) waitForRuntime(ctx context.Context, tj *trainerv1alpha1.TrainJob, missing *runtimeNotFoundError) error {
-	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning); c != nil && c.Reason == trainerv1alpha1.TrainJobRuntimeNotFoundReason {
-		return nil
-	}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, trainerv1alpha1.TrainJobRuntimeNotFoundReason, missing.Error())
-	}); err != nil {
-		return err
-	}
-	r.Recorder.Eventf(tj, nil, corev1.EventTypeWarning, EventRuntimeNotFound, "Resolve", missing.Error())
-	return nil
+// blocked reports whether the TrainJob cannot run on what was observed.
+func (o *observation) blocked() bool {
+	return o.missing != nil || o.unsupported != nil || o.buildFailed != nil
+}
+
+func managedByUs(tj *trainerv1alpha1.TrainJob) bool {
+	return ptr.Deref(tj.Spec.ManagedBy, trainerv1alpha1.TrainJobControllerManagedBy) == trainerv1alpha1.TrainJobControllerManagedBy
 }
 
 // isUnsupported reports whether err says the runtime is one this controller cannot run.
@@ -227,224 +215,37 @@ func isUnsupported(err error) bool {
 	return errors.As(err, &ns) || errors.As(err, &us)
 }
 
-// cannotBuild reports a TrainJob its runtime cannot be built with (a runtime patch naming a job
-// the runtime lacks): the TrainJob waits for an edit instead of retrying in a loop.
-func (r *Reconciler) cannotBuild(ctx context.Context, tj *trainerv1alpha1.TrainJob, cause error) error {
-	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning); c != nil && c.Reason == ReasonBuildFailed && c.Message == cause.Error() {
-		return nil
+// report emits the events and metrics of the transitions the status write recorded.
+func (r *Reconciler) report(tj *trainerv1alpha1.TrainJob, d decision) {
+	for _, e := range d.events {
+		r.Recorder.Eventf(tj, nil, e.eventType, e.reason, e.action, "%s", e.message)
 	}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, ReasonBuildFailed, cause.Error())
-	}); err != nil {
-		return err
+	if d.finish != nil {
+		r.recordFinish(tj, d.finish)
 	}
-	r.Recorder.Eventf(tj, nil, corev1.EventTypeWarning, ReasonBuildFailed, "Build", "%v", cause)
-	return nil
 }
 
-// notSupported fails the TrainJob when its runtime cannot be built (or is not a transient error).
-func (r *Reconciler) notSupported(ctx context.Context, tj *trainerv1alpha1.TrainJob, cause error) error {
-	if !isUnsupported(cause) {
-		return cause
+// next is when the TrainJob needs the next pass: at its deadline while it runs, at its TTL once
+// it finished (deleting it when that has passed), and soon while its name is held.
+func (r *Reconciler) next(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, d decision) (ctrl.Result, error) {
+	if finished(tj) != nil {
+		return r.expire(ctx, tj, o.rt)
 	}
-	done := &metav1.Condition{Type: trainerv1alpha1.TrainJobFailed, Status: metav1.ConditionTrue,
-		Reason: trainerv1alpha1.TrainJobRuntimeNotSupportedReason, Message: cause.Error()}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		r.setCondition(st, done.Type, done.Status, done.Reason, done.Message)
-		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, done.Type, "the runtime is not supported")
-	}); err != nil {
-		return err
+	if d.recheck > 0 {
+		return ctrl.Result{RequeueAfter: d.recheck}, nil
 	}
-	r.recordFinish(tj, done)
-	return nil
+	if dl, ok := deadline(tj); ok && d.act == actRun {
+		return ctrl.Result{RequeueAfter: untilTime(dl, o.now)}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
-// suspend records the suspension, then frees every pod: a JobSet is suspended (and rebuilt from
-// the TrainJob while it stays so), a PodCliqueSet is deleted and rebuilt on resume.
-func (r *Reconciler) suspend(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload) error {
-	if c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended); c == nil || c.Status != metav1.ConditionTrue {
-		if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-			r.setCondition(st, trainerv1alpha1.TrainJobSuspended, metav1.ConditionTrue, trainerv1alpha1.TrainJobSuspendedReason, "the TrainJob is suspended")
-			r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, trainerv1alpha1.TrainJobSuspendedReason, "the TrainJob is suspended; its pods are gone")
-		}); err != nil {
-			return err
-		}
-		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventSuspended, "Suspend", "suspended; the deadline timer stopped")
-	}
-	child, found, err := r.getChild(ctx, tj, wl)
-	if err != nil || !found {
-		return err
-	}
-	if !wl.freesPodsBySuspending() {
-		return r.deleteChild(ctx, child)
-	}
-	if !wl.suspended(child) {
-		patch := client.MergeFrom(child.DeepCopyObject().(client.Object))
-		wl.markSuspended(child)
-		if err := r.Client.Patch(ctx, child, patch); err != nil {
-			return err
-		}
-		log.FromContext(ctx).Info("suspended the workload", "kind", wl.kind(), "name", child.GetName())
-		return nil
-	}
-	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
-		_, err := r.applyWorkload(ctx, tj, rt, wl, true, false)
-		return err
-	}
-	return nil
-}
-
-// ensureWorkload creates the child when it is missing, and resumes a suspended JobSet (rebuilt
-// first if the TrainJob changed while suspended). A running child is never rebuilt. It returns
-// the child as last written or read, so a cache that has not caught up yet is no problem.
-func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload) (client.Object, error) {
-	child, found, err := r.getChild(ctx, tj, wl)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		child, err := r.applyWorkload(ctx, tj, rt, wl, false, true)
-		if err != nil {
-			return nil, err
-		}
-		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", child.GetName(), "runtime", tj.Spec.RuntimeRef.Name)
-		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created %s %s", wl.kind(), tj.Name)
-		return child, nil
-	}
-	if owner := metav1.GetControllerOf(child); owner == nil || owner.UID != tj.UID {
-		return nil, fmt.Errorf("%s %s exists and is not owned by this TrainJob", wl.kind(), child.GetName())
-	}
-	if !wl.suspended(child) {
-		return child, nil
-	}
-	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
-		// Rebuilt while still suspended: the JobSet accepts template changes only then.
-		if _, err := r.applyWorkload(ctx, tj, rt, wl, true, false); err != nil {
-			return nil, err
-		}
-	}
-	return r.applyWorkload(ctx, tj, rt, wl, false, false)
-}
-
-// applyWorkload declares the child and what it needs first, owned by the TrainJob, and returns
-// the child as declared. A new child is created rather than applied, so an unrelated object of
-// the same name is never taken over.
-func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (client.Object, error) {
-	child, extra, err := wl.build(tj, rt, suspend)
-	if err != nil {
-		return nil, err
-	}
-	for _, obj := range extra {
-		if err := r.apply(ctx, tj, obj); err != nil {
-			return nil, err
-		}
-	}
-	annotations := child.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[annotationBuiltFrom] = fmt.Sprint(tj.Generation)
-	child.SetAnnotations(annotations)
-	if create {
-		if err := controllerutil.SetControllerReference(tj, child, r.Client.Scheme()); err != nil {
-			return nil, err
-		}
-		return child, r.Client.Create(ctx, child, client.FieldOwner(FieldOwner))
-	}
-	return child, r.apply(ctx, tj, child)
-}
-
-// apply declares obj server-side. Secrets are only created: an MPI key is generated once and is
-// immutable.
-func (r *Reconciler) apply(ctx context.Context, tj *trainerv1alpha1.TrainJob, obj client.Object) error {
-	if err := controllerutil.SetControllerReference(tj, obj, r.Client.Scheme()); err != nil {
-		return err
-	}
-	if _, ok := obj.(*corev1.Secret); ok {
-		return client.IgnoreAlreadyExists(r.Client.Create(ctx, obj))
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	delete(u, "status")
-	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}),
-		client.FieldOwner(FieldOwner), client.ForceOwnership)
-}
-
-func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob, wl workload) (client.Object, bool, error) {
-	child := wl.newChild()
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: tj.Name}, child)
-	if apierrors.IsNotFound(err) {
-		return nil, false, nil
-	}
-	return child, err == nil, err
-}
-
-func (r *Reconciler) deleteChild(ctx context.Context, child client.Object) error {
-	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err == nil {
-		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", fmt.Sprintf("%T", child), "name", child.GetName())
-	}
-	return client.IgnoreNotFound(err)
-}
-
-// deadlineExceeded records the failure, then tears the workload down.
-func (r *Reconciler) deadlineExceeded(ctx context.Context, tj *trainerv1alpha1.TrainJob, wl workload) error {
-	msg := fmt.Sprintf("the TrainJob ran longer than activeDeadlineSeconds (%ds)", *tj.Spec.ActiveDeadlineSeconds)
-	done := &metav1.Condition{Type: trainerv1alpha1.TrainJobFailed, Status: metav1.ConditionTrue,
-		Reason: trainerv1alpha1.TrainJobDeadlineExceededReason, Message: msg}
-	if err := r.writeStatus(ctx, tj, func(st *trainerv1alpha1.TrainJobStatus) {
-		r.setCondition(st, done.Type, done.Status, done.Reason, done.Message)
-		r.setCondition(st, trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, done.Type, "the job finished")
-	}); err != nil {
-		return err
-	}
-	r.recordFinish(tj, done)
-	child, found, err := r.getChild(ctx, tj, wl)
-	if err != nil || !found {
-		return err
-	}
-	return r.deleteChild(ctx, child)
-}
-
-// failPastDeadline fails the TrainJob for its deadline and, like every finish, waits for the TTL.
-// The failure is a status write, which wakes no reconcile, and a workload the deadline beat to
-// creation leaves no deletion to wake one either: without the requeue here, such a TrainJob
-// outlived its TTL until the controller restarted (found by the chaos suite).
-func (r *Reconciler) failPastDeadline(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload) (ctrl.Result, error) {
-	if err := r.deadlineExceeded(ctx, tj, wl); err != nil {
-		return ctrl.Result{}, err
-	}
-	return r.afterFinish(ctx, tj, rt)
-}
-
-// afterFinish finishes a teardown a crash interrupted and deletes the TrainJob when its TTL
-// expires. It never creates anything.
-func (r *Reconciler) afterFinish(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (ctrl.Result, error) {
-	done := finished(tj)
+// expire deletes a finished TrainJob once its TTL expired, or waits for it.
+func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (ctrl.Result, error) {
 	if rt == nil {
-		// Finished before it started (runtime not supported): the live runtime's TTL applies.
-		resolved, err := r.resolveRuntime(ctx, tj)
-		if err != nil {
-			return ctrl.Result{}, nil
-		}
-		rt = resolved
+		return ctrl.Result{}, nil // no runtime: no TTL
 	}
-	if done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
-		if wl, err := workloadFor(rt); err == nil {
-			child, found, err := r.getChild(ctx, tj, wl)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if found && child.GetDeletionTimestamp().IsZero() {
-				if err := r.deleteChild(ctx, child); err != nil {
-					return ctrl.Result{}, err
-				}
-			}
-		}
-	}
+	done := finished(tj)
 	at, ok := expiry(tj, rt.Spec.TTLSecondsAfterFinished)
 	if !ok {
 		return ctrl.Result{}, nil
@@ -452,13 +253,13 @@ func (r *Reconciler) afterFinish(ctx context.Context, tj *trainerv1alpha1.TrainJ
 	if now := r.Clock.Now(); now.Before(at) {
 		return ctrl.Result{RequeueAfter: untilTime(at, now)}, nil
 	}
-	r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventTTLExpired, "Delete", "deleting: finished %s ago, ttlSecondsAfterFinished is %ds",
-		r.Clock.Since(done.LastTransitionTime.Time).Round(time.Second), *rt.Spec.TTLSecondsAfterFinished)
 	if err := r.Client.Delete(ctx, tj, client.Preconditions{UID: ptr.To(tj.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info("TTL deletion: deleted the finished TrainJob", "finished", done.Type, "reason", done.Reason,
 		"ttlSecondsAfterFinished", *rt.Spec.TTLSecondsAfterFinished)
+	r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventTTLExpired, "Delete", "deleted: finished %s ago, ttlSecondsAfterFinished is %ds",
+		r.Clock.Since(done.LastTransitionTime.Time).Round(time.Second), *rt.Spec.TTLSecondsAfterFinished)
 	ttlDeletions.Inc()
 	return ctrl.Result{}, nil
 }
@@ -479,26 +280,18 @@ func (r *Reconciler) recordFinish(tj *trainerv1alpha1.TrainJob, done *metav1.Con
 	finishedJobs.WithLabelValues(done.Type, done.Reason).Inc()
 }
 
-// writeStatus applies change to a copy of the status and writes it only when it differs.
-func (r *Reconciler) writeStatus(ctx context.Context, tj *trainerv1alpha1.TrainJob, change func(*trainerv1alpha1.TrainJobStatus)) error {
-	st := tj.Status.DeepCopy()
-	change(st)
-	if equality.Semantic.DeepEqual(*st, tj.Status) {
+// writeStatus writes st as the TrainJob's status, only when it differs, and logs the condition
+// transitions. It is the pass's one status write.
+func (r *Reconciler) writeStatus(ctx context.Context, tj *trainerv1alpha1.TrainJob, st trainerv1alpha1.TrainJobStatus) error {
+	if equality.Semantic.DeepEqual(st, tj.Status) {
 		return nil
 	}
 	updated := tj.DeepCopy()
-	updated.Status = *st
+	updated.Status = st
 	if err := r.Client.Status().Update(ctx, updated); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), tj.Status.Conditions, updated.Status.Conditions)
 	*tj = *updated
 	return nil
-}
-
-// setCondition sets a condition; the transition time, read from the controller's clock, moves
-// only when the status changes.
-func (r *Reconciler) setCondition(st *trainerv1alpha1.TrainJobStatus, typ string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message,
-		LastTransitionTime: metav1.NewTime(r.Clock.Now())})
 }

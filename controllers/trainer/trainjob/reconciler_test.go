@@ -2,6 +2,7 @@ package trainjob
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -21,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -62,9 +65,13 @@ func testJob(mutate ...func(*trainerv1alpha1.TrainJob)) *trainerv1alpha1.TrainJo
 }
 
 type harness struct {
-	r     *Reconciler
-	c     client.Client
-	clock *clocktesting.FakePassiveClock
+	r        *Reconciler
+	c        client.Client
+	clock    *clocktesting.FakePassiveClock
+	recorder *events.FakeRecorder
+	// statusWrites counts TrainJob status writes; failStatus makes the next ones fail.
+	statusWrites int
+	failStatus   error
 }
 
 func newHarness(t *testing.T, objs ...client.Object) *harness {
@@ -74,10 +81,33 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	require.NoError(t, trainerv1alpha1.AddToScheme(scheme))
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, jobsetv1alpha2.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithStatusSubresource(&trainerv1alpha1.TrainJob{}, &grovev1alpha1.PodCliqueSet{}).Build()
-	clock := clocktesting.NewFakePassiveClock(created)
-	return &harness{r: &Reconciler{Client: c, Recorder: events.NewFakeRecorder(100), Clock: clock}, c: c, clock: clock}
+	h := &harness{clock: clocktesting.NewFakePassiveClock(created), recorder: events.NewFakeRecorder(100)}
+	h.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&trainerv1alpha1.TrainJob{}, &grovev1alpha1.PodCliqueSet{}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if _, ok := obj.(*trainerv1alpha1.TrainJob); ok && sub == "status" {
+				if h.failStatus != nil {
+					return h.failStatus
+				}
+				h.statusWrites++
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	h.r = &Reconciler{Client: h.c, Recorder: h.recorder, Clock: h.clock}
+	return h
+}
+
+// events drains the events recorded so far.
+func (h *harness) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
 }
 
 func (h *harness) reconcile(t *testing.T) ctrl.Result {
@@ -151,16 +181,16 @@ func TestAResumedJobIsRebuiltFromTheSnapshotNotTheEditedRuntime(t *testing.T) {
 	require.NoError(t, h.c.Delete(context.Background(), edited))
 
 	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(false) })
-	res := h.reconcile(t)
-	_, exists = h.pcs(t)
-	assert.False(t, exists, "the resume is recorded first, in a pass of its own")
-	assert.Positive(t, res.RequeueAfter, "and the next pass comes at once")
+	writes := h.statusWrites
 	h.reconcile(t)
 	pcs, ok := h.pcs(t)
 	require.True(t, ok, "resumed with the runtime deleted")
 	assert.Equal(t, "img:v1", pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image)
-	resumed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobSuspended)
+	tj := h.job(t)
+	resumed := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended)
 	assert.Equal(t, trainerv1alpha1.TrainJobResumedReason, resumed.Reason)
+	assert.True(t, meta.IsStatusConditionTrue(tj.Status.Conditions, trainerv1alpha1.TrainJobRunning))
+	assert.Equal(t, 1, h.statusWrites-writes, "the resume and the running workload are one status write")
 }
 
 func setSpec(t *testing.T, h *harness, change func(*trainerv1alpha1.TrainJob)) {
@@ -284,4 +314,78 @@ func TestARuntimePatchForAMissingJobIsReportedAndWaitsForAnEdit(t *testing.T) {
 	assert.False(t, exists)
 	h.reconcile(t)
 	assert.Equal(t, tj.ResourceVersion, h.job(t).ResourceVersion, "reported once")
+}
+
+func TestEveryPassWritesTheStatusAtMostOnce(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](60)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"start", func() {}},
+		{"suspend", func() { setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(true) }) }},
+		{"resume", func() { setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(false) }) }},
+		{"past the deadline", func() { h.clock.SetTime(created.Add(200 * time.Second)) }},
+		{"finished", func() {}},
+	}
+	for _, step := range steps {
+		step.do()
+		before := h.statusWrites
+		h.reconcile(t)
+		assert.LessOrEqual(t, h.statusWrites-before, 1, step.name)
+	}
+	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
+	require.NotNil(t, failed)
+	assert.Equal(t, trainerv1alpha1.TrainJobDeadlineExceededReason, failed.Reason)
+}
+
+func TestAStatusWriteThatFailsEmitsNothingAndActsOnNothing(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
+	h.reconcile(t)
+	h.events()
+	h.clock.SetTime(created.Add(20 * time.Second))
+	h.failStatus = apierrors.NewConflict(schema.GroupResource{Group: "trainer.kubeflow.org", Resource: "trainjobs"}, "job", errors.New("the object has been modified"))
+	_, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "job"}})
+	require.Error(t, err)
+	assert.Empty(t, h.events(), "no event for a failure the status does not record")
+	_, exists := h.pcs(t)
+	assert.True(t, exists, "the workload stays until its failure is recorded")
+
+	h.failStatus = nil
+	h.reconcile(t)
+	assert.Len(t, h.events(), 1, "the deadline is reported once it is recorded")
+	_, exists = h.pcs(t)
+	assert.False(t, exists)
+}
+
+func TestAWorkloadNameHeldByAnotherObjectIsReportedAndNeverTouched(t *testing.T) {
+	foreign := &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "someone-else"}}
+	h := newHarness(t, testRuntime("img:v1", nil), testJob(), foreign)
+	res := h.reconcile(t)
+	assert.Equal(t, nameCollisionRecheck, res.RequeueAfter, "the holder's deletion wakes nothing: look again")
+	running := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobRunning)
+	require.NotNil(t, running)
+	assert.Equal(t, metav1.ConditionFalse, running.Status)
+	assert.Equal(t, trainerv1alpha1.TrainJobNameCollisionReason, running.Reason)
+	assert.Contains(t, running.Message, "PodCliqueSet job")
+	assert.Len(t, h.events(), 1)
+
+	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(true) })
+	h.reconcile(t)
+	pcs, exists := h.pcs(t)
+	require.True(t, exists, "suspending never deletes an object the TrainJob does not own")
+	assert.Equal(t, types.UID("someone-else"), pcs.UID)
+}
+
+func TestAnUnsupportedRuntimeFailsTheJobAndItsTTLStillRuns(t *testing.T) {
+	rt := testRuntime("img:v1", ptr.To[int32](30))
+	rt.Spec.WorkloadKind = "Deployment"
+	h := newHarness(t, rt, testJob())
+	assert.Equal(t, 30*time.Second, h.reconcile(t).RequeueAfter, "a failure at start waits for the TTL like any other")
+	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
+	require.NotNil(t, failed)
+	assert.Equal(t, trainerv1alpha1.TrainJobRuntimeNotSupportedReason, failed.Reason)
+	assert.Contains(t, failed.Message, "spec.workloadKind")
+	_, exists := h.pcs(t)
+	assert.False(t, exists)
 }

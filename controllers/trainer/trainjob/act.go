@@ -1,0 +1,159 @@
+package trainjob
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
+)
+
+// act carries out what the written status records. Every action is idempotent: a pass that
+// crashed after its status write does it again.
+func (r *Reconciler) act(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, a action) error {
+	switch a {
+	case actRun, actSuspend:
+		// The runtime is recorded before any child is built from it.
+		if !o.snapshotted {
+			if err := r.saveSnapshot(ctx, tj, o.rt); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		}
+		if a == actRun {
+			return r.ensureWorkload(ctx, tj, o.rt, o.wl, o.child)
+		}
+		return r.freePods(ctx, tj, o)
+	case actTearDown:
+		if o.child != nil && o.owned && o.child.GetDeletionTimestamp().IsZero() {
+			return r.deleteChild(ctx, o.child)
+		}
+	}
+	return nil
+}
+
+// freePods frees every pod of a suspended TrainJob: a JobSet is suspended (and rebuilt from the
+// TrainJob while it stays so), a PodCliqueSet is deleted and rebuilt on resume.
+func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation) error {
+	child, wl := o.child, o.wl
+	if child == nil || !o.owned {
+		return nil
+	}
+	if !wl.freesPodsBySuspending() {
+		return r.deleteChild(ctx, child)
+	}
+	if !wl.suspended(child) {
+		patch := client.MergeFrom(child.DeepCopyObject().(client.Object))
+		wl.markSuspended(child)
+		if err := r.Client.Patch(ctx, child, patch); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("suspended the workload", "kind", wl.kind(), "name", child.GetName())
+		return nil
+	}
+	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
+		_, err := r.applyWorkload(ctx, tj, o.rt, wl, true, false)
+		return err
+	}
+	return nil
+}
+
+// ensureWorkload creates the child when it is missing, and resumes a suspended JobSet (rebuilt
+// first if the TrainJob changed while suspended). A running child is never rebuilt.
+func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, child client.Object) error {
+	if child == nil {
+		if _, err := r.applyWorkload(ctx, tj, rt, wl, false, true); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", tj.Name, "runtime", tj.Spec.RuntimeRef.Name)
+		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created %s %s", wl.kind(), tj.Name)
+		return nil
+	}
+	if !wl.suspended(child) {
+		return nil
+	}
+	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
+		// Rebuilt while still suspended: the JobSet accepts template changes only then.
+		if _, err := r.applyWorkload(ctx, tj, rt, wl, true, false); err != nil {
+			return err
+		}
+	}
+	if _, err := r.applyWorkload(ctx, tj, rt, wl, false, false); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("resumed the workload", "kind", wl.kind(), "name", child.GetName())
+	return nil
+}
+
+// applyWorkload declares the child and what it needs first, owned by the TrainJob, and returns
+// the child as declared. A new child is created rather than applied, so an unrelated object of
+// the same name is never taken over.
+func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (client.Object, error) {
+	child, extra, err := wl.build(tj, rt, suspend)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range extra {
+		if err := r.apply(ctx, tj, obj); err != nil {
+			return nil, err
+		}
+	}
+	annotations := child.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationBuiltFrom] = fmt.Sprint(tj.Generation)
+	child.SetAnnotations(annotations)
+	if create {
+		if err := controllerutil.SetControllerReference(tj, child, r.Client.Scheme()); err != nil {
+			return nil, err
+		}
+		return child, r.Client.Create(ctx, child, client.FieldOwner(FieldOwner))
+	}
+	return child, r.apply(ctx, tj, child)
+}
+
+// apply declares obj server-side. Secrets are only created: an MPI key is generated once and is
+// immutable.
+func (r *Reconciler) apply(ctx context.Context, tj *trainerv1alpha1.TrainJob, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(tj, obj, r.Client.Scheme()); err != nil {
+		return err
+	}
+	if _, ok := obj.(*corev1.Secret); ok {
+		return client.IgnoreAlreadyExists(r.Client.Create(ctx, obj))
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	delete(u, "status")
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}),
+		client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
+
+func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob, wl workload) (client.Object, bool, error) {
+	child := wl.newChild()
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: tj.Name}, child)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	return child, err == nil, err
+}
+
+func (r *Reconciler) deleteChild(ctx context.Context, child client.Object) error {
+	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err == nil {
+		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", fmt.Sprintf("%T", child), "name", child.GetName())
+	}
+	return client.IgnoreNotFound(err)
+}
