@@ -168,12 +168,28 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 	restCfg.QPS = cfg.ClientConnection.QPS
 	restCfg.Burst = cfg.ClientConnection.Burst
 	restCfg.UserAgent = opts.Name
-
-	scheme, err := Scheme(opts.AddToScheme...)
+	mopts, err := managerOptions(cfg, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	le := cfg.LeaderElection
+	mgr, err := ctrl.NewManager(restCfg, mopts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating manager: %w", err)
+	}
+	certsReady, err := addHealthChecks(mgr, cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, certsReady, nil
+}
+
+// managerOptions maps the OperatorConfiguration onto the manager: scheme, cache, metrics,
+// probes, profiling, leader election and, for grove-webhook, the webhook server.
+func managerOptions(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.Options, error) {
+	scheme, err := Scheme(opts.AddToScheme...)
+	if err != nil {
+		return ctrl.Options{}, err
+	}
 	gracefulShutdown := 10 * time.Second
 	cacheOpts := opts.Cache
 	if cacheOpts.DefaultTransform == nil {
@@ -191,14 +207,8 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 	if d := cfg.Debugging; d.EnableProfiling {
 		mopts.PprofBindAddress = net.JoinHostPort(d.PprofBindHost, strconv.Itoa(d.PprofBindPort))
 	}
-	if opts.LeaderElection && *le.Enabled {
-		mopts.LeaderElection = true
-		mopts.LeaderElectionID = leaseName(le, opts)
-		mopts.LeaderElectionNamespace = leaseNamespace(le)
-		mopts.LeaderElectionReleaseOnCancel = true
-		mopts.LeaseDuration = &le.LeaseDuration.Duration
-		mopts.RenewDeadline = &le.RenewDeadline.Duration
-		mopts.RetryPeriod = &le.RetryPeriod.Duration
+	if le := cfg.LeaderElection; opts.LeaderElection && *le.Enabled {
+		setLeaderElection(&mopts, le, opts)
 	}
 	if opts.WebhookServer {
 		mopts.WebhookServer = webhook.NewServer(webhook.Options{
@@ -209,29 +219,38 @@ func newManager(cfg *configv1alpha1.OperatorConfiguration, opts Options) (ctrl.M
 			TLSOpts: []func(*tls.Config){minTLS12},
 		})
 	}
-	mgr, err := ctrl.NewManager(restCfg, mopts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating manager: %w", err)
-	}
+	return mopts, nil
+}
+
+// setLeaderElection turns leader election on with the configured lease; the lease is released
+// on a clean stop, so a rolling update hands over at once.
+func setLeaderElection(mopts *ctrl.Options, le configv1alpha1.LeaderElectionConfiguration, opts Options) {
+	mopts.LeaderElection = true
+	mopts.LeaderElectionID = leaseName(le, opts)
+	mopts.LeaderElectionNamespace = leaseNamespace(le)
+	mopts.LeaderElectionReleaseOnCancel = true
+	mopts.LeaseDuration = &le.LeaseDuration.Duration
+	mopts.RenewDeadline = &le.RenewDeadline.Duration
+	mopts.RetryPeriod = &le.RetryPeriod.Duration
+}
+
+// addHealthChecks adds liveness and readiness; grove-webhook is ready only once its serving
+// certificate is, and the returned channel closes then (nil for the other binaries).
+func addHealthChecks(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration, opts Options) (<-chan struct{}, error) {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ready := healthz.Ping
 	var certsReady <-chan struct{}
 	if opts.WebhookServer {
-		ready, certsReady, err = webhookReadiness(mgr, cfg)
-		if err != nil {
-			return nil, nil, err
+		var err error
+		if ready, certsReady, err = webhookReadiness(mgr, cfg); err != nil {
+			return nil, err
 		}
 	}
-	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
-		return nil, nil, err
-	}
-	return mgr, certsReady, nil
+	return certsReady, mgr.AddReadyzCheck("ready", ready)
 }
 
-// webhookReadiness reports ready once the webhook server serves TLS. In auto mode the
-// certificate rotator generates the certificate first, so readiness also waits for it.
 func webhookReadiness(mgr manager.Manager, cfg *configv1alpha1.OperatorConfiguration) (healthz.Checker, <-chan struct{}, error) {
 	if cfg.CertManagement.Mode != configv1alpha1.CertManagementAuto {
 		return mgr.GetWebhookServer().StartedChecker(), nil, nil

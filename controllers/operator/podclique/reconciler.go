@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+	"github.com/kubegrove/grove/controllers/operator/internal/statuspacing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,9 +47,9 @@ type Reconciler struct {
 	// Backends prepares pods for their scheduler backend.
 	Backends *backends.Registry
 
-	pending    cachesync.Expectations
-	superseded cachesync.Superseded
-	holder     cachesync.Holder
+	// pending are pods created and status writes made that the cache does not show yet.
+	pending cachesync.Expectations
+	holder  statuspacing.Holder
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
@@ -167,7 +168,7 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 		}
 	}
 	p.unseen = r.pending.Unseen(pclq.UID, seen)
-	p.changedPods = p.unseen.Len() > 0 || r.superseded.Stale(req.NamespacedName, pclq.ResourceVersion)
+	p.changedPods = p.unseen.Len() > 0 || r.pending.WriteUnseen(req.NamespacedName, pclq.ResourceVersion)
 	return p, nil
 }
 

@@ -92,7 +92,7 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 }
 
 // updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
-// summary nobody acts on waits while this process creates pods (see cachesync.Holder): held reports
+// summary nobody acts on waits while this process creates pods (see statuspacing.Holder): held reports
 // that, and the caller comes back after the batch period.
 func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) (held bool, err error) {
 	st := computeStatus(pclq, active, hash)
@@ -116,7 +116,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 		return false, err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
-	r.superseded.Wrote(key, replaced)
+	r.pending.ExpectWrite(key, replaced)
 	return false, nil
 }
 

@@ -197,7 +197,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
 	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
 	pg := obs.gangs[g.name]
-	if pg != nil && r.superseded.Stale(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
+	if pg != nil && r.expectations.WriteUnseen(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
 		// This view lacks our last write to the PodGang: a write from it would be refused as a
 		// conflict. That write's own event brings the next pass.
 		return nil
@@ -233,7 +233,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		if err := r.update(ctx, pg); err != nil {
 			return err
 		}
-		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
+		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
 	}
 
 	return r.writeInitialized(ctx, pg, missing, replaced)
@@ -278,7 +278,7 @@ func (r *Reconciler) writeInitialized(ctx context.Context, pg *schedulerv1alpha1
 	}
 	conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)
 	if replaced != "" {
-		r.superseded.Wrote(client.ObjectKeyFromObject(pg), replaced)
+		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
 	}
 	return nil
 }

@@ -48,8 +48,9 @@ type Reconciler struct {
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
 	TopologyAwareScheduling bool
 
-	superseded   cachesync.Superseded   // PodGangs whose last write by this process the cache lacks
-	expectations cachesync.Expectations // children created that the cache does not show yet (kind/name)
+	// expectations are children created (kind/name) and PodGangs written that the cache does
+	// not show yet.
+	expectations cachesync.Expectations
 }
 
 // Owner references that block deletion need update on the owner's finalizers (enforced where

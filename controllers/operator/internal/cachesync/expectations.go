@@ -1,3 +1,6 @@
+// Package cachesync is how the grove-operator copes with objects it created or wrote that its
+// cache does not show yet: it remembers them until the cache does, so a pass neither creates
+// them again nor writes a status that leaves them out.
 package cachesync
 
 import (
@@ -9,15 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CacheTimeout bounds how long an expectation or a superseded write is trusted: past it the
+// CacheTimeout bounds how long an expectation (a creation or a write) is trusted: past it the
 // cache is assumed to have caught up (or the object changed meanwhile), and creating or writing
 // again is harmless.
 const CacheTimeout = 5 * time.Second
 
-// Expectations are the operator's one mechanism for children created but not yet in the cache,
-// as the Job and ReplicaSet controllers' expectations: per parent, the names of the children a
-// pass created, until the cache shows them, so the next pass neither creates them again nor
-// summarises a view without them. Children have deterministic names, so the expectation is the
+// Expectations are the operator's one mechanism for what it created or wrote that the cache does
+// not show yet, as the Job and ReplicaSet controllers' expectations. For creations: per parent,
+// the names of the children a pass created, until the cache shows them, so the next pass neither
+// creates them again nor summarises a view without them (for writes, see ExpectWrite). Children have deterministic names, so the expectation is the
 // set of names rather than a count. Waiting for the cache instead (a worker held until it
 // catches up) was measured in make bench under load: the wait was as long as the creates
 // themselves, and a scale-out of a hundred small cliques queued behind it.
@@ -31,7 +34,14 @@ type Expectations struct {
 	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
 	// training clique) starts with nothing pending.
 	parents map[types.UID]*pendingChildren
-	now     clock
+	// writes are this process's updates of existing objects the cache does not show yet.
+	writes map[client.ObjectKey]pendingWrite
+	now    clock
+}
+
+type pendingWrite struct {
+	replaced string // the resourceVersion the write replaced
+	until    time.Time
 }
 
 type pendingChildren struct {
@@ -85,45 +95,33 @@ func (p *Expectations) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[
 	return c.names.Clone()
 }
 
-// Superseded remembers, per object, the resourceVersion its last write by this process replaced.
-// While the cache still shows that version, the cache has not seen the write: a status computed
-// from it would be built on the old status and refused as a conflict (measured in make bench: a
-// conflict for every third PodClique status write during a scale-out, each one a full validation
-// of the object by the API server for nothing). Like Expectations it is an optimisation only: an entry
-// lost with a restart costs at most a conflict, and entries expire after CacheTimeout. It is about
-// this process's own updates of existing objects, which Expectations (creations) do not cover.
-type Superseded struct {
-	mu      sync.Mutex
-	objects map[client.ObjectKey]superseded
-	now     clock
-}
-
-type superseded struct {
-	resourceVersion string
-	until           time.Time
-}
-
-// Wrote records that a write to key replaced resourceVersion.
-func (s *Superseded) Wrote(key client.ObjectKey, resourceVersion string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.objects == nil {
-		s.objects = map[client.ObjectKey]superseded{}
+// ExpectWrite records that this process's write to key replaced resourceVersion. While the
+// cache still shows that version it has not seen the write: a status computed from it would be
+// built on the old status and refused as a conflict (measured in make bench: a conflict for every
+// third PodClique status write during a scale-out, each one a full validation of the object by
+// the API server for nothing). It is the same expectation as Expect, for updates of existing
+// objects instead of creations, and as forgiving: an entry lost with a restart costs at most a
+// conflict, and entries expire after CacheTimeout.
+func (p *Expectations) ExpectWrite(key client.ObjectKey, resourceVersion string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writes == nil {
+		p.writes = map[client.ObjectKey]pendingWrite{}
 	}
-	s.objects[key] = superseded{resourceVersion: resourceVersion, until: s.now.time().Add(CacheTimeout)}
+	p.writes[key] = pendingWrite{replaced: resourceVersion, until: p.now.time().Add(CacheTimeout)}
 }
 
-// Stale reports whether cached, the resourceVersion the cache shows for key, is the one this
-// process's last write replaced.
-func (s *Superseded) Stale(key client.ObjectKey, cached string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.objects[key]
+// WriteUnseen reports whether cached, the resourceVersion the cache shows for key, is the one
+// this process's last write replaced: the cache has not seen that write yet.
+func (p *Expectations) WriteUnseen(key client.ObjectKey, cached string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.writes[key]
 	if !ok {
 		return false
 	}
-	if e.resourceVersion != cached || s.now.time().After(e.until) {
-		delete(s.objects, key)
+	if e.replaced != cached || p.now.time().After(e.until) {
+		delete(p.writes, key)
 		return false
 	}
 	return true

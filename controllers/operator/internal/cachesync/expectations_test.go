@@ -29,18 +29,18 @@ func TestExpectedChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *te
 	assert.Empty(t, p.Unseen(b, nil), "past the timeout a child the cache never showed is dropped")
 }
 
-func TestAnObjectIsStaleWhileTheCacheShowsTheVersionItsLastWriteReplaced(t *testing.T) {
+func TestAWriteIsUnseenWhileTheCacheShowsTheVersionItReplaced(t *testing.T) {
 	now := time.Unix(1000, 0)
-	s := &Superseded{now: func() time.Time { return now }}
+	s := &Expectations{now: func() time.Time { return now }}
 	key := client.ObjectKey{Namespace: "ns", Name: "c"}
 
-	assert.False(t, s.Stale(key, "5"), "never written")
-	s.Wrote(key, "5")
-	assert.True(t, s.Stale(key, "5"), "the cache still shows the replaced version")
-	assert.False(t, s.Stale(key, "6"), "the cache caught up")
-	assert.False(t, s.Stale(key, "5"), "and the entry is gone")
+	assert.False(t, s.WriteUnseen(key, "5"), "never written")
+	s.ExpectWrite(key, "5")
+	assert.True(t, s.WriteUnseen(key, "5"), "the cache still shows the replaced version")
+	assert.False(t, s.WriteUnseen(key, "6"), "the cache caught up")
+	assert.False(t, s.WriteUnseen(key, "5"), "and the entry is gone")
 
-	s.Wrote(key, "7")
+	s.ExpectWrite(key, "7")
 	now = now.Add(CacheTimeout + time.Millisecond)
-	assert.False(t, s.Stale(key, "7"), "past the timeout the cache is trusted again")
+	assert.False(t, s.WriteUnseen(key, "7"), "past the timeout the cache is trusted again")
 }

@@ -1,7 +1,7 @@
-// Package cachesync is how the grove-operator copes with objects it created or wrote that its
-// cache does not show yet: it remembers them until the cache does, so a pass neither creates
-// them again nor writes a status that leaves them out.
-package cachesync
+// Package statuspacing paces the grove-operator's status summaries behind its own pod creates.
+// It is not about the cache (that is cachesync's): it decides when a summary is worth a slot at
+// the API server.
+package statuspacing
 
 import (
 	"sync"
@@ -20,8 +20,8 @@ const MaxHold = 5 * time.Second
 // cliques' status writes in the window of their own pod creates). A summary only reports, so it
 // waits for the burst to end, at most MaxHold. What other controllers act on — a condition that
 // starts a timer or ends a workload, readiness a dependent clique waits for — is for the caller
-// to write at once. Like Expectations it is an optimisation only: an entry lost with a restart makes a
-// summary written early.
+// to write at once. It is an optimisation only: an entry lost with a restart makes a summary
+// written early.
 type Holder struct {
 	mu       sync.Mutex
 	creating int
@@ -74,4 +74,14 @@ func (h *Holder) Hold(key client.ObjectKey) bool {
 		return false
 	}
 	return true
+}
+
+// clock is time.Now, replaceable in tests.
+type clock func() time.Time
+
+func (c clock) time() time.Time {
+	if c == nil {
+		return time.Now()
+	}
+	return c()
 }
