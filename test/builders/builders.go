@@ -4,6 +4,8 @@
 package builders
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -153,6 +155,61 @@ func (b *PodCliqueBuilder) Ready(n int32) *PodCliqueBuilder {
 	return b
 }
 
+// UID sets the UID (a PodClique deleted and created again under its name has a new one).
+func (b *PodCliqueBuilder) UID(uid string) *PodCliqueBuilder {
+	b.obj.UID = types.UID(uid)
+	return b
+}
+
+// Created sets the creation time.
+func (b *PodCliqueBuilder) Created(t time.Time) *PodCliqueBuilder {
+	b.obj.CreationTimestamp = metav1.NewTime(t)
+	return b
+}
+
+// Annotation sets an annotation (the clique template's, which reach its pods).
+func (b *PodCliqueBuilder) Annotation(key, value string) *PodCliqueBuilder {
+	if b.obj.Annotations == nil {
+		b.obj.Annotations = map[string]string{}
+	}
+	b.obj.Annotations[key] = value
+	return b
+}
+
+// InGang labels it as a member of the named PodGang.
+func (b *PodCliqueBuilder) InGang(podGang string) *PodCliqueBuilder {
+	return b.Label(grovev1alpha1.LabelPodGang, podGang)
+}
+
+// PodSpec replaces the pod template's spec.
+func (b *PodCliqueBuilder) PodSpec(spec corev1.PodSpec) *PodCliqueBuilder {
+	b.obj.Spec.PodSpec = spec
+	return b
+}
+
+// StartsAfterSucceeded sets the resolved parents that must have succeeded.
+func (b *PodCliqueBuilder) StartsAfterSucceeded(parents ...string) *PodCliqueBuilder {
+	b.obj.Spec.StartsAfterSucceeded = parents
+	return b
+}
+
+// GroupTemplateNumPods sets the pods of one replica of its scaling group.
+func (b *PodCliqueBuilder) GroupTemplateNumPods(n int32) *PodCliqueBuilder {
+	b.obj.Spec.ScalingGroupTemplateNumPods = ptr.To(n)
+	return b
+}
+
+// Status replaces the status.
+func (b *PodCliqueBuilder) Status(st grovev1alpha1.PodCliqueStatus) *PodCliqueBuilder {
+	b.obj.Status = st
+	return b
+}
+
+// Succeeded sets Succeeded=True: every pod exited 0.
+func (b *PodCliqueBuilder) Succeeded() *PodCliqueBuilder {
+	return b.Condition(metav1.Condition{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "AllPodsSucceeded"})
+}
+
 // Obj returns the PodClique.
 func (b *PodCliqueBuilder) Obj() *grovev1alpha1.PodClique { return b.obj }
 
@@ -223,6 +280,26 @@ func (b *PodGangBuilder) PodGroup(name string, minReplicas int32, pods ...string
 		g.PodReferences = append(g.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: b.obj.Namespace, Name: p})
 	}
 	b.obj.Spec.PodGroups = append(b.obj.Spec.PodGroups, g)
+	return b
+}
+
+// Generation sets metadata.generation.
+func (b *PodGangBuilder) Generation(g int64) *PodGangBuilder {
+	b.obj.Generation = g
+	return b
+}
+
+// Created sets the creation time.
+func (b *PodGangBuilder) Created(t time.Time) *PodGangBuilder {
+	b.obj.CreationTimestamp = metav1.NewTime(t)
+	return b
+}
+
+// AcknowledgedAt sets SchedulerBackendReady=True for generation g (an older one than the
+// current is a stale acknowledgement).
+func (b *PodGangBuilder) AcknowledgedAt(g int64) *PodGangBuilder {
+	b.obj.Status.Conditions = append(b.obj.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionSchedulerBackendReady,
+		Status: metav1.ConditionTrue, Reason: "Synced", ObservedGeneration: g, LastTransitionTime: metav1.Now()})
 	return b
 }
 

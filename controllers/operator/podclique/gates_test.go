@@ -8,29 +8,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // podGangOf makes the PodGang "g" (generation 2) referencing pods, created at created, and
 // acknowledged for ackGeneration (0: never acknowledged).
 func podGangOf(created time.Time, ackGeneration int64, pods ...string) *schedulerv1alpha1.PodGang {
-	pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns", Generation: 2, CreationTimestamp: metav1.NewTime(created)}}
-	group := schedulerv1alpha1.PodGroup{Name: "c"}
-	for _, p := range pods {
-		group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: "ns", Name: p})
-	}
-	pg.Spec.PodGroups = []schedulerv1alpha1.PodGroup{group}
+	pg := builders.PodGang("ns", "g").Generation(2).Created(created).PodGroup("c", 0, pods...)
 	if ackGeneration > 0 {
-		pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
-			Reason: "Synced", ObservedGeneration: ackGeneration}}
+		pg.AcknowledgedAt(ackGeneration)
 	}
-	return pg
+	return pg.Obj()
+}
+
+// gatedClique is the PodClique "c" of two pods, minAvailable 2, in the PodGang "g".
+func gatedClique() *builders.PodCliqueBuilder {
+	return builders.PodClique("ns", "c").UID("u").InGang("g").Replicas(2, 2)
 }
 
 func TestPodCreationWaitsForANewPodGangsAcknowledgementAtMostTheGrace(t *testing.T) {
@@ -91,11 +88,7 @@ func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testin
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pclq := &grovev1alpha1.PodClique{
-				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
-			}
+			pclq := gatedClique().Obj()
 			c := fakeClient(t).WithObjects(pclq, tc.pg).WithStatusSubresource(pclq).Build()
 			r := reconcilerFor(t, c)
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})

@@ -16,6 +16,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // While the operator creates pods, a clique's status summary waits; what another controller acts
@@ -51,16 +52,11 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pclq := &grovev1alpha1.PodClique{
-				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Generation: 1,
-					Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}, Annotations: map[string]string{}},
-				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
-				Status: tc.stored,
-			}
+			b := gatedClique().Status(tc.stored)
 			if tc.training {
-				pclq.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+				b.Training()
 			}
+			pclq := b.Obj()
 			objs := []client.Object{pclq, podGangOf(time.Now(), 2, "c-0", "c-1")}
 			hash := PodTemplateHash(pclq)
 			for i, ready := range tc.ready {
@@ -75,9 +71,7 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 				objs = append(objs, p)
 			}
 			if tc.dependent {
-				dependent := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}
-				dependent.Spec.StartsAfter = []string{"c"}
-				objs = append(objs, dependent)
+				objs = append(objs, builders.PodClique("ns", "d").StartsAfter("c").Obj())
 			}
 			statusWrites := 0
 			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
@@ -120,12 +114,7 @@ func TestANewCliquesFirstStatusComesWithItsPods(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pclq := &grovev1alpha1.PodClique{
-				ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Generation: 1, CreationTimestamp: metav1.NewTime(tc.created),
-					Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-				Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, MinAvailable: ptr.To[int32](2),
-					PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
-			}
+			pclq := gatedClique().Created(tc.created).Obj()
 			objs := []client.Object{pclq}
 			if tc.podGang {
 				objs = append(objs, podGangOf(now, 0, "c-0", "c-1"))

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // podOf is pod index i of a clique named name, controlled by the clique incarnation uid.
@@ -22,13 +23,13 @@ func podOf(name string, i int, uid types.UID) *corev1.Pod {
 	p := pod(i, "h", true)
 	p.Name, p.Namespace = name+"-"+p.Labels[grovev1alpha1.LabelPodIndex], "ns"
 	p.Labels[grovev1alpha1.LabelPodClique] = name
-	owner := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: uid}}
+	owner := builders.PodClique("ns", name).UID(string(uid)).Obj()
 	p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, grovev1alpha1.GroupVersion.WithKind("PodClique"))}
 	return p
 }
 
 func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new"}}
+	pclq := builders.PodClique("ns", "job-0-trainer").UID("new").Obj()
 	assert.True(t, ofEarlierIncarnation(podOf("job-0-trainer", 0, "old"), pclq), "the clique was deleted and created again")
 	assert.False(t, ofEarlierIncarnation(podOf("job-0-trainer", 0, "new"), pclq), "its own pod")
 	assert.False(t, ofEarlierIncarnation(podOf("job-0-other", 0, "old"), pclq), "another clique's pod")
@@ -45,12 +46,9 @@ func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {
 // their names forever (found by the chaos suite: a restart stalled while the kube-controller-
 // manager, restarted during API server restarts, missed the deletion for minutes).
 func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: "job-0-trainer", Namespace: "ns", UID: "new", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2, PodSpec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
-		}}},
-	}
+	pclq := builders.PodClique("ns", "job-0-trainer").UID("new").InGang("g").Replicas(2, 2).PodSpec(corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
+	}).Obj()
 	stale0, stale1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
 	stale1.Status.Phase = corev1.PodFailed
 	acked := podGangOf(time.Now(), 2, stale0.Name, stale1.Name)

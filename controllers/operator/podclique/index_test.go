@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestDependentsAreTheCliquesThatStartAfterTheUpdatedOne(t *testing.T) {
 	clique := func(name, startsAfter string) *grovev1alpha1.PodClique {
-		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+		b := builders.PodClique("ns", name)
 		if startsAfter != "" {
-			c.Spec.StartsAfter = strings.Split(startsAfter, ",")
+			b.StartsAfter(strings.Split(startsAfter, ",")...)
 		}
-		return c
+		return b.Obj()
 	}
 	other := clique("w-0-b", "w-0-a")
 	other.Namespace = "elsewhere"

@@ -8,24 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // A pass that runs before the cache shows the pods the previous pass created sends no second
 // create and writes no status from its stale view; once the cache shows them, status is written.
 func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u", Labels: map[string]string{grovev1alpha1.LabelPodGang: "g"}},
-		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](3),
-			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}}},
-	}
+	pclq := gatedClique().Replicas(3, 3).Obj()
 	lagging := true // the cache does not show pods yet
 	creates, statusWrites := 0, 0
 	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).

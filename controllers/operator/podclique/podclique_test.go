@@ -16,6 +16,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends/kube"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // pod makes a pod of index i with a template hash and readiness.
@@ -71,7 +72,7 @@ func TestSurplusPodsGoHighestIndexFirst(t *testing.T) {
 }
 
 func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}}
+	pclq := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
 	cases := []struct {
 		name string
 		pods []*corev1.Pod
@@ -92,14 +93,8 @@ func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
 }
 
 func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Name: "inf-0-prefill-1-worker", Namespace: "ns", UID: "u", Labels: map[string]string{
-			grovev1alpha1.LabelPartOf: "inf", grovev1alpha1.LabelPodCliqueSetReplicaIndex: "0",
-			grovev1alpha1.LabelPodCliqueScalingGroup: "inf-0-prefill", grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex: "1",
-		}, Annotations: map[string]string{"team": "a"}},
-		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{StartsAfter: []string{"x"},
-			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w"}}}}, ScalingGroupTemplateNumPods: ptr.To[int32](3)},
-	}
+	pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").
+		Annotation("team", "a").StartsAfter("x").GroupTemplateNumPods(3).Obj()
 	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil))
 	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
 	assert.Equal(t, p.Name, p.Spec.Hostname)
@@ -138,23 +133,18 @@ func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
 
 func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *testing.T) {
 	parent := func(ready int32, succeeded bool) *grovev1alpha1.PodClique {
-		p := &grovev1alpha1.PodClique{
-			ObjectMeta: metav1.ObjectMeta{Name: "job-0-initializer", Namespace: "ns"},
-			Spec:       grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 1}},
-			Status:     grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready},
-		}
+		b := builders.PodClique("ns", "job-0-initializer").Status(grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready})
 		if succeeded {
-			p.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "AllPodsSucceeded"}}
+			b.Succeeded()
 		}
-		return p
+		return b.Obj()
 	}
 	child := func(mustSucceed bool) *grovev1alpha1.PodClique {
-		c := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "job-0-node", Namespace: "ns"}}
-		c.Spec.StartsAfter = []string{"job-0-initializer"}
+		b := builders.PodClique("ns", "job-0-node").StartsAfter("job-0-initializer")
 		if mustSucceed {
-			c.Spec.StartsAfterSucceeded = []string{"job-0-initializer"}
+			b.StartsAfterSucceeded("job-0-initializer")
 		}
-		return c
+		return b.Obj()
 	}
 	scheme := runtime.NewScheme()
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
