@@ -17,22 +17,15 @@ import (
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/test/builders"
 )
 
+// samplePCS is two replicas of a router and a prefill scaling group (leader, worker; 3
+// replicas, minAvailable 2), two pods per clique.
 func samplePCS() *grovev1alpha1.PodCliqueSet {
-	clique := func(name string) *grovev1alpha1.PodCliqueTemplateSpec {
-		return &grovev1alpha1.PodCliqueTemplateSpec{Name: name, Spec: grovev1alpha1.PodCliqueSpec{Replicas: 2,
-			PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "a"}}}}}
-	}
-	return &grovev1alpha1.PodCliqueSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "inf", Namespace: "ns"},
-		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 2, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
-			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("router"), clique("leader"), clique("worker")},
-			PodCliqueScalingGroupConfigs: []grovev1alpha1.PodCliqueScalingGroupConfig{
-				{Name: "prefill", CliqueNames: []string{"leader", "worker"}, Replicas: ptr.To[int32](3), MinAvailable: ptr.To[int32](2)},
-			},
-		}},
-	}
+	return builders.PodCliqueSet("ns", "inf").Replicas(2).
+		Clique("router", 2).Clique("leader", 2).Clique("worker", 2).
+		ScalingGroup("prefill", 3, 2, "leader", "worker").Obj()
 }
 
 func emptyObserved() *observed {
