@@ -14,6 +14,11 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
+// maxComparedNames bounds the names admission lists for one PodCliqueSet: listing is linear in
+// replicas × scaling-group replicas × cliques, and a request at the size limits would take the
+// webhook's memory. Beyond it the overlap is a warning; the operator still refuses to share.
+const maxComparedNames = 20000
+
 // nameOverlap compares the names a new PodCliqueSet's children get with those of every
 // PodCliqueSet of its namespace whose names can overlap with it (`a` and `a-0-g`): a name both
 // would use at their current sizes is refused, naming the other PodCliqueSet and the names; an
@@ -28,11 +33,19 @@ func (v *Validator) nameOverlap(ctx context.Context, pcs *grovev1alpha1.PodCliqu
 	}
 	var errs field.ErrorList
 	var warnings admission.Warnings
-	mine := grovev1alpha1.GeneratedNames(pcs)
+	var mine map[string][]string // listed only when another PodCliqueSet may overlap: rarely
 	for i := range list.Items {
 		other := &list.Items[i]
 		if other.Name == pcs.Name || !grovev1alpha1.NamesMayOverlap(pcs.Name, other.Name) {
 			continue
+		}
+		if grovev1alpha1.GeneratedNameCount(pcs) > maxComparedNames || grovev1alpha1.GeneratedNameCount(other) > maxComparedNames {
+			warnings = append(warnings, fmt.Sprintf("the children of PodCliqueSet %s and of %s may be given the same names; they are too many to compare "+
+				"at admission (over %d): the one that creates a name second leaves it alone and reports NameCollision", pcs.Name, other.Name, maxComparedNames))
+			continue
+		}
+		if mine == nil {
+			mine = grovev1alpha1.GeneratedNames(pcs)
 		}
 		if shared := sharedNames(mine, grovev1alpha1.GeneratedNames(other)); len(shared) > 0 {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), pcs.Name, fmt.Sprintf(

@@ -35,6 +35,9 @@ func TestNewPodCliqueSetWhoseChildrenWouldShareNamesIsRefusedOrWarned(t *testing
 			[]string{"PodCliqueSet a-0-g already gives its own", "PodClique a-0-g-1-x"}, ""},
 		{"names that only scaling could share: a warning", withGroup("a", 1), standalone("a-0-g", 1, "y"), nil, "can be given the same names once either is scaled"},
 		{"unrelated names: nothing", withGroup("a", 3), standalone("b-0-g", 2, "x"), nil, ""},
+		{"too many names to list at admission: a warning, not a listing of billions", withGroup("a", 3),
+			builders.PodCliqueSet("ns", "a-0-g").Replicas(10000).Clique("x", 1).Clique("y", 1).ScalingGroup("h", 10000, 1, "x", "y").Obj(),
+			nil, "too many to compare at admission"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := &Validator{Backends: kaiTeamA, PodCliqueSets: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.existing).Build()}

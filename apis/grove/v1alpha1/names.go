@@ -87,6 +87,34 @@ func GeneratedNames(pcs *PodCliqueSet) map[string][]string {
 	return names
 }
 
+// GeneratedNameCount is how many names GeneratedNames lists, computed without listing them: a
+// PodCliqueSet at its size limits would have billions.
+func GeneratedNameCount(pcs *PodCliqueSet) int64 {
+	inGroup := map[string]bool{}
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		for _, c := range g.CliqueNames {
+			inGroup[c] = true
+		}
+	}
+	perReplica := int64(2) // the headless Service and the base PodGang
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c != nil && !inGroup[c.Name] {
+			perReplica++
+		}
+	}
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		replicas, minAvailable := int64(1), int64(1)
+		if g.Replicas != nil {
+			replicas = int64(*g.Replicas)
+		}
+		if g.MinAvailable != nil {
+			minAvailable = int64(*g.MinAvailable)
+		}
+		perReplica += 1 + replicas*int64(len(g.CliqueNames)) + max(0, replicas-minAvailable)
+	}
+	return int64(pcs.Spec.Replicas) * perReplica
+}
+
 // NamesMayOverlap reports whether the children of two PodCliqueSets in one namespace can ever
 // be given the same names: every generated name starts with `<pcs>-<replica index>`, so only a
 // PodCliqueSet named like another's children (`a` and `a-0-g`) can.

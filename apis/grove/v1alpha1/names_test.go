@@ -54,3 +54,38 @@ func TestGeneratedNamesOfTwoOverlappingPodCliqueSetsShareNames(t *testing.T) {
 	b := GeneratedNames(pcs("a-0-g", 1))
 	assert.Contains(t, b["PodGang"], "a-0-g-0", "the base gang of a-0-g replica 0 is a's first scaled gang")
 }
+
+func TestGeneratedNameCountIsTheNumberOfGeneratedNames(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	cases := []struct {
+		name string
+		pcs  func(*PodCliqueSet)
+	}{
+		{"cliques only", func(p *PodCliqueSet) {
+			p.Spec.Replicas = 3
+			p.Spec.Template.Cliques = []*PodCliqueTemplateSpec{{Name: "a"}, {Name: "b"}}
+		}},
+		{"a scaling group with scaled gangs", func(p *PodCliqueSet) {
+			p.Spec.Replicas = 2
+			p.Spec.Template.Cliques = []*PodCliqueTemplateSpec{{Name: "r"}, {Name: "l"}, {Name: "w"}}
+			p.Spec.Template.PodCliqueScalingGroupConfigs = []PodCliqueScalingGroupConfig{{Name: "g", CliqueNames: []string{"l", "w"}, Replicas: i32(4), MinAvailable: i32(2)}}
+		}},
+		{"defaults of a scaling group", func(p *PodCliqueSet) {
+			p.Spec.Replicas = 1
+			p.Spec.Template.Cliques = []*PodCliqueTemplateSpec{{Name: "x"}}
+			p.Spec.Template.PodCliqueScalingGroupConfigs = []PodCliqueScalingGroupConfig{{Name: "g", CliqueNames: []string{"x"}}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &PodCliqueSet{}
+			p.Name = "s"
+			tc.pcs(p)
+			total := 0
+			for _, names := range GeneratedNames(p) {
+				total += len(names)
+			}
+			assert.EqualValues(t, total, GeneratedNameCount(p))
+		})
+	}
+}
