@@ -27,6 +27,10 @@ type SchedulerBackend interface {
 	// SyncPodGang creates or updates the scheduler's objects for a PodGang, repairing any drift,
 	// and returns the reason and message of SchedulerBackendReady=True.
 	SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (reason, message string, err error)
+	// BuildObjects returns the scheduler's objects for a PodGang as SyncPodGang writes them,
+	// owned by the PodGang, without reading the cluster: kubectl grove renders them. binding is
+	// the ClusterTopologyBinding the PodGang's constraints refer to, nil when there is none.
+	BuildObjects(pg *schedulerv1alpha1.PodGang, binding *grovev1alpha1.ClusterTopologyBinding) ([]client.Object, error)
 	// OnPodGangDelete removes what owner references do not: only the name and namespace of pg
 	// are reliable, since the PodGang may be gone already.
 	OnPodGangDelete(ctx context.Context, pg *schedulerv1alpha1.PodGang) error

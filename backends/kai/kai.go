@@ -7,6 +7,7 @@ package kai
 import (
 	"context"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sort"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -212,3 +213,18 @@ func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&kaiv2al
 
 // GangScheduling reports whether PodGangs are placed whole.
 func (b *Backend) GangScheduling() bool { return true }
+
+// BuildObjects is the KAI PodGroup of a PodGang, in the Topology the binding gives (its
+// schedulerTopologyBindings entry for KAI, or the one the backend-controller creates).
+func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, binding *grovev1alpha1.ClusterTopologyBinding) ([]client.Object, error) {
+	topologyName := pg.Annotations[schedulerv1alpha1.AnnotationTopologyName]
+	if binding != nil && topologyName == binding.Name {
+		topologyName = TopologyName(binding)
+	}
+	want, err := b.BuildPodGroup(pg, topologyName)
+	if err != nil {
+		return nil, err
+	}
+	want.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))}
+	return []client.Object{want}, nil
+}

@@ -282,3 +282,15 @@ func (b *Backend) OwnedTypes() []client.Object {
 
 // GangScheduling reports whether PodGangs are placed whole.
 func (b *Backend) GangScheduling() bool { return b.cfg.GangScheduling }
+
+// BuildObjects is the Workload and PodGroup of a PodGang in gang mode; plain mode has none.
+func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, _ *grovev1alpha1.ClusterTopologyBinding) ([]client.Object, error) {
+	if !b.cfg.GangScheduling {
+		return nil, nil
+	}
+	objs := []client.Object{BuildWorkload(pg), BuildPodGroup(pg)}
+	for _, o := range objs {
+		o.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))})
+	}
+	return objs, nil
+}

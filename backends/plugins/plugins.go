@@ -6,6 +6,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -138,3 +139,10 @@ func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&schedv1
 
 // GangScheduling reports whether PodGangs are placed whole.
 func (b *Backend) GangScheduling() bool { return true }
+
+// BuildObjects is the coscheduling PodGroup of a PodGang.
+func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, _ *grovev1alpha1.ClusterTopologyBinding) ([]client.Object, error) {
+	want := b.BuildPodGroup(pg)
+	want.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))}
+	return []client.Object{want}, nil
+}

@@ -117,3 +117,15 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	backend.PreparePod(pod)
 	return pod
 }
+
+// Pods are the pods of a PodClique at its spec's size, as this reconciler creates them: born
+// with the gang gate, which it lifts once the PodGang may schedule them. kubectl grove renders
+// with it.
+func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend) []*corev1.Pod {
+	hash := PodTemplateHash(pclq)
+	pods := make([]*corev1.Pod, 0, pclq.Spec.Replicas)
+	for i := range int(pclq.Spec.Replicas) {
+		pods = append(pods, buildPod(pclq, i, hash, backend))
+	}
+	return pods
+}

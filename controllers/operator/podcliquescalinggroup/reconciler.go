@@ -71,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		errs = append(errs, err)
 	}
-	want := r.wanted(pcs, pcsg, replica)
+	want := Members(pcs, pcsg, replica)
 	seen := sets.New[string]()
 	for name := range have {
 		seen.Insert(name)
@@ -168,10 +168,11 @@ func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodC
 	return created, errs
 }
 
-// wanted builds the group's PodCliques: its own spec says how many group replicas, which member
-// cliques and how many replicas form the base gang; the PodCliqueSet's template gives each member
-// clique's template.
-func (r *Reconciler) wanted(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
+// Members builds the group's PodCliques, by name: its own spec says how many group replicas,
+// which member cliques and how many replicas form the base gang; the PodCliqueSet's template
+// gives each member clique's template. replica is the PodCliqueSet replica the group belongs to.
+// kubectl grove renders with it.
+func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
 	want := map[string]*grovev1alpha1.PodClique{}
 	config := ""
 	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {

@@ -192,10 +192,8 @@ func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCli
 }
 
 func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
-	spec, missing := podGangSpec(pcs, g, obs)
-
-	obs.topology.applyTopology(pcs, replica, &spec, obs)
-	labels, annotations := gangLabels(pcs, replica, backend), obs.topology.annotations()
+	want, missing := wantPodGang(pcs, replica, g, backend, obs)
+	spec, labels, annotations := want.Spec, want.Labels, want.Annotations
 	pg := obs.gangs[g.name]
 	if pg != nil && r.expectations.WriteUnseen(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
 		// This view lacks our last write to the PodGang: a write from it would be refused as a
@@ -210,10 +208,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		return nil // created by an earlier pass; its status waits until the cache shows it
 	}
 	if pg == nil {
-		pg = &schedulerv1alpha1.PodGang{
-			ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: annotations},
-			Spec:       spec,
-		}
+		pg = want
 		setOwner(pcs, pg)
 		if err := r.create(ctx, pcs, pg, obs); err != nil {
 			return err
@@ -237,6 +232,18 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	}
 
 	return r.writeInitialized(ctx, pg, missing, replaced)
+}
+
+// wantPodGang is the PodGang g of a replica as the reconciler writes it: its pod groups, the
+// topology constraints the binding translates, its labels and annotations. missing names the
+// members whose pods do not all exist yet.
+func wantPodGang(pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) (*schedulerv1alpha1.PodGang, []string) {
+	spec, missing := podGangSpec(pcs, g, obs)
+	obs.topology.applyTopology(pcs, replica, &spec, obs)
+	return &schedulerv1alpha1.PodGang{
+		ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: gangLabels(pcs, replica, backend), Annotations: obs.topology.annotations()},
+		Spec:       spec,
+	}, missing
 }
 
 // writeInitialized records on the PodGang whether every referenced pod exists (Initialized) and

@@ -52,6 +52,23 @@ func (r *Reconciler) syncReplica(ctx context.Context, pcs *grovev1alpha1.PodCliq
 	return errors.Join(errs...)
 }
 
+// wantService is a replica's headless Service: one DNS name per pod of the replica.
+func wantService(pcs *grovev1alpha1.PodCliqueSet, replica int) *corev1.Service {
+	publish := true
+	if c := pcs.Spec.Template.HeadlessServiceConfig; c != nil {
+		publish = c.PublishNotReadyAddresses
+	}
+	labels := expand.ReplicaLabels(pcs.Name, replica)
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.HeadlessServiceName(pcs.Name, replica), Namespace: pcs.Namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 maps.Clone(labels),
+			PublishNotReadyAddresses: publish,
+		},
+	}
+}
+
 func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliqueTemplateSpec {
 	var out []*grovev1alpha1.PodCliqueTemplateSpec
 	for _, c := range pcs.Spec.Template.Cliques {
@@ -63,19 +80,8 @@ func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliq
 }
 
 func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
-	publish := true
-	if c := pcs.Spec.Template.HeadlessServiceConfig; c != nil {
-		publish = c.PublishNotReadyAddresses
-	}
-	labels := expand.ReplicaLabels(pcs.Name, replica)
-	want := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.HeadlessServiceName(pcs.Name, replica), Namespace: pcs.Namespace, Labels: labels},
-		Spec: corev1.ServiceSpec{
-			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 labels,
-			PublishNotReadyAddresses: publish,
-		},
-	}
+	want := wantService(pcs, replica)
+	publish, labels := want.Spec.PublishNotReadyAddresses, want.Spec.Selector
 	have := obs.services[want.Name]
 	if have == nil {
 		setOwner(pcs, want)
@@ -108,6 +114,24 @@ func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCl
 }
 
 func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig, allowUpdate bool, obs *observed) error {
+	want := wantGroup(pcs, replica, g)
+	have := obs.groups[want.Name]
+	if have == nil {
+		setOwner(pcs, want)
+		return r.create(ctx, pcs, want, obs)
+	}
+	if !allowUpdate {
+		return nil
+	}
+	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
+	if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
+		return r.update(ctx, updated)
+	}
+	return nil
+}
+
+// wantGroup is a replica's PodCliqueScalingGroup for the scaling group g at its template's size.
+func wantGroup(pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig) *grovev1alpha1.PodCliqueScalingGroup {
 	labels := expand.ReplicaLabels(pcs.Name, replica)
 	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
 	want := &grovev1alpha1.PodCliqueScalingGroup{
@@ -125,19 +149,7 @@ func (r *Reconciler) syncGroup(ctx context.Context, pcs *grovev1alpha1.PodClique
 	if want.Spec.TerminationDelay == nil {
 		want.Spec.TerminationDelay = pcs.Spec.Template.TerminationDelay
 	}
-	have := obs.groups[want.Name]
-	if have == nil {
-		setOwner(pcs, want)
-		return r.create(ctx, pcs, want, obs)
-	}
-	if !allowUpdate {
-		return nil
-	}
-	want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
-	if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
-		return r.update(ctx, updated)
-	}
-	return nil
+	return want
 }
 
 // create creates a child; one that already exists is fine (the cache was behind). obs, when
