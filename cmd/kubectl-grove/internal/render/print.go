@@ -1,0 +1,315 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/internal/tree"
+)
+
+// PrintTree writes each workload as a tree: replicas, their Service, PodCliques with their pods
+// (name, hostname, scheduler, gates, Grove's environment), scaling groups, PodGangs with their pod
+// groups, topology and the backend's objects, and autoscalers.
+func PrintTree(w io.Writer, workloads []*Workload) {
+	for i, wl := range workloads {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		root := tree.New(fmt.Sprintf("%s %s/%s", kindOf(wl.Source), wl.Source.GetNamespace(), wl.Source.GetName()))
+		for _, warning := range wl.Warnings {
+			root.Add("warning: " + warning)
+		}
+		if wl.Rejected != nil {
+			root.Add("rejected: " + wl.Rejected.Error())
+		}
+		if wl.Unrenderable != nil {
+			root.Add("not rendered: " + wl.Unrenderable.Error())
+		}
+		if wl.Failed() != nil {
+			root.Write(w)
+			continue
+		}
+		for _, obj := range wl.Extra {
+			root.Add(fmt.Sprintf("%s %s (created first by the trainer-controller)", kindOf(obj), obj.GetName()))
+		}
+		if wl.JobSet != nil {
+			js := root.Add(fmt.Sprintf("JobSet %s", wl.JobSet.Name))
+			for _, rj := range wl.JobSet.Spec.ReplicatedJobs {
+				js.Add(fmt.Sprintf("replicatedJob %s: %d × Job of %d pods (parallelism %d)", rj.Name, rj.Replicas,
+					ptr.Deref(rj.Template.Spec.Completions, 1), ptr.Deref(rj.Template.Spec.Parallelism, 1)))
+			}
+		}
+		if wl.PodCliqueSet != nil {
+			printPodCliqueSet(root, wl)
+		}
+		root.Write(w)
+	}
+}
+
+func printPodCliqueSet(root *tree.Node, wl *Workload) {
+	pcs := wl.PodCliqueSet
+	n := root
+	if kindOf(wl.Source) != "PodCliqueSet" {
+		n = root.Add(fmt.Sprintf("PodCliqueSet %s", pcs.Name))
+	}
+	backend := "none enabled"
+	if wl.Backend != nil {
+		backend = string(wl.Backend.Name())
+	}
+	n.Add(fmt.Sprintf("workloadType %s, backend %s", pcs.Spec.WorkloadType, backend))
+	for _, d := range wl.MissingDomains {
+		n.Add(fmt.Sprintf("warning: topology domain %s is not in the ClusterTopologyBinding: its constraints are left out", d))
+	}
+	for replica := range int(pcs.Spec.Replicas) {
+		r := n.Add(fmt.Sprintf("replica %d", replica))
+		idx := strconv.Itoa(replica)
+		for _, svc := range wl.Services {
+			if svc.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx {
+				r.Add(fmt.Sprintf("Service %s (headless, publishNotReadyAddresses %t)", svc.Name, svc.Spec.PublishNotReadyAddresses))
+			}
+		}
+		for _, pclq := range wl.PodCliques {
+			if pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx && pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" {
+				printPodClique(r, pclq, wl.Pods[pclq.Name])
+			}
+		}
+		for _, pcsg := range wl.ScalingGroups {
+			if pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx {
+				g := r.Add(fmt.Sprintf("PodCliqueScalingGroup %s: %d replicas, minAvailable %d, cliques %s", pcsg.Name, pcsg.Spec.Replicas,
+					ptr.Deref(pcsg.Spec.MinAvailable, 1), strings.Join(pcsg.Spec.CliqueNames, ", ")))
+				for _, pclq := range wl.PodCliques {
+					if pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == pcsg.Name {
+						printPodClique(g, pclq, wl.Pods[pclq.Name])
+					}
+				}
+			}
+		}
+		for _, pg := range wl.PodGangs {
+			if pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx {
+				printPodGang(r, pg, wl.SchedulerObjects[pg.Name])
+			}
+		}
+		for _, hpa := range wl.Autoscalers {
+			if hpa.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx {
+				r.Add(fmt.Sprintf("HorizontalPodAutoscaler %s: %s %s, %d–%d replicas", hpa.Name, hpa.Spec.ScaleTargetRef.Kind,
+					hpa.Spec.ScaleTargetRef.Name, ptr.Deref(hpa.Spec.MinReplicas, 1), hpa.Spec.MaxReplicas))
+			}
+		}
+	}
+}
+
+func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod) {
+	line := fmt.Sprintf("PodClique %s: role %s, %d pods, minAvailable %d", pclq.Name, pclq.Spec.RoleName, pclq.Spec.Replicas, ptr.Deref(pclq.Spec.MinAvailable, pclq.Spec.Replicas))
+	if len(pclq.Spec.StartsAfter) > 0 {
+		line += ", starts after " + strings.Join(pclq.Spec.StartsAfter, ", ")
+	}
+	if len(pclq.Spec.StartsAfterSucceeded) > 0 {
+		line += " (succeeded: " + strings.Join(pclq.Spec.StartsAfterSucceeded, ", ") + ")"
+	}
+	c := parent.Add(line)
+	if len(pods) == 0 {
+		c.Add(fmt.Sprintf("no pods: no enabled scheduler backend serves schedulerName %q", pclq.Spec.PodSpec.SchedulerName))
+		return
+	}
+	for _, pod := range pods {
+		var gates []string
+		for _, g := range pod.Spec.SchedulingGates {
+			gates = append(gates, g.Name)
+		}
+		p := c.Add(fmt.Sprintf("pod %s: hostname %s.%s, scheduler %s, gates %s", pod.Name, pod.Spec.Hostname, pod.Spec.Subdomain,
+			pod.Spec.SchedulerName, strings.Join(gates, ", ")))
+		var env []string
+		if len(pod.Spec.Containers) > 0 {
+			for _, e := range pod.Spec.Containers[0].Env {
+				value := e.Value
+				if f := e.ValueFrom; f != nil && f.FieldRef != nil {
+					value = "<" + f.FieldRef.FieldPath + ">"
+				} else if f != nil {
+					value = "<from a reference>"
+				}
+				env = append(env, e.Name+"="+value)
+			}
+		}
+		if len(env) > 0 {
+			p.Add("env " + strings.Join(env, " "))
+		}
+	}
+}
+
+func printPodGang(parent *tree.Node, pg *schedulerv1alpha1.PodGang, objs []client.Object) {
+	g := parent.Add(fmt.Sprintf("PodGang %s: %d pods needed to start", pg.Name, pg.Spec.MinMember()))
+	if tc := pg.Spec.TopologyConstraint; tc != nil && tc.PackConstraint != nil {
+		g.Add("topology " + pack(tc))
+	}
+	for _, pgr := range pg.Spec.PodGroups {
+		line := fmt.Sprintf("pod group %s: minReplicas %d of %d", pgr.Name, pgr.MinReplicas, len(pgr.PodReferences))
+		if pgr.TopologyConstraint != nil && pgr.TopologyConstraint.PackConstraint != nil {
+			line += ", topology " + pack(pgr.TopologyConstraint)
+		}
+		g.Add(line)
+	}
+	for _, cfg := range pg.Spec.TopologyConstraintGroupConfigs {
+		g.Add(fmt.Sprintf("topology group %s (%s): %s", cfg.Name, strings.Join(cfg.PodGroupNames, ", "), pack(cfg.TopologyConstraint)))
+	}
+	if len(objs) == 0 {
+		g.Add(fmt.Sprintf("scheduler objects: none (backend %s)", pg.Labels[grovev1alpha1.LabelSchedulerName]))
+	}
+	for _, o := range objs {
+		g.Add(fmt.Sprintf("scheduler object %s %s%s", kindOf(o), o.GetName(), summary(o)))
+	}
+}
+
+// summary is what a scheduler object asks its scheduler for.
+func summary(o client.Object) string {
+	switch o := o.(type) {
+	case *kaiv2alpha2.PodGroup:
+		s := fmt.Sprintf(": queue %s, minMember %d, %d subgroups", o.Spec.Queue, ptr.Deref(o.Spec.MinMember, 0), len(o.Spec.SubGroups))
+		if tc := o.Spec.TopologyConstraint; tc != nil && tc.Topology != "" {
+			s += ", topology " + tc.Topology
+		}
+		return s
+	case *schedv1alpha1.PodGroup:
+		return fmt.Sprintf(": minMember %d, minResources %s", o.Spec.MinMember, resourceList(o.Spec.MinResources))
+	case *schedulingv1beta1.Workload:
+		var parts []string
+		for _, t := range o.Spec.PodGroupTemplates {
+			if t.SchedulingPolicy.Gang != nil {
+				parts = append(parts, fmt.Sprintf("template %s: gang of %d", t.Name, t.SchedulingPolicy.Gang.MinCount))
+			}
+		}
+		return ": " + strings.Join(parts, "; ")
+	case *schedulingv1beta1.PodGroup:
+		return ""
+	}
+	return ""
+}
+
+func resourceList(rl corev1.ResourceList) string {
+	names := make([]string, 0, len(rl))
+	for n := range rl {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		q := rl[corev1.ResourceName(n)]
+		parts = append(parts, n+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func pack(tc *schedulerv1alpha1.TopologyConstraint) string {
+	var parts []string
+	if r := tc.PackConstraint.Required; r != nil {
+		parts = append(parts, "required "+*r)
+	}
+	if p := tc.PackConstraint.Preferred; p != nil {
+		parts = append(parts, "preferred "+*p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Objects lists everything a workload becomes, in the order the binaries create it.
+func Objects(wl *Workload) []client.Object {
+	var out []client.Object
+	out = append(out, wl.Extra...)
+	if wl.JobSet != nil {
+		out = append(out, wl.JobSet)
+	}
+	if wl.PodCliqueSet == nil {
+		return out
+	}
+	if kindOf(wl.Source) != "PodCliqueSet" {
+		out = append(out, wl.PodCliqueSet)
+	}
+	for _, o := range wl.Services {
+		out = append(out, o)
+	}
+	for _, o := range wl.ScalingGroups {
+		out = append(out, o)
+	}
+	for _, o := range wl.PodCliques {
+		out = append(out, o)
+	}
+	for _, o := range wl.PodGangs {
+		out = append(out, o)
+		out = append(out, wl.SchedulerObjects[o.Name]...)
+	}
+	for _, o := range wl.Autoscalers {
+		out = append(out, o)
+	}
+	names := make([]string, 0, len(wl.Pods))
+	for name := range wl.Pods {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, p := range wl.Pods[name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PrintYAML writes every object of every workload as YAML documents with apiVersion and kind; a
+// rejected workload is an error.
+func PrintYAML(w io.Writer, workloads []*Workload) error {
+	scheme := Scheme()
+	for _, wl := range workloads {
+		if err := wl.Failed(); err != nil {
+			return fmt.Errorf("%s %s: %w", kindOf(wl.Source), wl.Source.GetName(), err)
+		}
+		for _, obj := range Objects(wl) {
+			obj = obj.DeepCopyObject().(client.Object)
+			gvk, err := apiutil.GVKForObject(obj, scheme)
+			if err != nil {
+				return err
+			}
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if err != nil {
+				return err
+			}
+			// What the API server and the controllers fill in later is not rendered.
+			unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+			delete(u, "status")
+			data, err := yaml.Marshal(u)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "---\n%s", data)
+		}
+	}
+	return nil
+}
+
+// kindOf names an object's kind from the scheme (typed objects carry none).
+func kindOf(obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	gvk, err := apiutil.GVKForObject(obj, schemeForKinds)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	return gvk.Kind
+}
+
+var schemeForKinds = Scheme()

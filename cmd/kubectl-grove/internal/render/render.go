@@ -1,0 +1,253 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/controllers/operator/podclique"
+	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
+	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
+	"github.com/kubegrove/grove/controllers/trainer/tojobset"
+	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
+	"github.com/kubegrove/grove/webhooks/pcsadmission"
+	"github.com/kubegrove/grove/webhooks/trainjobadmission"
+)
+
+// Webhook names, as admission refusals name them.
+const (
+	webhookPodCliqueSet = "vpodcliqueset.grove.io"
+	webhookTrainJob     = "vtrainjob.trainer.kubeflow.org"
+	webhookRuntime      = "vtrainingruntime.trainer.kubeflow.org"
+)
+
+// Workload is what one PodCliqueSet or TrainJob of the input becomes.
+type Workload struct {
+	// Source is the object as given.
+	Source client.Object
+	// Rejected is admission's refusal, worded as grove-webhook's; nothing is rendered then.
+	Rejected error
+	// Unrenderable says why a workload admission would take cannot be rendered from the input
+	// (its runtime is not in it) or would not be built by the trainer-controller.
+	Unrenderable error
+	Warnings []string
+
+	// JobSet and Extra are a TrainJob's workload on the JobSet path and the objects the
+	// trainer-controller creates before its workload (hostfiles, keys).
+	JobSet *jobsetv1alpha2.JobSet
+	Extra  []client.Object
+
+	// PodCliqueSet is the defaulted PodCliqueSet: the input's, or the one built from a TrainJob.
+	PodCliqueSet  *grovev1alpha1.PodCliqueSet
+	Backend       backends.SchedulerBackend
+	Services      []*corev1.Service
+	ScalingGroups []*grovev1alpha1.PodCliqueScalingGroup
+	// PodCliques are every PodClique, standalone and scaling-group members, by name.
+	PodCliques  []*grovev1alpha1.PodClique
+	Pods        map[string][]*corev1.Pod // by PodClique
+	PodGangs    []*schedulerv1alpha1.PodGang
+	Autoscalers []*autoscalingv2.HorizontalPodAutoscaler
+	// SchedulerObjects are the backend's objects of each PodGang, by PodGang name.
+	SchedulerObjects map[string][]client.Object
+	// MissingDomains are topology domains the constraints name that the binding lacks.
+	MissingDomains []grovev1alpha1.TopologyDomain
+}
+
+// Renderer renders with one operator configuration.
+type Renderer struct {
+	config   *configv1alpha1.OperatorConfiguration
+	registry *backends.Registry
+}
+
+// New checks the configuration as the binaries do at start.
+func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
+	if errs := configv1alpha1.Validate(cfg); len(errs) > 0 {
+		return nil, fmt.Errorf("the operator configuration is invalid: %w", errs.ToAggregate())
+	}
+	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Renderer{config: cfg, registry: registry}, nil
+}
+
+// Render renders every PodCliqueSet and TrainJob of the input, in input order.
+func (r *Renderer) Render(in *Input) []*Workload {
+	var out []*Workload
+	for _, pcs := range in.PodCliqueSets {
+		w := &Workload{Source: pcs}
+		r.renderPodCliqueSet(w, pcs.DeepCopy(), in)
+		out = append(out, w)
+	}
+	for _, tj := range in.TrainJobs {
+		w := &Workload{Source: tj}
+		r.renderTrainJob(w, tj.DeepCopy(), in)
+		out = append(out, w)
+	}
+	return out
+}
+
+// renderPodCliqueSet defaults and validates as grove-webhook, then expands as grove-operator
+// and the backend-controller.
+func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueSet, in *Input) {
+	pcsadmission.Default(pcs, r.registry)
+	binding := bindingFor(pcs, in)
+	topo := pcsadmission.Topology{Enabled: r.config.TopologyAwareScheduling.Enabled}
+	if binding != nil {
+		topo.Binding = &binding.Spec
+	}
+	errs, warnings := pcsadmission.ValidateCreate(pcs, r.registry, topo)
+	w.Warnings = append(w.Warnings, warnings...)
+	if len(errs) > 0 {
+		w.Rejected = denied(webhookPodCliqueSet, apierrors.NewInvalid(grovev1alpha1.GroupVersion.WithKind("PodCliqueSet").GroupKind(), pcs.Name, errs))
+		return
+	}
+	w.PodCliqueSet, w.Backend = pcs, r.registry.ForPodCliqueSet(pcs)
+	e := podcliqueset.Expand(pcs)
+	w.Services, w.ScalingGroups, w.Autoscalers = e.Services, e.ScalingGroups, e.Autoscalers
+	w.PodCliques = append(w.PodCliques, e.PodCliques...)
+	for _, pcsg := range e.ScalingGroups {
+		replica, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		members := podcliquescalinggroup.Members(pcs, pcsg, replica)
+		for _, name := range sortedNames(members) {
+			w.PodCliques = append(w.PodCliques, members[name])
+		}
+	}
+	sort.SliceStable(w.PodCliques, func(i, j int) bool { return w.PodCliques[i].Name < w.PodCliques[j].Name })
+	w.Pods = map[string][]*corev1.Pod{}
+	for _, pclq := range w.PodCliques {
+		if b := r.registry.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {
+			w.Pods[pclq.Name] = podclique.Pods(pclq, b)
+		}
+	}
+	backendName := ""
+	if w.Backend != nil {
+		backendName = string(w.Backend.Name())
+	}
+	w.PodGangs, w.MissingDomains = podcliqueset.ExpandPodGangs(pcs, w.PodCliques, backendName,
+		podcliqueset.TopologyInput{Enabled: r.config.TopologyAwareScheduling.Enabled, Binding: binding})
+	w.SchedulerObjects = map[string][]client.Object{}
+	for _, pg := range w.PodGangs {
+		if w.Backend == nil {
+			continue
+		}
+		objs, err := w.Backend.BuildObjects(pg, binding)
+		if err != nil {
+			w.Warnings = append(w.Warnings, fmt.Sprintf("PodGang %s: the %s backend cannot build its objects: %v", pg.Name, backendName, err))
+			continue
+		}
+		w.SchedulerObjects[pg.Name] = objs
+	}
+}
+
+// renderTrainJob validates as grove-webhook and builds as the trainer-controller: a JobSet, or a
+// PodCliqueSet rendered in turn.
+func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in *Input) {
+	if errs := trainjobadmission.ValidateTrainJob(tj); len(errs) > 0 {
+		w.Rejected = denied(webhookTrainJob, apierrors.NewInvalid(trainerv1alpha1.GroupVersion.WithKind("TrainJob").GroupKind(), tj.Name, errs))
+		return
+	}
+	rt, err := runtimeFor(tj, in)
+	if err != nil {
+		w.Unrenderable = err
+		return
+	}
+	if errs, warnings := trainjobadmission.ValidateRuntimeSpec(&rt.Spec); len(errs) > 0 {
+		w.Rejected = denied(webhookRuntime, apierrors.NewInvalid(trainerv1alpha1.GroupVersion.WithKind(rt.Kind).GroupKind(), rt.Name, errs))
+		return
+	} else {
+		w.Warnings = append(w.Warnings, warnings...)
+	}
+	switch rt.Spec.WorkloadKind {
+	case trainerv1alpha1.WorkloadKindPodCliqueSet:
+		pcs, extra, err := topodcliqueset.Build(tj, rt)
+		if err != nil {
+			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
+			return
+		}
+		w.Extra = extra
+		r.renderPodCliqueSet(w, pcs, in)
+	case trainerv1alpha1.WorkloadKindJobSet, "":
+		js, extra, err := tojobset.Build(tj, rt, false)
+		if err != nil {
+			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
+			return
+		}
+		w.JobSet, w.Extra = js, extra
+	default:
+		w.Unrenderable = fmt.Errorf("%s %s: spec.workloadKind: %q is not supported", rt.Kind, rt.Name, rt.Spec.WorkloadKind)
+	}
+}
+
+// Failed is the reason nothing was rendered for the workload, nil when it was.
+func (w *Workload) Failed() error {
+	if w.Rejected != nil {
+		return w.Rejected
+	}
+	return w.Unrenderable
+}
+
+// runtimeFor finds the runtime a TrainJob names among the input.
+func runtimeFor(tj *trainerv1alpha1.TrainJob, in *Input) (*plan.Runtime, error) {
+	kind := trainerv1alpha1.ClusterTrainingRuntimeKind
+	if tj.Spec.RuntimeRef.Kind != nil {
+		kind = *tj.Spec.RuntimeRef.Kind
+	}
+	name := tj.Spec.RuntimeRef.Name
+	switch kind {
+	case trainerv1alpha1.TrainingRuntimeKind:
+		for _, rt := range in.Runtimes {
+			if rt.Name == name && rt.Namespace == tj.Namespace {
+				return &plan.Runtime{Kind: kind, Name: name, Spec: *rt.Spec.DeepCopy()}, nil
+			}
+		}
+	case trainerv1alpha1.ClusterTrainingRuntimeKind:
+		for _, rt := range in.ClusterRuntimes {
+			if rt.Name == name {
+				return &plan.Runtime{Kind: kind, Name: name, Spec: *rt.Spec.DeepCopy()}, nil
+			}
+		}
+	default:
+		return nil, field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), kind, []string{trainerv1alpha1.TrainingRuntimeKind, trainerv1alpha1.ClusterTrainingRuntimeKind})
+	}
+	return nil, fmt.Errorf("TrainJob %s names %s %q, which is not in the input: give it with another -f", tj.Name, kind, name)
+}
+
+// bindingFor is the ClusterTopologyBinding of the input the PodCliqueSet's constraints name.
+func bindingFor(pcs *grovev1alpha1.PodCliqueSet, in *Input) *grovev1alpha1.ClusterTopologyBinding {
+	name, _ := constraints.TopologyName(pcs)
+	for _, b := range in.Bindings {
+		if name != "" && b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// denied words an admission refusal as kubectl shows the webhook's.
+func denied(webhook string, err error) error {
+	return fmt.Errorf("admission webhook %q denied the request: %w", webhook, err)
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

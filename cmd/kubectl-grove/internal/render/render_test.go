@@ -1,0 +1,129 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+)
+
+// update rewrites the golden files: go test ./cmd/kubectl-grove/... -update
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const samples = "../../../../config/samples/"
+
+func renderFiles(t *testing.T, config string, files ...string) []*Workload {
+	t.Helper()
+	cfg, err := configv1alpha1.Load(config)
+	require.NoError(t, err)
+	in := &Input{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, Decode(in, bytes.NewReader(data), f, "default"))
+	}
+	r, err := New(cfg)
+	require.NoError(t, err)
+	return r.Render(in)
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to write it")
+	assert.Equal(t, string(want), string(got), "differs from %s (go test -update rewrites it)", path)
+}
+
+func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
+	cases := []struct {
+		name, config string
+		files        []string
+	}{
+		{"inference", "", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
+		{"training", "", []string{samples + "grove_v1alpha1_podcliqueset_training.yaml"}},
+		{"trainjob-podcliqueset", "", []string{samples + "trainer_v1alpha1_trainjob.yaml", samples + "trainer_v1alpha1_trainingruntime.yaml"}},
+		{"trainjob-jobset", "", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}},
+		{"kai-topology", "testdata/kai-tas-config.yaml", []string{"testdata/kai-topology.yaml"}},
+		{"gang-mode", "../../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
+		{"coscheduling", "../../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
+		{"rejected", "", []string{"testdata/rejected.yaml"}},
+		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			PrintTree(&out, renderFiles(t, tc.config, tc.files...))
+			golden(t, tc.name+".txt", out.Bytes())
+		})
+	}
+}
+
+func TestYAMLOutputIsEveryObjectWithItsKind(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, PrintYAML(&out, renderFiles(t, "", samples+"grove_v1alpha1_podcliqueset.yaml")))
+	golden(t, "inference.yaml", out.Bytes())
+	docs := strings.Split(out.String(), "---\n")
+	kinds := map[string]int{}
+	for _, d := range docs[1:] {
+		for _, line := range strings.Split(d, "\n") {
+			if k, ok := strings.CutPrefix(line, "kind: "); ok {
+				kinds[k]++
+			}
+		}
+	}
+	assert.Equal(t, map[string]int{"Service": 1, "PodCliqueScalingGroup": 1, "PodClique": 5, "PodGang": 2, "HorizontalPodAutoscaler": 1, "Pod": 7}, kinds)
+}
+
+func TestARejectedWorkloadFailsYAMLOutputWithTheWebhooksWords(t *testing.T) {
+	err := PrintYAML(&bytes.Buffer{}, renderFiles(t, "", "testdata/rejected.yaml"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `admission webhook "vpodcliqueset.grove.io" denied the request`)
+	assert.Contains(t, err.Error(), "spec.template.cliques[0].spec.startsAfter[0]")
+	assert.Contains(t, err.Error(), "spec.template.cliques[0].spec.podSpec.nodeName")
+}
+
+func TestDecodeRefusesUnknownFieldsAndKindsItDoesNotRender(t *testing.T) {
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"a misspelt field", mustRead(t, "testdata/unknown-field.yaml"), `unknown field "spec.template.cliques[0].spec.replica"`},
+		{"a kind render does not take", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "ConfigMap is not rendered"},
+		{"not YAML", "a: [", "document 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Decode(&Input{}, strings.NewReader(tc.doc), "in.yaml", "default")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "in.yaml")
+		})
+	}
+}
+
+func TestDecodeTakesEveryDocumentAndDefaultsTheNamespace(t *testing.T) {
+	in := &Input{}
+	require.NoError(t, Decode(in, strings.NewReader(mustRead(t, "testdata/kai-topology.yaml")+"\n---\n# only a comment\n"), "x", "ns"))
+	require.Len(t, in.PodCliqueSets, 1)
+	require.Len(t, in.Bindings, 1)
+	assert.Equal(t, "team-a", in.PodCliqueSets[0].Namespace, "a namespace given is kept")
+	assert.Empty(t, in.Bindings[0].Namespace, "cluster-scoped")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
+}
