@@ -59,7 +59,7 @@ vet: ## Run gofmt and go vet, and check that every kustomization builds.
 	@for k in deploy/base deploy/overlays/* deploy/argocd config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
-build: ## Build the four binaries into bin/.
+build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bin/ on PATH for `kubectl grove`).
 	go build -o bin/ ./cmd/...
 
 ##@ Test

@@ -1,28 +1,18 @@
 // Command kubectl-grove is the kubectl plugin of this project (`kubectl grove …`): render shows
-// what a PodCliqueSet or TrainJob becomes before it is applied, with the binaries' own code.
+// what a PodCliqueSet or TrainJob becomes before it is applied, with the binaries' own code;
+// status and why show, against a cluster, what runs and what waits for what.
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/cli"
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	if err := cli.New(os.Stdout, os.Stderr).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-}
-
-func newRoot() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "kubectl-grove",
-		Short:         "See what a PodCliqueSet or TrainJob becomes, and why it waits",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(newRenderCommand())
-	return root
 }

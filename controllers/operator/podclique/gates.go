@@ -102,28 +102,14 @@ func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodCl
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		// A Training parent whose pods all exited 0 has done what its dependents waited for,
-		// though none of its pods is Ready any more; some dependents wait for exactly that.
-		succeeded := meta.IsStatusConditionTrue(parent.Status.Conditions, grovev1alpha1.ConditionSucceeded)
-		if slices.Contains(pclq.Spec.StartsAfterSucceeded, name) {
-			if !succeeded {
-				return false, nil
-			}
-			continue
-		}
-		if parent.Status.ReadyReplicas < minAvailable(parent) && !succeeded {
+		if !parent.UpForDependents(slices.Contains(pclq.Spec.StartsAfterSucceeded, name)) {
 			return false, nil
 		}
 	}
 	return true, nil
 }
 
-func minAvailable(pclq *grovev1alpha1.PodClique) int32 {
-	if pclq.Spec.MinAvailable != nil {
-		return *pclq.Spec.MinAvailable
-	}
-	return pclq.Spec.Replicas
-}
+func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }
 
 func hasGate(p *corev1.Pod) bool {
 	for _, g := range p.Spec.SchedulingGates {
