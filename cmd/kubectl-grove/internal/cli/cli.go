@@ -17,6 +17,6 @@ func New(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newRenderCommand())
+	root.AddCommand(newRenderCommand(), newStatusCommand(), newWhyCommand())
 	return root
 }

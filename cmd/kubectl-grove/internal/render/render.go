@@ -44,7 +44,7 @@ type Workload struct {
 	// Unrenderable says why a workload admission would take cannot be rendered from the input
 	// (its runtime is not in it) or would not be built by the trainer-controller.
 	Unrenderable error
-	Warnings []string
+	Warnings     []string
 
 	// JobSet and Extra are a TrainJob's workload on the JobSet path and the objects the
 	// trainer-controller creates before its workload (hostfiles, keys).
