@@ -139,7 +139,7 @@ func gangLine(pg *schedulerv1alpha1.PodGang) string {
 	backend := pg.Labels[grovev1alpha1.LabelSchedulerName]
 	line := fmt.Sprintf("PodGang %s: phase %s, backend %s", pg.Name, orUnknown(string(pg.Status.Phase)), backend)
 	if pg.Acknowledged() {
-		return line + " acknowledged"
+		return line + ": acknowledged"
 	}
 	return line + ": " + unacknowledged(pg)
 }
