@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/cli"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/cli"
 )
 
 func main() {

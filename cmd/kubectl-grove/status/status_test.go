@@ -25,7 +25,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/render"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -40,7 +40,7 @@ func startingCluster(t *testing.T) []client.Object {
 	cfg, err := configv1alpha1.Load("")
 	require.NoError(t, err)
 	in := &render.Input{}
-	f, err := os.Open("../../../../config/samples/grove_v1alpha1_podcliqueset.yaml")
+	f, err := os.Open("../../../config/samples/grove_v1alpha1_podcliqueset.yaml")
 	require.NoError(t, err)
 	defer f.Close() //nolint:errcheck // read only
 	require.NoError(t, render.Decode(in, f, "sample", "default"))

@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/render"
-	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/status"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/render"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/status"
 )
 
 // clusterFlags are kubectl's own: --kubeconfig, --context, -n and the rest.

@@ -17,7 +17,7 @@ import (
 // update rewrites the golden files: go test ./cmd/kubectl-grove/... -update
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const samples = "../../../../config/samples/"
+const samples = "../../../config/samples/"
 
 func renderFiles(t *testing.T, config string, files ...string) []*Workload {
 	t.Helper()
@@ -56,8 +56,8 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 		{"trainjob-podcliqueset", "", []string{samples + "trainer_v1alpha1_trainjob.yaml", samples + "trainer_v1alpha1_trainingruntime.yaml"}},
 		{"trainjob-jobset", "", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}},
 		{"kai-topology", "testdata/kai-tas-config.yaml", []string{"testdata/kai-topology.yaml"}},
-		{"gang-mode", "../../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
-		{"coscheduling", "../../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
+		{"gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
+		{"coscheduling", "../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
 		{"rejected", "", []string{"testdata/rejected.yaml"}},
 		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}},
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
-	"github.com/kubegrove/grove/cmd/kubectl-grove/internal/render"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/render"
 )
 
 // errNotRendered makes the command fail when a workload was refused or could not be rendered;

@@ -1,0 +1,44 @@
+// Package kubectlgrove runs the kubectl-grove binary against the local cluster with the four
+// binaries deployed: render must print exactly what the binaries create from every sample, and
+// status and why must explain a workload that starts and one that is held back.
+package kubectlgrovee2e
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// binDir holds the project's binaries, kubectl-grove among them, built once per package run.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
+		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")
+		if err != nil {
+			return err
+		}
+		if err := webhook.WaitReady(time.Minute); err != nil {
+			return err
+		}
+		if err := apiserver.RegisterWebhooks(context.Background(), c.Client(), "config/webhook", "grove-", webhook.WebhookHostPort, c.CAPEM()); err != nil {
+			return err
+		}
+		for _, b := range []struct{ name, arg string }{
+			{"grove-operator", ""}, {"backend-controller", "--backend=kube-scheduler"}, {"trainer-controller", ""},
+		} {
+			var args []string
+			if b.arg != "" {
+				args = append(args, b.arg)
+			}
+			if _, err := c.StartBinary(binDir, b.name, b.name, "", args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
