@@ -71,6 +71,7 @@ type Workload struct {
 type Renderer struct {
 	config   *configv1alpha1.OperatorConfiguration
 	registry *backends.Registry
+	defaults schemaDefaults
 }
 
 // New checks the configuration as the binaries do at start.
@@ -82,7 +83,11 @@ func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Renderer{config: cfg, registry: registry}, nil
+	defaults, err := loadSchemaDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("reading the CRD schemas compiled in: %w", err)
+	}
+	return &Renderer{config: cfg, registry: registry, defaults: defaults}, nil
 }
 
 // Render renders every PodCliqueSet and TrainJob of the input, in input order.
@@ -104,6 +109,11 @@ func (r *Renderer) Render(in *Input) []*Workload {
 // renderPodCliqueSet defaults and validates as grove-webhook, then expands as grove-operator
 // and the backend-controller.
 func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueSet, in *Input) {
+	// The API server applies its schema defaults before admission sees the object.
+	if err := r.defaults.apply(pcs); err != nil {
+		w.Unrenderable = err
+		return
+	}
 	pcsadmission.Default(pcs, r.registry)
 	binding := bindingFor(pcs, in)
 	topo := pcsadmission.Topology{Enabled: r.config.TopologyAwareScheduling.Enabled}
@@ -128,6 +138,13 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 		}
 	}
 	sort.SliceStable(w.PodCliques, func(i, j int) bool { return w.PodCliques[i].Name < w.PodCliques[j].Name })
+	for _, pclq := range w.PodCliques {
+		// Stored PodCliques are defaulted too, and their pods are built from what is stored.
+		if err := r.defaults.apply(pclq); err != nil {
+			w.Unrenderable = err
+			return
+		}
+	}
 	w.Pods = map[string][]*corev1.Pod{}
 	for _, pclq := range w.PodCliques {
 		if b := r.registry.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {

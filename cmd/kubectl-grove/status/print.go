@@ -80,7 +80,8 @@ func addPodCliqueSet(root *tree.Node, v *View) {
 func notable(c metav1.Condition) bool {
 	good := map[string]metav1.ConditionStatus{
 		grovev1alpha1.ConditionPodGangsSchedulable: metav1.ConditionTrue, grovev1alpha1.ConditionNameCollision: metav1.ConditionFalse,
-		grovev1alpha1.ConditionMinAvailableBreached: metav1.ConditionFalse,
+		grovev1alpha1.ConditionMinAvailableBreached: metav1.ConditionFalse, grovev1alpha1.ConditionUpdateInProgress: metav1.ConditionFalse,
+		grovev1alpha1.ConditionSchedulingConstraintsHonored: metav1.ConditionTrue, grovev1alpha1.ConditionTopologyLevelsUnavailable: metav1.ConditionFalse,
 	}
 	want, known := good[c.Type]
 	return !known || c.Status != want
