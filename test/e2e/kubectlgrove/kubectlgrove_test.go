@@ -180,13 +180,20 @@ func ownLabels(rendered, live any) any {
 }
 
 // envOnly keeps each container's name and environment: the rest of a live pod's containers is
-// defaulted by the API server.
+// defaulted by the API server, which also fills a fieldRef's apiVersion (Kubernetes' own pod
+// defaulting, which render does not repeat).
 func envOnly(v any) any {
 	list, _ := v.([]any)
 	var out []any
 	for _, c := range list {
 		m, _ := c.(map[string]any)
-		out = append(out, map[string]any{"name": m["name"], "env": m["env"]})
+		env, _ := m["env"].([]any)
+		for _, e := range env {
+			if ref, ok, _ := unstructured.NestedMap(e.(map[string]any), "valueFrom", "fieldRef"); ok && ref["apiVersion"] == "v1" {
+				unstructured.RemoveNestedField(e.(map[string]any), "valueFrom", "fieldRef", "apiVersion")
+			}
+		}
+		out = append(out, map[string]any{"name": m["name"], "env": env})
 	}
 	return out
 }
