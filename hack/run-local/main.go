@@ -111,12 +111,19 @@ func run(nodes int, dir string, runFor time.Duration) error {
 		return err
 	}
 
+	plugin := filepath.Join(root, "bin", "kubectl-grove")
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
   export KUBECONFIG=%s
   %s get pcs,pclq,pcsg,pg,trainjobs -A
+What the samples became and why anything waits (kubectl grove, with bin/ on the PATH):
+  %s status pcs/inference
+  %s status pcs/training
+  %s status trainjob/mnist
+  %s status trainjob/train-local
+  %s why pod/inference-0-prefill-0-worker-0
 Press Ctrl-C to stop everything.
-`, dir, c.AdminKubeconfig(), kubectl)
+`, dir, c.AdminKubeconfig(), kubectl, plugin, plugin, plugin, plugin, plugin)
 	if runFor > 0 {
 		select {
 		case <-ctx.Done():
