@@ -183,11 +183,11 @@ func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in 
 		w.Unrenderable = err
 		return
 	}
-	if errs, warnings := trainjobadmission.ValidateRuntimeSpec(&rt.Spec); len(errs) > 0 {
+	errs, warnings := trainjobadmission.ValidateRuntimeSpec(&rt.Spec)
+	w.Warnings = append(w.Warnings, warnings...)
+	if len(errs) > 0 {
 		w.Rejected = denied(webhookRuntime, apierrors.NewInvalid(trainerv1alpha1.GroupVersion.WithKind(rt.Kind).GroupKind(), rt.Name, errs))
 		return
-	} else {
-		w.Warnings = append(w.Warnings, warnings...)
 	}
 	switch rt.Spec.WorkloadKind {
 	case trainerv1alpha1.WorkloadKindPodCliqueSet:

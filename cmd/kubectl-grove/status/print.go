@@ -235,7 +235,7 @@ func PrintTrainJob(w io.Writer, v *TrainJobView) {
 		}
 		for _, p := range v.JobPods {
 			line := fmt.Sprintf("pod %s: %s", p.Name, podState(p))
-			if why := Wait(p, &grovev1alpha1.PodClique{}, &View{}); why != "" && len(p.Spec.SchedulingGates) == 0 {
+			if why := Wait(p, &grovev1alpha1.PodClique{}, &View{}); why != "" {
 				line += " — " + why
 			}
 			n.Add(line)

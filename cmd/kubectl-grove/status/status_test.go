@@ -18,13 +18,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/cmd/kubectl-grove/render"
 )
 
@@ -173,4 +176,27 @@ func TestErrorsNameWhatToDo(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestTrainJobStatusShowsItsJobSetAndWhyItsPodsWait(t *testing.T) {
+	tj := &trainerv1alpha1.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "tj-uid"}}
+	tj.Status.Conditions = []metav1.Condition{{Type: trainerv1alpha1.TrainJobRunning, Status: metav1.ConditionTrue, Reason: "JobSetCreated", Message: "JobSet job runs the job", LastTransitionTime: at}}
+	controlled := []metav1.OwnerReference{{APIVersion: trainerv1alpha1.GroupVersion.String(), Kind: "TrainJob", Name: "job", UID: "tj-uid", Controller: ptr.To(true)}}
+	js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", OwnerReferences: controlled}}
+	js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-node-0-0-abcde", Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "job"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}}}
+	pod.Spec.SchedulerName = "scheduler-plugins-scheduler"
+	c := fakeCluster(t, interceptor.Funcs{}, tj, js, pod)
+	v, err := ReadTrainJob(context.Background(), c, client.ObjectKey{Namespace: "ns", Name: "job"})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	PrintTrainJob(&out, v)
+	assert.Equal(t, `TrainJob ns/job: Running
+├── Running=True (JobSetCreated): JobSet job runs the job
+└── JobSet job: suspended false
+    ├── replicatedJob node: 0 ready, 1 active, 0 succeeded, 0 failed
+    └── pod job-node-0-0-abcde: Pending, not ready, 0 restarts — unschedulable by scheduler-plugins-scheduler: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.
+`, out.String())
 }

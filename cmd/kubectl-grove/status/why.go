@@ -25,7 +25,7 @@ func Why(ctx context.Context, c client.Reader, w io.Writer, key client.ObjectKey
 	root := tree.New(fmt.Sprintf("pod %s/%s: %s", pod.Namespace, pod.Name, podState(pod)))
 	clique, pcsName := pod.Labels[grovev1alpha1.LabelPodClique], pod.Labels[grovev1alpha1.LabelPartOf]
 	if clique == "" || pcsName == "" {
-		if why := Wait(pod, &grovev1alpha1.PodClique{}, &View{}); why != "" && len(pod.Spec.SchedulingGates) == 0 {
+		if why := Wait(pod, &grovev1alpha1.PodClique{}, &View{}); why != "" {
 			root.Add("held: " + why)
 		}
 		root.Add("not a Grove pod: it has no grove.io/podclique label, so no PodClique or PodGang holds it")
