@@ -133,8 +133,12 @@ func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*co
 		for _, g := range pod.Spec.SchedulingGates {
 			gates = append(gates, g.Name)
 		}
-		p := c.Add(fmt.Sprintf("pod %s: hostname %s.%s, scheduler %s, gates %s", pod.Name, pod.Spec.Hostname, pod.Spec.Subdomain,
-			pod.Spec.SchedulerName, strings.Join(gates, ", ")))
+		born := "born schedulable once its PodGang is acknowledged"
+		if len(gates) > 0 {
+			born = "born gated (" + strings.Join(gates, ", ") + ") until its parents are up"
+		}
+		p := c.Add(fmt.Sprintf("pod %s: hostname %s.%s, scheduler %s, %s", pod.Name, pod.Spec.Hostname, pod.Spec.Subdomain,
+			pod.Spec.SchedulerName, born))
 		var env []string
 		if len(pod.Spec.Containers) > 0 {
 			for _, e := range pod.Spec.Containers[0].Env {

@@ -79,6 +79,10 @@ func startingCluster(t *testing.T) []client.Object {
 		}
 		objs = append(objs, pclq)
 		for _, pod := range wl.Pods[pclq.Name] {
+			if pclq.Labels[grovev1alpha1.LabelPodGang] == "inference-0-prefill-0" {
+				// Its backend never answered: past the grace, its pods are created gated.
+				pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}
+			}
 			switch pclq.Spec.RoleName {
 			case "router":
 				pod.Spec.SchedulingGates = nil

@@ -118,14 +118,20 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	return pod
 }
 
-// Pods are the pods of a PodClique at its spec's size, as this reconciler creates them: born
-// with the gang gate, which it lifts once the PodGang may schedule them. kubectl grove renders
-// with it.
+// Pods are the pods of a PodClique at its spec's size, as this reconciler creates them once the
+// backend acknowledged their PodGang and before any parent clique is up: a pod that waits for a
+// parent (spec.startsAfter, on a backend that places pods one by one) is born with the gang gate,
+// lifted once the parents are up; the others are born schedulable. kubectl grove renders with it.
 func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend) []*corev1.Pod {
 	hash := PodTemplateHash(pclq)
+	waitsForParents := !backend.GangScheduling() && len(pclq.Spec.StartsAfter) > 0
 	pods := make([]*corev1.Pod, 0, pclq.Spec.Replicas)
 	for i := range int(pclq.Spec.Replicas) {
-		pods = append(pods, buildPod(pclq, i, hash, backend))
+		pod := buildPod(pclq, i, hash, backend)
+		if !waitsForParents {
+			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
+		}
+		pods = append(pods, pod)
 	}
 	return pods
 }
