@@ -3,7 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,15 +207,10 @@ func summary(o client.Object) string {
 }
 
 func resourceList(rl corev1.ResourceList) string {
-	names := make([]string, 0, len(rl))
-	for n := range rl {
-		names = append(names, string(n))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		q := rl[corev1.ResourceName(n)]
-		parts = append(parts, n+"="+q.String())
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(rl)) {
+		q := rl[n]
+		parts = append(parts, string(n)+"="+q.String())
 	}
 	return strings.Join(parts, ",")
 }
@@ -259,12 +255,7 @@ func Objects(wl *Workload) []client.Object {
 	for _, o := range wl.Autoscalers {
 		out = append(out, o)
 	}
-	names := make([]string, 0, len(wl.Pods))
-	for name := range wl.Pods {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(wl.Pods)) {
 		for _, p := range wl.Pods[name] {
 			out = append(out, p)
 		}

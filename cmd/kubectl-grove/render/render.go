@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -133,7 +135,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	for _, pcsg := range e.ScalingGroups {
 		replica, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 		members := podcliquescalinggroup.Members(pcs, pcsg, replica)
-		for _, name := range sortedNames(members) {
+		for _, name := range slices.Sorted(maps.Keys(members)) {
 			w.PodCliques = append(w.PodCliques, members[name])
 		}
 	}
@@ -258,13 +260,4 @@ func bindingFor(pcs *grovev1alpha1.PodCliqueSet, in *Input) *grovev1alpha1.Clust
 // denied words an admission refusal as kubectl shows the webhook's.
 func denied(webhook string, err error) error {
 	return fmt.Errorf("admission webhook %q denied the request: %w", webhook, err)
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,9 +2,7 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	"github.com/kubegrove/grove/test/golden"
 )
-
-// update rewrites the golden files: go test ./cmd/kubectl-grove/... -update
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const samples = "../../../config/samples/"
 
@@ -32,18 +28,6 @@ func renderFiles(t *testing.T, config string, files ...string) []*Workload {
 	r, err := New(cfg)
 	require.NoError(t, err)
 	return r.Render(in)
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to write it")
-	assert.Equal(t, string(want), string(got), "differs from %s (go test -update rewrites it)", path)
 }
 
 func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
@@ -65,7 +49,7 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			PrintTree(&out, renderFiles(t, tc.config, tc.files...))
-			golden(t, tc.name+".txt", out.Bytes())
+			golden.Check(t, "golden/"+tc.name+".txt", out.Bytes())
 		})
 	}
 }
@@ -73,7 +57,7 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 func TestYAMLOutputIsEveryObjectWithItsKind(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, PrintYAML(&out, renderFiles(t, "", samples+"grove_v1alpha1_podcliqueset.yaml")))
-	golden(t, "inference.yaml", out.Bytes())
+	golden.Check(t, "golden/inference.yaml", out.Bytes())
 	docs := strings.Split(out.String(), "---\n")
 	kinds := map[string]int{}
 	for _, d := range docs[1:] {

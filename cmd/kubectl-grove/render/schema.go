@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io/fs"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,7 +23,10 @@ import (
 // stored PodCliqueSet, and the hashes it computes, depend on them.
 type schemaDefaults map[schema.GroupVersionKind]*structuralschema.Structural
 
-func loadSchemaDefaults() (schemaDefaults, error) {
+// loadSchemaDefaults parses the embedded CRDs once per process: they are large, and fixed.
+var loadSchemaDefaults = sync.OnceValues(parseSchemaDefaults)
+
+func parseSchemaDefaults() (schemaDefaults, error) {
 	out := schemaDefaults{}
 	files, err := fs.Glob(crd.Bases, "bases/*.yaml")
 	if err != nil {

@@ -3,7 +3,8 @@ package status
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,7 @@ func addPodCliqueSet(root *tree.Node, v *View) {
 	for replica := range int(pcs.Spec.Replicas) {
 		idx := strconv.Itoa(replica)
 		r := root.Add("replica " + idx)
-		for _, name := range sortedKeys(v.PodCliques) {
+		for _, name := range slices.Sorted(maps.Keys(v.PodCliques)) {
 			pclq := v.PodCliques[name]
 			if pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx && pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" {
 				addPodClique(r, v, pclq)
@@ -59,13 +60,13 @@ func addPodCliqueSet(root *tree.Node, v *View) {
 			}
 			gn := r.Add(fmt.Sprintf("PodCliqueScalingGroup %s: %d/%d replicas available (minAvailable %d)%s", g.Name, g.Status.AvailableReplicas,
 				g.Spec.Replicas, ptr.Deref(g.Spec.MinAvailable, 1), breached(g.Status.Conditions)))
-			for _, name := range sortedKeys(v.PodCliques) {
+			for _, name := range slices.Sorted(maps.Keys(v.PodCliques)) {
 				if pclq := v.PodCliques[name]; pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == g.Name {
 					addPodClique(gn, v, pclq)
 				}
 			}
 		}
-		for _, name := range sortedKeys(v.PodGangs) {
+		for _, name := range slices.Sorted(maps.Keys(v.PodGangs)) {
 			if pg := v.PodGangs[name]; pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx {
 				r.Add(gangLine(pg))
 			}
@@ -260,13 +261,4 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

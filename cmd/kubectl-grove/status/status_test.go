@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,9 +27,8 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/cmd/kubectl-grove/render"
+	"github.com/kubegrove/grove/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var at = metav1.NewTime(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 
@@ -119,25 +116,13 @@ func fakeCluster(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) c
 	return fake.NewClientBuilder().WithScheme(render.Scheme()).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to write it")
-	assert.Equal(t, string(want), string(got), "differs from %s (go test -update rewrites it)", path)
-}
-
 func TestStatusOfAStartingWorkloadSaysWhatEachWaitingPodWaitsFor(t *testing.T) {
 	c := fakeCluster(t, interceptor.Funcs{}, startingCluster(t)...)
 	v, err := ReadPodCliqueSet(context.Background(), c, client.ObjectKey{Namespace: "default", Name: "inference"})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	PrintPodCliqueSet(&out, v)
-	golden(t, "status-starting.txt", out.Bytes())
+	golden.Check(t, "status-starting.txt", out.Bytes())
 	for _, want := range []string{
 		"unschedulable by default-scheduler: 0/4 nodes are available: 4 Insufficient cpu.",
 		"gated: starts after inference-0-prefill-0-leader (0/1 ready)",
@@ -151,7 +136,7 @@ func TestWhyFollowsAGatedPodToTheParentThatHoldsItAndOnToTheScheduler(t *testing
 	c := fakeCluster(t, interceptor.Funcs{}, startingCluster(t)...)
 	var out bytes.Buffer
 	require.NoError(t, Why(context.Background(), c, &out, client.ObjectKey{Namespace: "default", Name: "inference-0-prefill-0-worker-1"}))
-	golden(t, "why-worker.txt", out.Bytes())
+	golden.Check(t, "why-worker.txt", out.Bytes())
 	assert.Contains(t, out.String(), "held: gated: starts after inference-0-prefill-0-leader (0/1 ready)")
 	assert.Contains(t, out.String(), "pod inference-0-prefill-0-leader-0: Pending, not ready, 0 restarts — unschedulable by default-scheduler")
 }

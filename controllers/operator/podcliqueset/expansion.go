@@ -1,6 +1,8 @@
 package podcliqueset
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -40,7 +42,7 @@ func Expand(pcs *grovev1alpha1.PodCliqueSet) Expansion {
 		}
 	}
 	hpas := wantedAutoscalers(pcs)
-	for _, name := range sortedKeys(hpas) {
+	for _, name := range slices.Sorted(maps.Keys(hpas)) {
 		e.Autoscalers = append(e.Autoscalers, hpas[name])
 	}
 	return e
@@ -81,13 +83,4 @@ func ExpandPodGangs(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.Po
 	}
 	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
 	return gangs, missing
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
