@@ -33,7 +33,7 @@ the OperatorConfiguration the binaries run with (its scheduler profiles decide t
   kubectl grove render -f pcs.yaml --config operator-config.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRender(cmd.OutOrStdout(), files, configPath, output, namespace)
+			return runRender(cmd.OutOrStdout(), cmd.ErrOrStderr(), files, configPath, output, namespace)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (YAML or JSON, several documents); - reads standard input")
@@ -44,7 +44,7 @@ the OperatorConfiguration the binaries run with (its scheduler profiles decide t
 	return cmd
 }
 
-func runRender(out io.Writer, files []string, configPath, output, namespace string) error {
+func runRender(out, errOut io.Writer, files []string, configPath, output, namespace string) error {
 	if output != "tree" && output != "yaml" {
 		return fmt.Errorf("--output %q: must be tree or yaml", output)
 	}
@@ -57,6 +57,9 @@ func runRender(out io.Writer, files []string, configPath, output, namespace stri
 		if err := decodeFile(in, f, namespace); err != nil {
 			return err
 		}
+	}
+	for _, skipped := range in.Skipped {
+		fmt.Fprintln(errOut, "skipped:", skipped)
 	}
 	if len(in.PodCliqueSets)+len(in.TrainJobs) == 0 {
 		return errors.New("the files hold no PodCliqueSet and no TrainJob")

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	"sigs.k8s.io/yaml"
 
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
@@ -41,6 +43,9 @@ type Input struct {
 	Runtimes        []*trainerv1alpha1.TrainingRuntime
 	ClusterRuntimes []*trainerv1alpha1.ClusterTrainingRuntime
 	Bindings        []*grovev1alpha1.ClusterTopologyBinding
+	// Skipped names the documents of other kinds (a Queue, a ResourceClaimTemplate): they are not
+	// rendered, and said so.
+	Skipped []string
 }
 
 // Decode reads YAML or JSON documents strictly, as the API server does with
@@ -61,6 +66,12 @@ func Decode(in *Input, r io.Reader, source string, defaultNamespace string) erro
 			continue
 		}
 		obj, gvk, err := decoder.Decode(doc, nil, nil)
+		if runtime.IsNotRegisteredError(err) {
+			var tm metav1.PartialObjectMetadata
+			_ = yaml.Unmarshal(doc, &tm) // it decoded far enough to name its kind
+			in.Skipped = append(in.Skipped, fmt.Sprintf("%s: document %d: %s %s is not rendered", source, n, tm.Kind, tm.Name))
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: document %d: %w", source, n, err)
 		}
@@ -81,7 +92,7 @@ func Decode(in *Input, r io.Reader, source string, defaultNamespace string) erro
 			o.SetNamespace("")
 			in.Bindings = append(in.Bindings, o)
 		default:
-			return fmt.Errorf("%s: document %d: %s is not rendered: give PodCliqueSets, TrainJobs, their runtimes and ClusterTopologyBindings", source, n, gvk.Kind)
+			in.Skipped = append(in.Skipped, fmt.Sprintf("%s: document %d: %s %s is not rendered", source, n, gvk.Kind, obj.(client.Object).GetName()))
 		}
 	}
 }

@@ -83,7 +83,6 @@ func TestDecodeRefusesUnknownFieldsAndKindsItDoesNotRender(t *testing.T) {
 		name, doc, want string
 	}{
 		{"a misspelt field", mustRead(t, "testdata/unknown-field.yaml"), `unknown field "spec.template.cliques[0].spec.replica"`},
-		{"a kind render does not take", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "ConfigMap is not rendered"},
 		{"not YAML", "a: [", "document 1"},
 	}
 	for _, tc := range cases {
@@ -94,6 +93,13 @@ func TestDecodeRefusesUnknownFieldsAndKindsItDoesNotRender(t *testing.T) {
 			assert.Contains(t, err.Error(), "in.yaml")
 		})
 	}
+}
+
+func TestDecodeSkipsOtherKindsAndSaysSo(t *testing.T) {
+	in := &Input{}
+	docs := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\n"
+	require.NoError(t, Decode(in, strings.NewReader(docs), "in.yaml", "default"))
+	assert.Equal(t, []string{"in.yaml: document 1: ConfigMap x is not rendered", "in.yaml: document 2: Queue q is not rendered"}, in.Skipped)
 }
 
 func TestDecodeTakesEveryDocumentAndDefaultsTheNamespace(t *testing.T) {
