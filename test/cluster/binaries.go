@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
+	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
@@ -96,4 +98,21 @@ var ServiceAccountGroups = []string{"system:serviceaccounts", "system:serviceacc
 // ServiceAccountUser is the user name of the service account named identity in Namespace.
 func ServiceAccountUser(identity string) string {
 	return "system:serviceaccount:" + Namespace + ":" + identity
+}
+
+// StartWebhook runs grove-webhook (from binDir, extraConfig as for StartBinary), waits until it
+// serves within ready, and registers the webhook configurations exactly as config/webhook
+// generates them, pointing at it: every kind the deployment guards is guarded.
+func (c *Cluster) StartWebhook(binDir, extraConfig string, ready time.Duration) (*Process, error) {
+	webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", extraConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := webhook.WaitReady(ready); err != nil {
+		return nil, err
+	}
+	if err := apiserver.RegisterWebhooks(context.Background(), c.Client(), "config/webhook", "grove-", webhook.WebhookHostPort, c.CAPEM()); err != nil {
+		return nil, err
+	}
+	return webhook, nil
 }

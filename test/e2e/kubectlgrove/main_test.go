@@ -4,12 +4,10 @@
 package kubectlgrovee2e
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -18,14 +16,7 @@ var binDir string
 
 func TestMain(m *testing.M) {
 	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
-		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")
-		if err != nil {
-			return err
-		}
-		if err := webhook.WaitReady(time.Minute); err != nil {
-			return err
-		}
-		if err := apiserver.RegisterWebhooks(context.Background(), c.Client(), "config/webhook", "grove-", webhook.WebhookHostPort, c.CAPEM()); err != nil {
+		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {
 			return err
 		}
 		for _, b := range []struct{ name, arg string }{

@@ -5,12 +5,10 @@
 package trainere2e
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -28,14 +26,7 @@ func run(m *testing.M) int {
 	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		// Admission as deployed: every PodCliqueSet the trainer-controller builds is defaulted and
 		// validated by grove-webhook, running as its ServiceAccount like the other three.
-		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")
-		if err != nil {
-			return err
-		}
-		if err := webhook.WaitReady(time.Minute); err != nil {
-			return err
-		}
-		if err := apiserver.RegisterWebhooks(context.Background(), c.Client(), "config/webhook", "grove-", webhook.WebhookHostPort, c.CAPEM()); err != nil {
+		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {
 			return err
 		}
 		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", ""); err != nil {
@@ -44,6 +35,7 @@ func run(m *testing.M) int {
 		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", "", "--backend=kube-scheduler"); err != nil {
 			return err
 		}
+		var err error
 		trainer, err = c.StartBinary(binDir, "trainer-controller", "trainer-controller", "")
 		return err
 	})

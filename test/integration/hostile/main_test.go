@@ -7,7 +7,6 @@
 package hostileintegration
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -41,16 +39,8 @@ func run(m *testing.M) int {
 	// are needed, and the package starts in seconds.
 	opts := cluster.Options{APIServerOnly: true}
 	return cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
-		webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", "")
+		webhook, err := c.StartWebhook(binDir, "", readyTimeout)
 		if err != nil {
-			return err
-		}
-		if err := webhook.WaitReady(readyTimeout); err != nil {
-			return err
-		}
-		// Registered exactly as config/webhook generates them, so every kind the deployment
-		// guards is guarded here.
-		if err := apiserver.RegisterWebhooks(context.Background(), c.Client(), "config/webhook", "grove-", webhook.WebhookHostPort, c.CAPEM()); err != nil {
 			return err
 		}
 		binaries["grove-webhook"] = webhook
