@@ -58,9 +58,6 @@ func runRender(out, errOut io.Writer, files []string, configPath, output, namesp
 			return err
 		}
 	}
-	for _, skipped := range in.Skipped {
-		fmt.Fprintln(errOut, "skipped:", skipped)
-	}
 	if len(in.PodCliqueSets)+len(in.TrainJobs) == 0 {
 		return errors.New("the files hold no PodCliqueSet and no TrainJob")
 	}
@@ -69,6 +66,9 @@ func runRender(out, errOut io.Writer, files []string, configPath, output, namesp
 		return err
 	}
 	workloads := r.Render(in)
+	for _, skipped := range in.Skipped {
+		fmt.Fprintln(errOut, "skipped:", skipped)
+	}
 	if output == "yaml" {
 		return render.PrintYAML(out, workloads)
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -94,6 +96,7 @@ func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
 
 // Render renders every PodCliqueSet and TrainJob of the input, in input order.
 func (r *Renderer) Render(in *Input) []*Workload {
+	r.checkBindings(in)
 	var out []*Workload
 	for _, pcs := range in.PodCliqueSets {
 		w := &Workload{Source: pcs}
@@ -111,9 +114,10 @@ func (r *Renderer) Render(in *Input) []*Workload {
 // renderPodCliqueSet defaults and validates as grove-webhook, then expands as grove-operator
 // and the backend-controller.
 func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueSet, in *Input) {
-	// The API server applies its schema defaults before admission sees the object.
-	if err := r.defaults.apply(pcs); err != nil {
-		w.Unrenderable = err
+	// The API server applies its schema (defaults, then validation) before admission sees the
+	// object, and refuses it with the field paths.
+	if errs, err := r.defaults.apply(pcs); err != nil || len(errs) > 0 {
+		w.Rejected, w.Unrenderable = schemaRefusal(pcs, errs), err
 		return
 	}
 	pcsadmission.Default(pcs, r.registry)
@@ -141,9 +145,10 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	}
 	sort.SliceStable(w.PodCliques, func(i, j int) bool { return w.PodCliques[i].Name < w.PodCliques[j].Name })
 	for _, pclq := range w.PodCliques {
-		// Stored PodCliques are defaulted too, and their pods are built from what is stored.
-		if err := r.defaults.apply(pclq); err != nil {
-			w.Unrenderable = err
+		// Stored PodCliques are defaulted too, and their pods are built from what is stored; one
+		// the schema refused would stay uncreated (the PodCliqueSet's CreateFailed event).
+		if errs, err := r.defaults.apply(pclq); err != nil || len(errs) > 0 {
+			w.Unrenderable = errors.Join(err, schemaRefusal(pclq, errs))
 			return
 		}
 	}
@@ -246,6 +251,21 @@ func runtimeFor(tj *trainerv1alpha1.TrainJob, in *Input) (*plan.Runtime, error) 
 	return nil, fmt.Errorf("TrainJob %s names %s %q, which is not in the input: give it with another -f", tj.Name, kind, name)
 }
 
+// checkBindings drops the ClusterTopologyBindings the API server would refuse: a PodCliqueSet
+// naming one renders as if it did not exist, and says why.
+func (r *Renderer) checkBindings(in *Input) {
+	var kept []*grovev1alpha1.ClusterTopologyBinding
+	for _, b := range in.Bindings {
+		errs, err := r.defaults.apply(b)
+		if err == nil && len(errs) == 0 {
+			kept = append(kept, b)
+			continue
+		}
+		in.Skipped = append(in.Skipped, fmt.Sprintf("ClusterTopologyBinding %s is refused by its schema: %v", b.Name, errors.Join(err, schemaRefusal(b, errs))))
+	}
+	in.Bindings = kept
+}
+
 // bindingFor is the ClusterTopologyBinding of the input the PodCliqueSet's constraints name.
 func bindingFor(pcs *grovev1alpha1.PodCliqueSet, in *Input) *grovev1alpha1.ClusterTopologyBinding {
 	name, _ := constraints.TopologyName(pcs)
@@ -255,6 +275,15 @@ func bindingFor(pcs *grovev1alpha1.PodCliqueSet, in *Input) *grovev1alpha1.Clust
 		}
 	}
 	return nil
+}
+
+// schemaRefusal words a schema refusal as the API server does; nil without errors.
+func schemaRefusal(obj client.Object, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	gvk, _ := apiutil.GVKForObject(obj, schemeForKinds)
+	return apierrors.NewInvalid(gvk.GroupKind(), obj.GetName(), errs)
 }
 
 // denied words an admission refusal as kubectl shows the webhook's.

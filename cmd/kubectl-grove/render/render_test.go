@@ -43,6 +43,7 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 		{"gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
 		{"coscheduling", "../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
 		{"rejected", "", []string{"testdata/rejected.yaml"}},
+		{"schema-refused", "", []string{"testdata/schema-refused.yaml"}},
 		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}},
 	}
 	for _, tc := range cases {
@@ -116,4 +117,22 @@ func mustRead(t *testing.T, path string) string {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(data)
+}
+
+func TestABindingItsSchemaRefusesIsSkippedAndSaidSo(t *testing.T) {
+	cfg, err := configv1alpha1.Load("testdata/kai-tas-config.yaml")
+	require.NoError(t, err)
+	in := &Input{}
+	// Levels out of order: a CEL rule of the ClusterTopologyBinding schema.
+	doc := strings.Replace(mustRead(t, "testdata/kai-topology.yaml"), "    - domain: zone\n      key: topology.kubernetes.io/zone\n    - domain: host\n      key: kubernetes.io/hostname",
+		"    - domain: host\n      key: kubernetes.io/hostname\n    - domain: zone\n      key: topology.kubernetes.io/zone", 1)
+	require.NoError(t, Decode(in, strings.NewReader(doc), "x", "default"))
+	r, err := New(cfg)
+	require.NoError(t, err)
+	w := r.Render(in)
+	require.Len(t, in.Skipped, 1)
+	assert.Contains(t, in.Skipped[0], "ClusterTopologyBinding gb200 is refused by its schema")
+	assert.Contains(t, in.Skipped[0], "levels must be ordered from the broadest domain to the narrowest")
+	require.Len(t, w, 1)
+	assert.Contains(t, strings.Join(w[0].Warnings, "\n"), `ClusterTopologyBinding "gb200" does not exist yet`)
 }
