@@ -35,7 +35,7 @@ func (r *Reconciler) act(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *o
 		return r.freePods(ctx, tj, o)
 	case actTearDown:
 		if o.child != nil && o.owned && o.child.GetDeletionTimestamp().IsZero() {
-			return r.deleteChild(ctx, o.child)
+			return r.deleteChild(ctx, o.wl, o.child, "the TrainJob ran out of time")
 		}
 	}
 	return nil
@@ -49,7 +49,7 @@ func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 		return nil
 	}
 	if !wl.freesPodsBySuspending() {
-		return r.deleteChild(ctx, child)
+		return r.deleteChild(ctx, wl, child, "the TrainJob is suspended")
 	}
 	if !wl.suspended(child) {
 		patch := client.MergeFrom(child.DeepCopyObject().(client.Object))
@@ -150,10 +150,11 @@ func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 	return child, err == nil, err
 }
 
-func (r *Reconciler) deleteChild(ctx context.Context, child client.Object) error {
+// deleteChild deletes the workload (and with it every pod), saying why.
+func (r *Reconciler) deleteChild(ctx context.Context, wl workload, child client.Object, why string) error {
 	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err == nil {
-		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", fmt.Sprintf("%T", child), "name", child.GetName())
+		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "name", child.GetName(), "reason", why)
 	}
 	return client.IgnoreNotFound(err)
 }
