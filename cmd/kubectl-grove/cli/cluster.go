@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,18 +56,9 @@ func parseRef(arg string, kinds map[string]string) (kind, name string, err error
 	}
 	kind, known := kinds[strings.ToLower(k)]
 	if !known {
-		return "", "", fmt.Errorf("%q: kind %q is not one of %s", arg, k, strings.Join(sortedKinds(kinds), ", "))
+		return "", "", fmt.Errorf("%q: kind %q is not one of %s", arg, k, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
 	}
 	return kind, n, nil
-}
-
-func sortedKinds(kinds map[string]string) []string {
-	var out []string
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 var statusKinds = map[string]string{

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -227,10 +228,7 @@ func (w *Workload) Failed() error {
 
 // runtimeFor finds the runtime a TrainJob names among the input.
 func runtimeFor(tj *trainerv1alpha1.TrainJob, in *Input) (*plan.Runtime, error) {
-	kind := trainerv1alpha1.ClusterTrainingRuntimeKind
-	if tj.Spec.RuntimeRef.Kind != nil {
-		kind = *tj.Spec.RuntimeRef.Kind
-	}
+	kind := ptr.Deref(tj.Spec.RuntimeRef.Kind, trainerv1alpha1.ClusterTrainingRuntimeKind)
 	name := tj.Spec.RuntimeRef.Name
 	switch kind {
 	case trainerv1alpha1.TrainingRuntimeKind:

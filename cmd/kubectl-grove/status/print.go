@@ -202,10 +202,7 @@ func gateReason(p *corev1.Pod, pclq *grovev1alpha1.PodClique, v *View) string {
 	}
 	for _, parentName := range pclq.Spec.StartsAfter {
 		parent := v.PodCliques[parentName]
-		mustSucceed := false
-		for _, s := range pclq.Spec.StartsAfterSucceeded {
-			mustSucceed = mustSucceed || s == parentName
-		}
+		mustSucceed := slices.Contains(pclq.Spec.StartsAfterSucceeded, parentName)
 		switch {
 		case parent == nil:
 			return fmt.Sprintf("gated: starts after %s, which does not exist yet", parentName)

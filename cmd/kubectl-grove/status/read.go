@@ -4,13 +4,13 @@ package status
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -60,7 +60,7 @@ func ReadPodCliqueSet(ctx context.Context, c client.Reader, key client.ObjectKey
 		}
 	}
 	for i := range groups.Items {
-		if metav1IsControlledBy(&groups.Items[i], pcs) {
+		if metav1.IsControlledBy(&groups.Items[i], pcs) {
 			v.Groups = append(v.Groups, &groups.Items[i])
 		}
 	}
@@ -90,7 +90,7 @@ func ReadTrainJob(ctx context.Context, c client.Reader, key client.ObjectKey) (*
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	err := c.Get(ctx, key, pcs)
 	switch {
-	case err == nil && metav1IsControlledBy(pcs, tj):
+	case err == nil && metav1.IsControlledBy(pcs, tj):
 		v.Workload, err = ReadPodCliqueSet(ctx, c, key)
 		return v, err
 	case err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err):
@@ -99,7 +99,7 @@ func ReadTrainJob(ctx context.Context, c client.Reader, key client.ObjectKey) (*
 	js := &jobsetv1alpha2.JobSet{}
 	err = c.Get(ctx, key, js)
 	switch {
-	case err == nil && metav1IsControlledBy(js, tj):
+	case err == nil && metav1.IsControlledBy(js, tj):
 		v.JobSet = js
 		pods := &corev1.PodList{}
 		if err := c.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels{jobsetv1alpha2.JobSetNameKey: key.Name}); err != nil {
@@ -117,20 +117,11 @@ func ReadTrainJob(ctx context.Context, c client.Reader, key client.ObjectKey) (*
 
 // owned reports whether a PodClique belongs to pcs: controlled by it or by one of its groups.
 func owned(pclq *grovev1alpha1.PodClique, pcs *grovev1alpha1.PodCliqueSet, groups *grovev1alpha1.PodCliqueScalingGroupList) bool {
-	if metav1IsControlledBy(pclq, pcs) {
+	if metav1.IsControlledBy(pclq, pcs) {
 		return true
 	}
 	for i := range groups.Items {
-		if metav1IsControlledBy(pclq, &groups.Items[i]) && metav1IsControlledBy(&groups.Items[i], pcs) {
-			return true
-		}
-	}
-	return false
-}
-
-func metav1IsControlledBy(obj, owner client.Object) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.UID == owner.GetUID() {
+		if metav1.IsControlledBy(pclq, &groups.Items[i]) && metav1.IsControlledBy(&groups.Items[i], pcs) {
 			return true
 		}
 	}
@@ -148,11 +139,10 @@ func get(ctx context.Context, c client.Reader, key client.ObjectKey, obj client.
 
 // explain words a missing CRD and a forbidden read so a person knows what to do.
 func explain(err error, resource, namespace string) error {
-	var noMatch *meta.NoKindMatchError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &noMatch) || meta.IsNoMatchError(err):
+	case meta.IsNoMatchError(err):
 		return fmt.Errorf("this cluster does not serve %s (%v): install the project's CRDs (config/crd) or point --context at a cluster that has them", resource, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("you may not list or get %s in namespace %s: ask for read access to it (RBAC); the API server said: %v", resource, namespace, err)
