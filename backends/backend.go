@@ -35,8 +35,13 @@ type SchedulerBackend interface {
 	// are reliable, since the PodGang may be gone already.
 	OnPodGangDelete(ctx context.Context, pg *schedulerv1alpha1.PodGang) error
 	// PreparePod adds the scheduler's fields to a pod before it is created; it reads the
-	// pod's grove.io/podgang and grove.io/podclique labels.
+	// pod's grove.io/podgang and grove.io/podclique labels. The scheduler group the PodGang's
+	// status names for the pod's group (SchedulingGroups) overrides what it sets there.
 	PreparePod(pod *corev1.Pod)
+	// SchedulingGroups names, for each pod group of a synced PodGang, the scheduler's group its
+	// pods join (pod spec.schedulingGroup); the backend-controller writes them into the PodGang's
+	// status with SchedulerBackendReady. Nil for schedulers that find a gang's pods otherwise.
+	SchedulingGroups(pg *schedulerv1alpha1.PodGang) []schedulerv1alpha1.SchedulingGroup
 	// ValidatePodCliqueSet rejects at admission what the scheduler cannot honour when
 	// correctness depends on it, naming the field.
 	ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList

@@ -228,3 +228,8 @@ func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, binding *grovev1al
 	want.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))}
 	return []client.Object{want}, nil
 }
+
+// SchedulingGroups is nil: KAI finds a gang's pods by their pod-group annotation.
+func (b *Backend) SchedulingGroups(*schedulerv1alpha1.PodGang) []schedulerv1alpha1.SchedulingGroup {
+	return nil
+}

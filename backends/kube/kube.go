@@ -1,19 +1,26 @@
 // Package kube is the kube-scheduler backend. Plain mode only names the scheduler: pods are
 // placed one by one. Gang mode (gangScheduling: true) turns each PodGang into a Kubernetes
-// Workload API gang — a scheduling.k8s.io/v1beta1 Workload and PodGroup whose gang policy asks
-// for the PodGang's minimum — and points every pod at that PodGroup when it is created.
+// Workload API gang and points every pod at its PodGroup when it is created. Where the API
+// server serves CompositePodGroup (scheduling.k8s.io/v1alpha3, Kubernetes 1.37's feature gate
+// CompositePodGroup), the gang is hierarchical: one composite group per PodGang, intermediate
+// composites for the scaling-group topology groups, and one PodGroup per pod group with that
+// group's own minimum. Without it the gang is flat: one Workload and one PodGroup whose minimum
+// is the PodGang's total, so per-clique minimums are not kept.
 package kube
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -37,7 +44,26 @@ const GangTemplateName = "gang"
 const (
 	ReasonPodsScheduledIndividually = "PodsScheduledIndividually"
 	ReasonWorkloadCreated           = "WorkloadCreated"
+	// ReasonCompositeWorkloadCreated: a hierarchical gang keeps each pod group's minimum.
+	ReasonCompositeWorkloadCreated = "CompositeWorkloadCreated"
 )
+
+// Mode is how the backend places pods.
+type Mode string
+
+// Modes of the kube-scheduler backend.
+const (
+	// ModePlain: pods are placed one by one.
+	ModePlain Mode = "plain"
+	// ModeGang: each PodGang is one flat gang of its total minimum.
+	ModeGang Mode = "gang"
+	// ModeCompositeGang: each PodGang is a hierarchical gang; every pod group keeps its minimum.
+	ModeCompositeGang Mode = "composite-gang"
+)
+
+// CompositePodGroupHelp says how to keep per-clique minimums; the flat gang mode reports it.
+const CompositePodGroupHelp = "serve CompositePodGroup (kube-apiserver and kube-scheduler --feature-gates=CompositePodGroup=true, " +
+	"kube-apiserver --runtime-config=scheduling.k8s.io/v1alpha3=true) to keep each pod group's minimum"
 
 // WorkloadAPIHelp says how to serve the Workload API; Init fails with it.
 const WorkloadAPIHelp = "kube-scheduler gangScheduling needs the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup): " +
@@ -51,6 +77,8 @@ const TopologyGateHelp = "topology constraints in gang mode need the TopologyAwa
 type Backend struct {
 	cfg    configv1alpha1.KubeSchedulerConfig
 	client client.Client
+	// composite is set by Init when gang mode finds CompositePodGroup served.
+	composite bool
 }
 
 // New returns the backend for a profile's config; c may be nil where nothing is synced.
@@ -64,20 +92,68 @@ func (b *Backend) Name() configv1alpha1.SchedulerName { return configv1alpha1.Sc
 // PodSchedulerName returns default-scheduler.
 func (b *Backend) PodSchedulerName() string { return SchedulerName }
 
-// Init checks in gang mode that the API server serves the Workload API.
-func (b *Backend) Init(context.Context) error {
+// Init checks in gang mode that the API server serves the Workload API, and whether it serves
+// CompositePodGroup too, which makes the gangs hierarchical. It logs the mode it chose.
+func (b *Backend) Init(ctx context.Context) error {
+	log := log.FromContext(ctx).WithValues("backend", configv1alpha1.SchedulerNameKube)
 	if !b.cfg.GangScheduling {
+		log.Info("kube-scheduler backend runs in plain mode: pods are placed one by one", "mode", ModePlain)
 		return nil
 	}
-	return served.Check(b.client.RESTMapper(), WorkloadAPIHelp,
-		schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"), schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"))
+	mapper := b.client.RESTMapper()
+	if err := served.Check(mapper, WorkloadAPIHelp,
+		schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"), schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup")); err != nil {
+		return err
+	}
+	_, err := mapper.RESTMapping(schedulingv1alpha3.SchemeGroupVersion.WithKind("CompositePodGroup").GroupKind(), schedulingv1alpha3.SchemeGroupVersion.Version)
+	switch {
+	case err == nil:
+		b.composite = true
+		log.Info("kube-scheduler backend runs in composite gang mode: CompositePodGroup is served, every pod group keeps its own minimum", "mode", ModeCompositeGang)
+	case meta.IsNoMatchError(err):
+		log.Info("kube-scheduler backend runs in flat gang mode: CompositePodGroup is not served, a PodGang's pod groups share one minimum; "+CompositePodGroupHelp, "mode", ModeGang)
+	default:
+		return fmt.Errorf("looking up %s: %w", schedulingv1alpha3.SchemeGroupVersion.WithKind("CompositePodGroup"), err)
+	}
+	return nil
 }
 
-// SyncPodGang keeps, in gang mode, the PodGang's Workload and PodGroup as built here.
+// Mode is the mode Init chose (before Init: gang mode is flat).
+func (b *Backend) Mode() Mode {
+	switch {
+	case !b.cfg.GangScheduling:
+		return ModePlain
+	case b.composite:
+		return ModeCompositeGang
+	}
+	return ModeGang
+}
+
+// SetComposite makes gang mode hierarchical without asking the API server, for tools that
+// render objects offline (kubectl grove render --composite-pod-groups).
+func (b *Backend) SetComposite(on bool) { b.composite = on && b.cfg.GangScheduling }
+
+// SyncPodGang keeps, in gang mode, the PodGang's Workload API objects as built here.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	if !b.cfg.GangScheduling {
 		return ReasonPodsScheduledIndividually, "kube-scheduler places the pods one by one; it needs no objects", nil
 	}
+	if b.composite {
+		if objs, flattened, ok := BuildCompositeObjects(pg); ok {
+			return b.syncComposite(ctx, pg, objs, flattened)
+		}
+	}
+	reason, message, err := b.syncFlat(ctx, pg)
+	if err == nil && b.composite {
+		// Even flattened, the tree did not fit: the PodGang is one flat gang.
+		message = fmt.Sprintf("%s; flattened: its %d pod groups exceed CompositePodGroup's limits (8 templates per list, depth 4), so they share one minimum",
+			message, len(pg.Spec.PodGroups))
+	}
+	return reason, message, err
+}
+
+// syncFlat keeps the flat gang: one Workload and one PodGroup asking for the PodGang's total.
+func (b *Backend) syncFlat(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	wantWorkload, wantGroup := BuildWorkload(pg), BuildPodGroup(pg)
 	if err := b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, wantWorkload, sameWorkload, repairWorkload); err != nil {
 		return "", "", fmt.Errorf("Workload %s: %w", wantWorkload.Name, err)
@@ -85,28 +161,127 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	if err := b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, wantGroup, samePodGroup, repairPodGroup); err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", wantGroup.Name, err)
 	}
+	if err := b.deleteStale(ctx, pg, []client.Object{wantGroup}); err != nil {
+		return "", "", err
+	}
 	return ReasonWorkloadCreated, fmt.Sprintf("Workload and PodGroup %s ask kube-scheduler for a gang of %d pods", pg.Name, pg.Spec.MinMember()), nil
+}
+
+// syncComposite keeps the hierarchical gang: the Workload, then each CompositePodGroup parent
+// first, then the PodGroups, and deletes the groups of an earlier shape.
+func (b *Backend) syncComposite(ctx context.Context, pg *schedulerv1alpha1.PodGang, objs []client.Object, flattened []string) (string, string, error) {
+	composites, groups := 0, 0
+	for _, want := range objs {
+		var err error
+		switch want.(type) {
+		case *schedulingv1beta1.Workload:
+			err = b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, want, sameWorkload, repairWorkload)
+		case *schedulingv1alpha3.CompositePodGroup:
+			composites++
+			err = b.ensure(ctx, pg, &schedulingv1alpha3.CompositePodGroup{}, want, sameCompositePodGroup, repairCompositePodGroup)
+		case *schedulingv1beta1.PodGroup:
+			groups++
+			err = b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, want, samePodGroup, repairPodGroup)
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("%T %s: %w", want, want.GetName(), err)
+		}
+	}
+	if err := b.deleteStale(ctx, pg, objs); err != nil {
+		return "", "", err
+	}
+	message := fmt.Sprintf("Workload %s, %d CompositePodGroups and %d PodGroups ask kube-scheduler for a gang of %d pod groups, each with its own minimum",
+		pg.Name, composites, groups, groups)
+	if len(flattened) > 0 {
+		message += "; flattened to fit CompositePodGroup's limits (8 templates per list, depth 4): " + strings.Join(flattened, "; ")
+	}
+	return ReasonCompositeWorkloadCreated, message, nil
+}
+
+// deleteStale deletes the PodGang's PodGroups and CompositePodGroups that are not wanted: those
+// of pod groups it no longer has, or of the other mode after a restart in another one.
+func (b *Backend) deleteStale(ctx context.Context, pg *schedulerv1alpha1.PodGang, wanted []client.Object) error {
+	keep := map[string]bool{}
+	for _, o := range wanted {
+		keep[fmt.Sprintf("%T/%s", o, o.GetName())] = true
+	}
+	lists := []client.ObjectList{&schedulingv1beta1.PodGroupList{}}
+	if b.composite {
+		lists = append(lists, &schedulingv1alpha3.CompositePodGroupList{})
+	}
+	for _, list := range lists {
+		if err := b.client.List(ctx, list, client.InNamespace(pg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodGang: pg.Name}); err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			o := item.(client.Object)
+			if keep[fmt.Sprintf("%T/%s", o, o.GetName())] || !metav1.IsControlledBy(o, pg) || !o.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			log.FromContext(ctx).Info("deleting a Workload API object the PodGang no longer has", "kind", fmt.Sprintf("%T", o), "name", o.GetName())
+			if err := b.client.Delete(ctx, o, client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // sameWorkload and samePodGroup compare the fields the backend sets; the API server defaults
 // others (disruption mode, priority) that must not count as drift.
 func sameWorkload(have, want client.Object) bool {
 	h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
-	if !equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) || len(h.Spec.PodGroupTemplates) != len(w.Spec.PodGroupTemplates) {
-		return false
+	return equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) &&
+		equality.Semantic.DeepEqual(podGroupTemplateShapes(h.Spec.PodGroupTemplates), podGroupTemplateShapes(w.Spec.PodGroupTemplates)) &&
+		equality.Semantic.DeepEqual(compositeTemplateShapes(h.Spec.CompositePodGroupTemplates), compositeTemplateShapes(w.Spec.CompositePodGroupTemplates))
+}
+
+// podGroupTemplateShapes and compositeTemplateShapes keep of each template the fields the
+// backend sets.
+func podGroupTemplateShapes(ts []schedulingv1beta1.PodGroupTemplate) []schedulingv1beta1.PodGroupTemplate {
+	out := make([]schedulingv1beta1.PodGroupTemplate, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, schedulingv1beta1.PodGroupTemplate{Name: t.Name, SchedulingPolicy: t.SchedulingPolicy, SchedulingConstraints: t.SchedulingConstraints})
 	}
-	for i := range w.Spec.PodGroupTemplates {
-		ht, wt := &h.Spec.PodGroupTemplates[i], &w.Spec.PodGroupTemplates[i]
-		if ht.Name != wt.Name || !samePolicy(ht.SchedulingPolicy, wt.SchedulingPolicy, ht.SchedulingConstraints, wt.SchedulingConstraints) {
-			return false
-		}
+	return out
+}
+
+func compositeTemplateShapes(ts []schedulingv1beta1.CompositePodGroupTemplate) []schedulingv1beta1.CompositePodGroupTemplate {
+	out := make([]schedulingv1beta1.CompositePodGroupTemplate, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, schedulingv1beta1.CompositePodGroupTemplate{
+			Name: t.Name, SchedulingPolicy: t.SchedulingPolicy, SchedulingConstraints: t.SchedulingConstraints,
+			PodGroupTemplates:          podGroupTemplateShapes(t.PodGroupTemplates),
+			CompositePodGroupTemplates: compositeTemplateShapes(t.CompositePodGroupTemplates),
+		})
 	}
-	return true
+	return out
+}
+
+func sameCompositePodGroup(have, want client.Object) bool {
+	h, w := have.(*schedulingv1alpha3.CompositePodGroup), want.(*schedulingv1alpha3.CompositePodGroup)
+	return equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
+		equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+}
+
+// repairCompositePodGroup puts the wanted spec back; its fields are immutable, so the update
+// is refused and the object recreated.
+func repairCompositePodGroup(have, want client.Object) {
+	h, w := have.(*schedulingv1alpha3.CompositePodGroup), want.(*schedulingv1alpha3.CompositePodGroup)
+	h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
+	h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
 }
 
 func samePodGroup(have, want client.Object) bool {
 	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
 	return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+		equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
 		samePolicy(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
 }
 
@@ -115,12 +290,14 @@ func samePolicy(have, want schedulingv1beta1.PodGroupSchedulingPolicy, haveC, wa
 }
 
 func repairWorkload(have, want client.Object) {
-	have.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates = want.(*schedulingv1beta1.Workload).Spec.PodGroupTemplates
+	h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
+	h.Spec.PodGroupTemplates, h.Spec.CompositePodGroupTemplates = w.Spec.PodGroupTemplates, w.Spec.CompositePodGroupTemplates
 }
 
 func repairPodGroup(have, want client.Object) {
 	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
 	h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
+	h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
 }
 
 // ensure creates want, owned by the PodGang, or repairs the existing object when the fields the
@@ -172,9 +349,9 @@ func kept(writeErr error, stored, wanted client.Object, same func(have, want cli
 // BuildWorkload is the Workload of a PodGang: one gang template asking for its minimum.
 func BuildWorkload(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.Workload {
 	return &schedulingv1beta1.Workload{
-		ObjectMeta: objectMeta(pg),
+		ObjectMeta: objectMeta(pg, pg.Name),
 		Spec: schedulingv1beta1.WorkloadSpec{
-			ControllerRef: &schedulingv1beta1.TypedLocalObjectReference{APIGroup: schedulerv1alpha1.GroupVersion.Group, Kind: "PodGang", Name: pg.Name},
+			ControllerRef: controllerRef(pg),
 			PodGroupTemplates: []schedulingv1beta1.PodGroupTemplate{{
 				Name:                  GangTemplateName,
 				SchedulingPolicy:      gangPolicy(pg),
@@ -188,7 +365,7 @@ func BuildWorkload(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.Workload {
 // Workload's gang template.
 func BuildPodGroup(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.PodGroup {
 	return &schedulingv1beta1.PodGroup{
-		ObjectMeta: objectMeta(pg),
+		ObjectMeta: objectMeta(pg, pg.Name),
 		Spec: schedulingv1beta1.PodGroupSpec{
 			WorkloadRef:           &schedulingv1beta1.WorkloadReference{WorkloadName: pg.Name, TemplateName: GangTemplateName},
 			SchedulingPolicy:      gangPolicy(pg),
@@ -197,9 +374,13 @@ func BuildPodGroup(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.PodGroup {
 	}
 }
 
-func objectMeta(pg *schedulerv1alpha1.PodGang) metav1.ObjectMeta {
+func controllerRef(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.TypedLocalObjectReference {
+	return &schedulingv1beta1.TypedLocalObjectReference{APIGroup: schedulerv1alpha1.GroupVersion.Group, Kind: "PodGang", Name: pg.Name}
+}
+
+func objectMeta(pg *schedulerv1alpha1.PodGang, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name: pg.Name, Namespace: pg.Namespace,
+		Name: name, Namespace: pg.Namespace,
 		Labels: map[string]string{grovev1alpha1.LabelManagedBy: "backend-controller", grovev1alpha1.LabelPodGang: pg.Name},
 	}
 }
@@ -274,10 +455,34 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 
 // OwnedTypes are the Workload API kinds in gang mode.
 func (b *Backend) OwnedTypes() []client.Object {
+	switch b.Mode() {
+	case ModeCompositeGang:
+		return []client.Object{&schedulingv1beta1.Workload{}, &schedulingv1beta1.PodGroup{}, &schedulingv1alpha3.CompositePodGroup{}}
+	case ModeGang:
+		return []client.Object{&schedulingv1beta1.Workload{}, &schedulingv1beta1.PodGroup{}}
+	}
+	return nil
+}
+
+// SchedulingGroups names each pod group's scheduler group in gang mode: its own PodGroup in a
+// hierarchical gang, the PodGang's one PodGroup in a flat gang. Plain mode has none.
+func (b *Backend) SchedulingGroups(pg *schedulerv1alpha1.PodGang) []schedulerv1alpha1.SchedulingGroup {
 	if !b.cfg.GangScheduling {
 		return nil
 	}
-	return []client.Object{&schedulingv1beta1.Workload{}, &schedulingv1beta1.PodGroup{}}
+	composite := false
+	if b.composite {
+		_, _, composite = BuildCompositeObjects(pg)
+	}
+	out := make([]schedulerv1alpha1.SchedulingGroup, 0, len(pg.Spec.PodGroups))
+	for _, g := range pg.Spec.PodGroups {
+		name := pg.Name
+		if composite {
+			name = g.Name
+		}
+		out = append(out, schedulerv1alpha1.SchedulingGroup{PodGroup: g.Name, Name: name})
+	}
+	return out
 }
 
 // GangScheduling reports whether PodGangs are placed whole.
@@ -289,6 +494,9 @@ func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, _ *grovev1alpha1.C
 		return nil, nil
 	}
 	objs := []client.Object{BuildWorkload(pg), BuildPodGroup(pg)}
+	if composite, _, ok := BuildCompositeObjects(pg); b.composite && ok {
+		objs = composite
+	}
 	for _, o := range objs {
 		o.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))})
 	}

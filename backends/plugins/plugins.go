@@ -146,3 +146,8 @@ func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, _ *grovev1alpha1.C
 	want.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))}
 	return []client.Object{want}, nil
 }
+
+// SchedulingGroups is nil: coscheduling finds a gang's pods by their pod-group label.
+func (b *Backend) SchedulingGroups(*schedulerv1alpha1.PodGang) []schedulerv1alpha1.SchedulingGroup {
+	return nil
+}

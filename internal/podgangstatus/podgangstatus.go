@@ -26,14 +26,42 @@ const (
 // the PodGang's status; what other managers own is left alone. pg is updated to what the API
 // server stored.
 func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, phase schedulerv1alpha1.PodGangPhase, cond metav1.Condition) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cond)
+	status, err := conditionStatus(cond)
 	if err != nil {
 		return err
 	}
-	status := map[string]any{"conditions": []any{m}}
 	if phase != "" {
 		status["phase"] = string(phase)
 	}
+	return apply(ctx, c, pg, manager, status)
+}
+
+// ApplyBackend makes a backend-controller's manager the owner of exactly its condition and of
+// the scheduling groups it assigned (none: whatever it assigned before is removed).
+func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, cond metav1.Condition, groups []schedulerv1alpha1.SchedulingGroup) error {
+	status, err := conditionStatus(cond)
+	if err != nil {
+		return err
+	}
+	if len(groups) > 0 {
+		list := make([]any, 0, len(groups))
+		for _, g := range groups {
+			list = append(list, map[string]any{"podGroup": g.PodGroup, "name": g.Name})
+		}
+		status["schedulingGroups"] = list
+	}
+	return apply(ctx, c, pg, manager, status)
+}
+
+func conditionStatus(cond metav1.Condition) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cond)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"conditions": []any{m}}, nil
+}
+
+func apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, status map[string]any) error {
 	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
 	u.SetGroupVersionKind(schedulerv1alpha1.GroupVersion.WithKind("PodGang"))
 	u.SetNamespace(pg.Namespace)

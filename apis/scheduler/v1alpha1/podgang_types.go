@@ -166,6 +166,24 @@ type PodGangStatus struct {
 	// PlacementScore rates the network optimality of the placement, 1.0 being the best.
 	// +optional
 	PlacementScore *float64 `json:"placementScore,omitempty"`
+	// SchedulingGroups name, for each pod group, the scheduler's group its pods join (a pod's
+	// spec.schedulingGroup.podGroupName, immutable once the pod exists). The backend-controller
+	// writes them with SchedulerBackendReady, for the generation it acknowledges, when its
+	// scheduler finds a gang's pods by that reference (kube-scheduler's Workload API); the
+	// operator sets them on the pods it creates. Pod groups that share one scheduler group share
+	// its minimum: they keep no minimum of their own.
+	// +optional
+	// +listType=map
+	// +listMapKey=podGroup
+	SchedulingGroups []SchedulingGroup `json:"schedulingGroups,omitempty"`
+}
+
+// SchedulingGroup is the scheduler's group the pods of one pod group join.
+type SchedulingGroup struct {
+	// PodGroup is the name of a pod group of spec.podgroups.
+	PodGroup string `json:"podGroup"`
+	// Name is the scheduler's group (a scheduling.k8s.io PodGroup) its pods name.
+	Name string `json:"name"`
 }
 
 func init() {
@@ -217,4 +235,33 @@ func (pg *PodGang) MaySchedule(pod string) bool {
 		}
 	}
 	return false
+}
+
+// SchedulingGroupOf is the scheduler's group the backend-controller assigned to a pod group, ""
+// when it assigned none.
+func (pg *PodGang) SchedulingGroupOf(podGroup string) string {
+	for _, g := range pg.Status.SchedulingGroups {
+		if g.PodGroup == podGroup {
+			return g.Name
+		}
+	}
+	return ""
+}
+
+// SharedSchedulingGroups lists the scheduler's groups that several pod groups share, each with
+// its pod groups in spec order: their pods are placed against the shared group's one minimum,
+// so the minReplicas of each is not kept on its own.
+func (pg *PodGang) SharedSchedulingGroups() map[string][]string {
+	members := map[string][]string{}
+	for _, g := range pg.Spec.PodGroups {
+		if name := pg.SchedulingGroupOf(g.Name); name != "" {
+			members[name] = append(members[name], g.Name)
+		}
+	}
+	for name, groups := range members {
+		if len(groups) < 2 {
+			delete(members, name)
+		}
+	}
+	return members
 }

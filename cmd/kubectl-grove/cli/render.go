@@ -19,6 +19,7 @@ var errNotRendered = errors.New("at least one workload was not rendered")
 func newRenderCommand() *cobra.Command {
 	var files []string
 	var configPath, output, namespace string
+	var composite bool
 	cmd := &cobra.Command{
 		Use:   "render -f FILE [-f FILE…]",
 		Short: "Print what the binaries make of manifests, without a cluster",
@@ -33,18 +34,20 @@ the OperatorConfiguration the binaries run with (its scheduler profiles decide t
   kubectl grove render -f pcs.yaml --config operator-config.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRender(cmd.OutOrStdout(), cmd.ErrOrStderr(), files, configPath, output, namespace)
+			return runRender(cmd.OutOrStdout(), cmd.ErrOrStderr(), files, configPath, output, namespace, composite)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (YAML or JSON, several documents); - reads standard input")
 	cmd.Flags().StringVar(&configPath, "config", "", "OperatorConfiguration file (default: the built-in defaults)")
 	cmd.Flags().StringVarP(&output, "output", "o", "tree", "tree or yaml")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of objects that name none")
+	cmd.Flags().BoolVar(&composite, "composite-pod-groups", false,
+		"render kube-scheduler gangs as on a cluster serving CompositePodGroup (one PodGroup per pod group, each with its own minimum)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
-func runRender(out, errOut io.Writer, files []string, configPath, output, namespace string) error {
+func runRender(out, errOut io.Writer, files []string, configPath, output, namespace string, composite bool) error {
 	if output != "tree" && output != "yaml" {
 		return fmt.Errorf("--output %q: must be tree or yaml", output)
 	}
@@ -65,6 +68,7 @@ func runRender(out, errOut io.Writer, files []string, configPath, output, namesp
 	if err != nil {
 		return err
 	}
+	r.CompositePodGroups(composite)
 	workloads := r.Render(in)
 	for _, skipped := range in.Skipped {
 		fmt.Fprintln(errOut, "skipped:", skipped)

@@ -23,6 +23,7 @@ import (
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
@@ -95,6 +96,14 @@ func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
 	return &Renderer{config: cfg, registry: registry, defaults: defaults}, nil
 }
 
+// CompositePodGroups renders kube-scheduler's gang mode as it runs where the API server serves
+// CompositePodGroup (hierarchical gangs); by default as where it does not (flat gangs).
+func (r *Renderer) CompositePodGroups(on bool) {
+	if b, ok := r.registry.Get(configv1alpha1.SchedulerNameKube).(*kube.Backend); ok {
+		b.SetComposite(on)
+	}
+}
+
 // Render renders every PodCliqueSet and TrainJob of the input, in input order.
 func (r *Renderer) Render(in *Input) []*Workload {
 	r.checkBindings(in)
@@ -153,18 +162,26 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 			return
 		}
 	}
-	w.Pods = map[string][]*corev1.Pod{}
-	for _, pclq := range w.PodCliques {
-		if b := r.registry.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {
-			w.Pods[pclq.Name] = podclique.Pods(pclq, b)
-		}
-	}
 	backendName := ""
 	if w.Backend != nil {
 		backendName = string(w.Backend.Name())
 	}
 	w.PodGangs, w.MissingDomains = podcliqueset.ExpandPodGangs(pcs, w.PodCliques, backendName,
 		podcliqueset.TopologyInput{Enabled: r.config.TopologyAwareScheduling.Enabled, Binding: binding})
+	gangs := map[string]*schedulerv1alpha1.PodGang{}
+	for _, pg := range w.PodGangs {
+		if w.Backend != nil {
+			// As the backend-controller acknowledges it: the operator creates pods after that.
+			pg.Status.SchedulingGroups = w.Backend.SchedulingGroups(pg)
+		}
+		gangs[pg.Name] = pg
+	}
+	w.Pods = map[string][]*corev1.Pod{}
+	for _, pclq := range w.PodCliques {
+		if b := r.registry.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {
+			w.Pods[pclq.Name] = podclique.Pods(pclq, b, gangs[pclq.Labels[grovev1alpha1.LabelPodGang]])
+		}
+	}
 	w.SchedulerObjects = map[string][]client.Object{}
 	for _, pg := range w.PodGangs {
 		if w.Backend == nil {

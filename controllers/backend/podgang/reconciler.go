@@ -45,7 +45,7 @@ const ReasonSyncFailed = "SchedulerSyncFailed"
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups;compositepodgroups,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.run.ai,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
 
@@ -116,13 +116,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := pg.Status.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, cond)
+	if syncErr == nil {
+		// Assigned with the acknowledgement, for the generation it acknowledges; a failed sync
+		// keeps the last assignment, which pods already carry.
+		status.SchedulingGroups = r.Backend.SchedulingGroups(pg)
+	}
 	log := log.FromContext(ctx)
 	if !equality.Semantic.DeepEqual(*status, pg.Status) {
 		before := pg.Status.Conditions
 		// Server-side apply with this backend's own field manager: the operator's conditions are
 		// never overwritten, and a stale view is no conflict.
-		if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerBackendPrefix+name, "",
-			*meta.FindStatusCondition(status.Conditions, cond.Type)); err != nil {
+		if err := podgangstatus.ApplyBackend(ctx, r.Client, pg, podgangstatus.ManagerBackendPrefix+name,
+			*meta.FindStatusCondition(status.Conditions, cond.Type), status.SchedulingGroups); err != nil {
 			return ctrl.Result{}, err
 		}
 		conditionlog.Transitions(log, before, pg.Status.Conditions)

@@ -35,6 +35,15 @@ func (b *stubBackend) SyncPodGang(_ context.Context, pg *schedulerv1alpha1.PodGa
 	return "PodGroupCreated", "the scheduler's objects match", b.syncErr
 }
 
+// SchedulingGroups assigns each pod group a scheduler group of its own, named sg-<pod group>.
+func (b *stubBackend) SchedulingGroups(pg *schedulerv1alpha1.PodGang) []schedulerv1alpha1.SchedulingGroup {
+	var out []schedulerv1alpha1.SchedulingGroup
+	for _, g := range pg.Spec.PodGroups {
+		out = append(out, schedulerv1alpha1.SchedulingGroup{PodGroup: g.Name, Name: "sg-" + g.Name})
+	}
+	return out
+}
+
 func (b *stubBackend) OnPodGangDelete(_ context.Context, pg *schedulerv1alpha1.PodGang) error {
 	b.deleted = append(b.deleted, pg.Name)
 	return nil
@@ -76,6 +85,32 @@ func TestBackendAcknowledgesThePodGangsCurrentGeneration(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, c.Status)
 	assert.Equal(t, "PodGroupCreated", c.Reason)
 	assert.Equal(t, int64(3), c.ObservedGeneration, "the acknowledgement names the generation it covers")
+	assert.Equal(t, []schedulerv1alpha1.SchedulingGroup{{PodGroup: "g-a", Name: "sg-g-a"}}, got.Status.SchedulingGroups,
+		"the scheduling groups come with the acknowledgement, in the same write")
+}
+
+func TestBackendWritesNothingWhenAcknowledgementAndSchedulingGroupsStand(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
+	b := &stubBackend{}
+	acked, err, _ := runPass(t, b, pg)
+	require.NoError(t, err)
+
+	_, err, writes := runPass(t, b, acked)
+
+	require.NoError(t, err)
+	assert.Zero(t, writes, "quiet at rest")
+}
+
+func TestFailedSyncKeepsTheSchedulingGroupsPodsAlreadyCarry(t *testing.T) {
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
+	acked, err, _ := runPass(t, &stubBackend{}, pg)
+	require.NoError(t, err)
+
+	got, err, _ := runPass(t, &stubBackend{syncErr: errors.New("conflict")}, acked)
+
+	require.Error(t, err)
+	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady).Status)
+	assert.Equal(t, []schedulerv1alpha1.SchedulingGroup{{PodGroup: "g-a", Name: "sg-g-a"}}, got.Status.SchedulingGroups)
 }
 
 func TestBackendReportsASyncFailureAndRetries(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -66,12 +67,25 @@ func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodCli
 
 // liftGates removes the operator's scheduling gate from the clique's gated pods that may be
 // scheduled now: pods created before their PodGang was acknowledged, or waiting for a parent.
+//
+// A gated pod created before the backend assigned its scheduling group (see
+// PodGang.status.schedulingGroups) may name another group than the one assigned: the field is
+// immutable, and the pod is unscheduled, so it is deleted instead and recreated, ungated, with
+// the assigned group.
 func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s schedulable) error {
-	var gated []*corev1.Pod
+	var gated, misgrouped []*corev1.Pod
 	for _, p := range active {
-		if hasGate(p) && s.pod(p.Name) {
-			gated = append(gated, p)
+		if !hasGate(p) || !s.pod(p.Name) {
+			continue
 		}
+		if want := schedulingGroup(s.pg, p.Labels[grovev1alpha1.LabelPodClique]); want != "" && podSchedulingGroup(p) != want {
+			misgrouped = append(misgrouped, p)
+			continue
+		}
+		gated = append(gated, p)
+	}
+	if err := r.recreateMisgrouped(ctx, misgrouped, s.pg); err != nil {
+		return err
 	}
 	if len(gated) == 0 {
 		return nil
@@ -84,6 +98,26 @@ func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s sche
 	})
 	log.FromContext(ctx).Info("lifted scheduling gates: the PodGang is acknowledged by its backend and the parents are up", "pods", lifted, "podGang", s.pg.Name)
 	return err
+}
+
+// recreateMisgrouped deletes gated pods whose scheduling group is not the one the PodGang
+// assigns; the next pass creates them again with it.
+func (r *Reconciler) recreateMisgrouped(ctx context.Context, pods []*corev1.Pod, pg *schedulerv1alpha1.PodGang) error {
+	for _, p := range pods {
+		log.FromContext(ctx).Info("deleting a gated pod to recreate it in its scheduling group: it was created before the backend assigned one",
+			"pod", client.ObjectKeyFromObject(p), "has", podSchedulingGroup(p), "assigned", schedulingGroup(pg, p.Labels[grovev1alpha1.LabelPodClique]), "podGang", pg.Name)
+		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: ptr.To(p.UID)}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func podSchedulingGroup(p *corev1.Pod) string {
+	if p.Spec.SchedulingGroup == nil {
+		return ""
+	}
+	return ptr.Deref(p.Spec.SchedulingGroup.PodGroupName, "")
 }
 
 // podGang reads the clique's PodGang from the cache; nil when it does not exist (yet).

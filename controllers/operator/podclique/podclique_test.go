@@ -95,7 +95,7 @@ func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
 func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 	pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").
 		Annotation("team", "a").StartsAfter("x").GroupTemplateNumPods(3).Obj()
-	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil))
+	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
 	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
 	assert.Equal(t, p.Name, p.Spec.Hostname)
 	assert.Equal(t, "inf-0", p.Spec.Subdomain)

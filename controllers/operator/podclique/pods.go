@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
@@ -67,7 +68,7 @@ func surplusPods(pods []*corev1.Pod, replicas int) []*corev1.Pod {
 
 // buildPod makes the pod of one index: stable name and hostname, the headless Service as
 // subdomain, Grove's environment, the gang gate, and the scheduler backend's preparation.
-func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend) *corev1.Pod {
+func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang) *corev1.Pod {
 	name := grovev1alpha1.PodHostname(pclq.Name, index)
 	labels := map[string]string{}
 	for k, v := range templateLabels(pclq) {
@@ -115,19 +116,32 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		Spec: *spec,
 	}
 	backend.PreparePod(pod)
+	if group := schedulingGroup(pg, pclq.Name); group != "" {
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
+	}
 	return pod
 }
 
+// schedulingGroup is the scheduler group the backend-controller assigned to the clique's pod
+// group in the PodGang's status, "" when there is none (yet).
+func schedulingGroup(pg *schedulerv1alpha1.PodGang, podGroup string) string {
+	if pg == nil {
+		return ""
+	}
+	return pg.SchedulingGroupOf(podGroup)
+}
+
 // Pods are the pods of a PodClique at its spec's size, as this reconciler creates them once the
-// backend acknowledged their PodGang and before any parent clique is up: a pod that waits for a
-// parent (spec.startsAfter, on a backend that places pods one by one) is born with the gang gate,
-// lifted once the parents are up; the others are born schedulable. kubectl grove renders with it.
-func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend) []*corev1.Pod {
+// backend acknowledged their PodGang pg (its status naming their scheduling group) and before any
+// parent clique is up: a pod that waits for a parent (spec.startsAfter, on a backend that places
+// pods one by one) is born with the gang gate, lifted once the parents are up; the others are
+// born schedulable. kubectl grove renders with it.
+func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang) []*corev1.Pod {
 	hash := PodTemplateHash(pclq)
 	waitsForParents := !backend.GangScheduling() && len(pclq.Spec.StartsAfter) > 0
 	pods := make([]*corev1.Pod, 0, pclq.Spec.Replicas)
 	for i := range int(pclq.Spec.Replicas) {
-		pod := buildPod(pclq, i, hash, backend)
+		pod := buildPod(pclq, i, hash, backend, pg)
 		if !waitsForParents {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		}

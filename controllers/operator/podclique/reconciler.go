@@ -333,7 +333,7 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
-		pod := buildPod(pclq, index, hash, backend)
+		pod := buildPod(pclq, index, hash, backend, s.pg)
 		if s.pod(pod.Name) {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		}
