@@ -413,11 +413,12 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 }
 
 // ValidatePodCliqueSet rejects topology constraints kube-scheduler cannot honour: plain mode
-// honours no required constraint; gang mode packs a whole gang at one required level and
-// nothing else.
+// honours no required constraint; gang mode has no preferred one. A clique's or scaling
+// group's own required level is admitted in gang mode: a hierarchical gang keeps it on its
+// level, a flat one does not, and the PodCliqueSet's SchedulingConstraintsHonored says so
+// (admission cannot tell which the backend-controller runs).
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
-	pcsRequired := constraints.Required(pcs.Spec.Template.TopologyConstraint)
 	for _, c := range constraints.All(pcs) {
 		required, preferred := constraints.Required(c.Constraint), constraints.Preferred(c.Constraint)
 		switch {
@@ -427,9 +428,6 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 		case b.cfg.GangScheduling && preferred != "":
 			errs = append(errs, field.Invalid(c.Path.Child("pack", "preferred"), preferred,
 				"kube-scheduler gang scheduling has no preferred topology level; use pack.required"))
-		case b.cfg.GangScheduling && required != "" && c.Level != constraints.LevelPodCliqueSet && required != pcsRequired:
-			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), required,
-				"kube-scheduler gang scheduling packs a whole gang at one level; set it on spec.template.topologyConstraint"))
 		}
 	}
 	return errs

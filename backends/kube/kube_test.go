@@ -231,7 +231,7 @@ func TestValidatePodCliqueSetInPlainModeRejectsEveryRequiredConstraint(t *testin
 	}
 }
 
-func TestValidatePodCliqueSetInGangModeAllowsOnlyTheGangWideRequiredLevel(t *testing.T) {
+func TestValidatePodCliqueSetInGangModeAllowsRequiredLevelsAndNoPreferredOne(t *testing.T) {
 	cases := []struct {
 		name string
 		at   constraintsAt
@@ -244,9 +244,10 @@ func TestValidatePodCliqueSetInGangModeAllowsOnlyTheGangWideRequiredLevel(t *tes
 		{"PodCliqueSet-level preferred", constraintsAt{pcs: pack("zone", "rack")}, []string{"spec.template.topologyConstraint.pack.preferred"}},
 		{"scaling-group-level preferred", constraintsAt{sg: pack("", "rack")}, []string{"spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.preferred"}},
 		{"clique-level preferred", constraintsAt{clique1: pack("", "host")}, []string{"spec.template.cliques[1].topologyConstraint.pack.preferred"}},
-		{"clique-level required differing from the PodCliqueSet-level one", constraintsAt{pcs: pack("zone", ""), clique1: pack("host", "")}, []string{"spec.template.cliques[1].topologyConstraint.pack.required"}},
-		{"scaling-group-level required differing from the PodCliqueSet-level one", constraintsAt{pcs: pack("zone", ""), sg: pack("rack", "")}, []string{"spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.required"}},
-		{"clique-level required without a PodCliqueSet-level one", constraintsAt{clique1: pack("host", "")}, []string{"spec.template.cliques[1].topologyConstraint.pack.required"}},
+		{"clique-level required narrower than the PodCliqueSet-level one (kept by a hierarchical gang)", constraintsAt{pcs: pack("zone", ""), clique1: pack("host", "")}, nil},
+		{"scaling-group-level required narrower than the PodCliqueSet-level one", constraintsAt{pcs: pack("zone", ""), sg: pack("rack", "")}, nil},
+		{"clique-level required without a PodCliqueSet-level one", constraintsAt{clique1: pack("host", "")}, nil},
+		{"scaling-group-level preferred beside a required one", constraintsAt{sg: pack("zone", "rack")}, []string{"spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.preferred"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,4 +108,48 @@ func TestReconcileCreatesPodsUngatedOnlyWhenTheirPodGangIsAcknowledged(t *testin
 			assert.Equal(t, tc.wantGated, gated)
 		})
 	}
+}
+
+func TestPodsJoinTheSchedulingGroupTheirPodGangAssigns(t *testing.T) {
+	pg := podGangOf(time.Now(), 2, "c-0", "c-1")
+	pg.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "c", Name: "c-own"}}
+	pclq := gatedClique().Obj()
+	c := fakeClient(t).WithObjects(pclq, pg).WithStatusSubresource(pclq).Build()
+
+	_, err := reconcilerFor(t, c).Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+
+	require.NoError(t, err)
+	pods := &corev1.PodList{}
+	require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
+	require.Len(t, pods.Items, 2)
+	for _, p := range pods.Items {
+		assert.Equal(t, "c-own", podSchedulingGroup(&p))
+	}
+}
+
+// A pod created gated before the acknowledgement names the group the backend's PreparePod
+// guessed; the field is immutable, so once the PodGang assigns another the pod is recreated
+// rather than ungated into a group the scheduler does not have.
+func TestAGatedPodInAnotherSchedulingGroupThanAssignedIsRecreatedNotUngated(t *testing.T) {
+	pg := podGangOf(time.Now(), 2, "c-0", "c-1")
+	pg.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "c", Name: "c-own"}}
+	pclq := gatedClique().Obj()
+	r := reconcilerFor(t, nil)
+	backend := r.Backends.Default()
+	early := buildPod(pclq, 0, PodTemplateHash(pclq), backend, nil)
+	early.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("g")}
+	right := buildPod(pclq, 1, PodTemplateHash(pclq), backend, pg)
+	require.True(t, hasGate(early))
+	require.True(t, hasGate(right))
+	c := fakeClient(t).WithObjects(pclq, pg, early, right).WithStatusSubresource(pclq).Build()
+	r.Client = c
+
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+
+	require.NoError(t, err)
+	pods := &corev1.PodList{}
+	require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
+	require.Len(t, pods.Items, 1, "the pod in the wrong group is deleted, to be recreated")
+	assert.Equal(t, "c-1", pods.Items[0].Name)
+	assert.False(t, hasGate(&pods.Items[0]), "the pod in the assigned group is ungated")
 }

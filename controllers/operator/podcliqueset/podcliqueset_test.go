@@ -153,22 +153,38 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 	single.Spec.Template.Cliques = single.Spec.Template.Cliques[:1]
 	single.Spec.Template.Cliques[0].Spec.Replicas = 1
 	single.Spec.Template.PodCliqueScalingGroupConfigs = nil
+	flatGang := builders.PodGang("ns", "inf-0").PodGroup("inf-0-a", 1).PodGroup("inf-0-b", 2).Obj()
+	flatGang.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "inf-0-a", Name: "inf-0"}, {PodGroup: "inf-0-b", Name: "inf-0"}}
+	compositeGang := builders.PodGang("ns", "inf-0").PodGroup("inf-0-a", 1).PodGroup("inf-0-b", 2).Obj()
+	compositeGang.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "inf-0-a", Name: "inf-0-a"}, {PodGroup: "inf-0-b", Name: "inf-0-b"}}
+	cliquePacked := samplePCS()
+	cliquePacked.Spec.Template.Cliques[0].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Required: "host"}}
 	cases := []struct {
 		name     string
 		pcs      *grovev1alpha1.PodCliqueSet
 		backend  backends.SchedulerBackend
+		gangs    []*schedulerv1alpha1.PodGang
 		honoured bool
 		mentions []string
 	}{
-		{"plain kube-scheduler does not keep a gang together", samplePCS(), plain, false, []string{"gang scheduling"}},
-		{"plain kube-scheduler with a one-pod gang loses nothing", single, plain, true, nil},
-		{"gang mode honours a gang without startup order", samplePCS(), gang, true, nil},
-		{"gang mode does not wait for startup order", ordered, gang, false, []string{"startup ordering"}},
-		{"plain mode keeps startup order but not the gang", ordered, plain, false, []string{"gang scheduling"}},
+		{"a flat gang keeps no per-clique minimum and says how to", samplePCS(), gang, []*schedulerv1alpha1.PodGang{flatGang}, false,
+			[]string{"per-clique minimums", "PodGang inf-0", "CompositePodGroup"}},
+		{"a flat gang does not keep a clique's own pack level", cliquePacked, gang, []*schedulerv1alpha1.PodGang{flatGang}, false,
+			[]string{"spec.template.cliques[0].topologyConstraint.pack.required", `not at "host"`}},
+		{"a hierarchical gang keeps each clique's minimum and pack level", cliquePacked, gang, []*schedulerv1alpha1.PodGang{compositeGang}, true, nil},
+		{"plain kube-scheduler does not keep a gang together", samplePCS(), plain, nil, false, []string{"gang scheduling"}},
+		{"plain kube-scheduler with a one-pod gang loses nothing", single, plain, nil, true, nil},
+		{"gang mode honours a gang without startup order", samplePCS(), gang, nil, true, nil},
+		{"gang mode does not wait for startup order", ordered, gang, nil, false, []string{"startup ordering"}},
+		{"plain mode keeps startup order but not the gang", ordered, plain, nil, false, []string{"gang scheduling"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := honouredCondition(tc.pcs, tc.backend)
+			gangs := map[string]*schedulerv1alpha1.PodGang{}
+			for _, pg := range tc.gangs {
+				gangs[pg.Name] = pg
+			}
+			c := honouredCondition(tc.pcs, tc.backend, gangs)
 			assert.Equal(t, grovev1alpha1.ConditionSchedulingConstraintsHonored, c.Type)
 			if tc.honoured {
 				assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
