@@ -54,6 +54,22 @@ func StartsAfter(parents ...string) func(*grovev1alpha1.PodCliqueTemplateSpec) {
 	return func(c *grovev1alpha1.PodCliqueTemplateSpec) { c.Spec.StartsAfter = parents }
 }
 
+// MinAvailable sets a clique's minAvailable.
+func MinAvailable(n int32) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) { c.Spec.MinAvailable = ptr.To(n) }
+}
+
+// Requests makes every pod of a clique ask for these resources (as requests and limits, which
+// extended resources such as GPUs need) on nodes with these labels.
+func Requests(resources corev1.ResourceList, nodeSelector map[string]string) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) {
+		for i := range c.Spec.PodSpec.Containers {
+			c.Spec.PodSpec.Containers[i].Resources = corev1.ResourceRequirements{Requests: resources, Limits: resources}
+		}
+		c.Spec.PodSpec.NodeSelector = nodeSelector
+	}
+}
+
 // ScalingGroup adds a scaling group of the named cliques.
 func (b *PodCliqueSetBuilder) ScalingGroup(name string, replicas, minAvailable int32, cliques ...string) *PodCliqueSetBuilder {
 	b.obj.Spec.Template.PodCliqueScalingGroupConfigs = append(b.obj.Spec.Template.PodCliqueScalingGroupConfigs, grovev1alpha1.PodCliqueScalingGroupConfig{

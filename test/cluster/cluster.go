@@ -61,6 +61,26 @@ type Options struct {
 	APIServerOnly bool
 	// ControllerManagerArgs are extra kube-controller-manager flags, after the cluster's own.
 	ControllerManagerArgs []string
+	// CompositePodGroups serves CompositePodGroup (scheduling.k8s.io/v1alpha3) and turns on
+	// kube-scheduler's hierarchical gangs (feature gate CompositePodGroup).
+	CompositePodGroups bool
+}
+
+// featureGates are the feature gates of kube-apiserver and kube-scheduler.
+func (o Options) featureGates() string {
+	gates := "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
+	if o.CompositePodGroups {
+		gates += ",CompositePodGroup=true"
+	}
+	return gates
+}
+
+// runtimeConfig are the API versions kube-apiserver serves beyond its defaults.
+func (o Options) runtimeConfig() string {
+	if o.CompositePodGroups {
+		return "scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
+	}
+	return "scheduling.k8s.io/v1beta1=true"
 }
 
 // Cluster is a running local cluster.
@@ -430,8 +450,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--authorization-mode", "RBAC",
 		"--endpoint-reconciler-type", "none",
-		"--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
-		"--runtime-config", "scheduling.k8s.io/v1beta1=true",
+		"--feature-gates", c.opts.featureGates(),
+		"--runtime-config", c.opts.runtimeConfig(),
 		// Pods of a fresh namespace must not wait for its default ServiceAccount; kwok runs no
 		// containers that would use a token.
 		"--disable-admission-plugins", "ServiceAccount",
@@ -531,7 +551,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--kubeconfig", schedConfig,
 		"--authentication-kubeconfig", schedConfig, "--authorization-kubeconfig", schedConfig,
 		"--secure-port", "0",
-		"--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+		"--feature-gates", c.opts.featureGates(),
 	)
 	if err != nil {
 		return err

@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -65,7 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	for _, owned := range r.Backend.OwnedTypes() {
 		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
-		b = b.Owns(owned, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))
+		b = b.Owns(owned, builder.WithPredicates(predicate.Or[client.Object](specChanged(), predicate.LabelChangedPredicate{})))
 	}
 	syncer, keepsTopology := r.Backend.(backends.TopologySyncer)
 	if keepsTopology {
@@ -83,6 +85,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
 	return nil
+}
+
+// specChanged passes updates that change an object's spec. The Workload API's kinds keep no
+// metadata.generation (kube-apiserver v1.37 never bumps it), so the generation alone would
+// hide an edited PodGroup; the spec is compared when the generation says nothing.
+func specChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(specOf(e.ObjectOld), specOf(e.ObjectNew))
+	}}
+}
+
+func specOf(obj client.Object) any {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	return u["spec"]
 }
 
 // Reconcile syncs the scheduler's objects and acknowledges the PodGang's generation.

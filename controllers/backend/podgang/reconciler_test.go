@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -158,4 +160,29 @@ func TestBackendCleansUpAfterADeletedPodGang(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got)
 	assert.Equal(t, []string{"g"}, b.deleted)
+}
+
+func TestOwnedObjectEventsPassOnlyForSpecChanges(t *testing.T) {
+	group := func(minCount int32, generation int64, condition string) *schedulingv1beta1.PodGroup {
+		g := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Generation: generation},
+			Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}}}}
+		if condition != "" {
+			g.Status.Conditions = []metav1.Condition{{Type: condition, Status: metav1.ConditionTrue}}
+		}
+		return g
+	}
+	cases := []struct {
+		name     string
+		old, new *schedulingv1beta1.PodGroup
+		want     bool
+	}{
+		{"an edited spec without a generation bump (the Workload API keeps none)", group(2, 0, ""), group(1, 0, ""), true},
+		{"a generation bump", group(2, 1, ""), group(2, 2, ""), true},
+		{"the scheduler's status write", group(2, 0, ""), group(2, 0, "PodGroupInitiallyScheduled"), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, specChanged().Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
+		})
+	}
 }
