@@ -390,3 +390,42 @@ func TestCoschedulingPodGroupCountsScalingGroupMembersThatDoNotExistYet(t *testi
 	require.Eventually(t, func() bool { return len(bindTimes(pods(t, ns, "grp"))) == 5 }, 90*time.Second, 200*time.Millisecond,
 		"the whole gang is placed by the scheduler-plugins scheduler")
 }
+
+// A flat gang (no CompositePodGroup served) keeps only the total minimum: a leader (1, on a
+// node that is full) and workers (4, minAvailable 3) make 4, which the workers alone reach, so
+// kube-scheduler starts the workers without their leader. The PodCliqueSet says so. On a
+// cluster serving CompositePodGroup the same gang starts nothing (test/e2e/compositegangs).
+func TestFlatGangStartsWorkersWhoseLeaderCannotBePlaced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pool(t, ns, 0, 3)
+	leaderNode := ns + "-node-0"
+	blocker := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "blocker", Namespace: ns},
+		Spec: corev1.PodSpec{NodeName: leaderNode, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{cluster.ResourceGPU: resource.MustParse("8")}, Limits: corev1.ResourceList{cluster.ResourceGPU: resource.MustParse("8")}}}}},
+	}
+	require.NoError(t, k8s().Create(ctx, blocker))
+	leader := clique(ns, "leader", 1, 8, "")
+	leader.Spec.PodSpec.NodeSelector = map[string]string{corev1.LabelHostname: leaderNode}
+	workers := clique(ns, "worker", 4, 4, "")
+	workers.Spec.MinAvailable = ptr.To[int32](3)
+	workers.Spec.PodSpec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: []string{leaderNode}}}}},
+	}}}
+	require.NoError(t, k8s().Create(ctx, podCliqueSet(ns, "flat", leader, workers)))
+
+	require.Eventually(t, func() bool {
+		ps := pods(t, ns, "flat")
+		bound := bindTimes(ps)
+		_, leaderBound := bound["flat-0-leader-0"]
+		return len(ps) == 5 && len(bound) == 4 && !leaderBound
+	}, 60*time.Second, 250*time.Millisecond, "the four workers start without their leader: the flat gang's minimum is only their total")
+	require.Eventually(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "flat"}, got))
+		c := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionSchedulingConstraintsHonored)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "per-clique minimums") && strings.Contains(c.Message, "CompositePodGroup")
+	}, 30*time.Second, 250*time.Millisecond, "the PodCliqueSet says per-clique minimums are not kept, and how to keep them")
+}
