@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -138,8 +139,12 @@ func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*co
 		if len(gates) > 0 {
 			born = "born gated (" + strings.Join(gates, ", ") + ") until its parents are up"
 		}
+		scheduler := pod.Spec.SchedulerName
+		if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+			scheduler += " (PodGroup " + *g.PodGroupName + ")"
+		}
 		p := c.Add(fmt.Sprintf("pod %s: hostname %s.%s, scheduler %s, %s", pod.Name, pod.Spec.Hostname, pod.Spec.Subdomain,
-			pod.Spec.SchedulerName, born))
+			scheduler, born))
 		var env []string
 		if len(pod.Spec.Containers) > 0 {
 			for _, e := range pod.Spec.Containers[0].Env {
@@ -199,11 +204,46 @@ func summary(o client.Object) string {
 				parts = append(parts, fmt.Sprintf("template %s: gang of %d", t.Name, t.SchedulingPolicy.Gang.MinCount))
 			}
 		}
+		for _, t := range o.Spec.CompositePodGroupTemplates {
+			parts = append(parts, fmt.Sprintf("composite template %s: %d pod group templates", t.Name, countTemplates(t)))
+		}
 		return ": " + strings.Join(parts, "; ")
+	case *schedulingv1alpha3.CompositePodGroup:
+		s := ""
+		if g := o.Spec.SchedulingPolicy.Gang; g != nil {
+			s = fmt.Sprintf(": all of %d groups", g.MinGroupCount)
+		}
+		if c := o.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+			s += ", pack " + c.Topology[0].Key
+		}
+		return s + parentOf(o.Spec.ParentCompositePodGroupName)
 	case *schedulingv1beta1.PodGroup:
-		return ""
+		s := ""
+		if g := o.Spec.SchedulingPolicy.Gang; g != nil {
+			s = fmt.Sprintf(": gang of %d", g.MinCount)
+		}
+		if c := o.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+			s += ", pack " + c.Topology[0].Key
+		}
+		return s + parentOf(o.Spec.ParentCompositePodGroupName)
 	}
 	return ""
+}
+
+// countTemplates counts the pod group templates under a composite template.
+func countTemplates(t schedulingv1beta1.CompositePodGroupTemplate) int {
+	n := len(t.PodGroupTemplates)
+	for _, c := range t.CompositePodGroupTemplates {
+		n += countTemplates(c)
+	}
+	return n
+}
+
+func parentOf(parent *string) string {
+	if parent == nil {
+		return ""
+	}
+	return ", in " + *parent
 }
 
 func resourceList(rl corev1.ResourceList) string {

@@ -17,6 +17,12 @@ const samples = "../../../config/samples/"
 
 func renderFiles(t *testing.T, config string, files ...string) []*Workload {
 	t.Helper()
+	return renderFilesComposite(t, false, config, files...)
+}
+
+// renderFilesComposite renders as where CompositePodGroup is served, when composite is set.
+func renderFilesComposite(t *testing.T, composite bool, config string, files ...string) []*Workload {
+	t.Helper()
 	cfg, err := configv1alpha1.Load(config)
 	require.NoError(t, err)
 	in := &Input{}
@@ -27,6 +33,7 @@ func renderFiles(t *testing.T, config string, files ...string) []*Workload {
 	}
 	r, err := New(cfg)
 	require.NoError(t, err)
+	r.CompositePodGroups(composite)
 	return r.Render(in)
 }
 
@@ -34,22 +41,24 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 	cases := []struct {
 		name, config string
 		files        []string
+		composite    bool
 	}{
-		{"inference", "", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
-		{"training", "", []string{samples + "grove_v1alpha1_podcliqueset_training.yaml"}},
-		{"trainjob-podcliqueset", "", []string{samples + "trainer_v1alpha1_trainjob.yaml", samples + "trainer_v1alpha1_trainingruntime.yaml"}},
-		{"trainjob-jobset", "", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}},
-		{"kai-topology", "testdata/kai-tas-config.yaml", []string{"testdata/kai-topology.yaml"}},
-		{"gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
-		{"coscheduling", "../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}},
-		{"rejected", "", []string{"testdata/rejected.yaml"}},
-		{"schema-refused", "", []string{"testdata/schema-refused.yaml"}},
-		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}},
+		{"inference", "", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
+		{"training", "", []string{samples + "grove_v1alpha1_podcliqueset_training.yaml"}, false},
+		{"trainjob-podcliqueset", "", []string{samples + "trainer_v1alpha1_trainjob.yaml", samples + "trainer_v1alpha1_trainingruntime.yaml"}, false},
+		{"trainjob-jobset", "", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}, false},
+		{"kai-topology", "testdata/kai-tas-config.yaml", []string{"testdata/kai-topology.yaml"}, false},
+		{"gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
+		{"composite-gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, true},
+		{"coscheduling", "../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
+		{"rejected", "", []string{"testdata/rejected.yaml"}, false},
+		{"schema-refused", "", []string{"testdata/schema-refused.yaml"}, false},
+		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			PrintTree(&out, renderFiles(t, tc.config, tc.files...))
+			PrintTree(&out, renderFilesComposite(t, tc.composite, tc.config, tc.files...))
 			golden.Check(t, "golden/"+tc.name+".txt", out.Bytes())
 		})
 	}

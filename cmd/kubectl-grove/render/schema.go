@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"sort"
 	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -102,5 +103,8 @@ func (d schemaDefaults) apply(obj client.Object) (field.ErrorList, error) {
 	errs := validation.ValidateCustomResource(nil, u, s.openAPI)
 	celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, u, nil, celadmission.RuntimeCELCostBudget)
 	errs = append(errs, celErrs...)
+	// The schema validator walks properties in map order: sorted by field, a refusal reads the
+	// same on every run.
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
 	return errs, runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj)
 }
