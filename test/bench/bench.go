@@ -41,6 +41,8 @@ type bench struct {
 	w     *podWatch
 	procs map[string]*cluster.Process
 	bases map[string]phases
+	// binDir holds the binaries, for restarting them in another scheduler mode.
+	binDir string
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -104,22 +106,11 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 	if b.w, err = watchPods(ctx, observer); err != nil {
 		return err
 	}
-	b.procs = map[string]*cluster.Process{}
-	for _, s := range []struct{ name, arg string }{
-		{"grove-operator", ""}, {"backend-controller", "--backend=kube-scheduler"}, {"trainer-controller", ""},
-	} {
-		var args []string
-		if s.arg != "" {
-			args = append(args, s.arg)
-		}
-		p, err := b.c.StartBinary(binDir, s.name, s.name, "", args...)
-		if err != nil {
+	b.procs, b.binDir = map[string]*cluster.Process{}, binDir
+	for _, name := range []string{"grove-operator", "backend-controller", "trainer-controller"} {
+		if err := b.startBinary(name, name, ""); err != nil {
 			return err
 		}
-		if err := p.WaitReady(time.Minute); err != nil {
-			return err
-		}
-		b.procs[s.name] = p
 	}
 
 	steps := []struct {
@@ -129,6 +120,10 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
 			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)
+		}},
+		{"s1-gang", func(ctx context.Context) error {
+			pods := int(b.sz.S1Workers) + 1
+			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1Gang)
 		}},
 		{"s2", func(ctx context.Context) error {
 			return b.withBaseline(ctx, "baseline-small", baselineShape{Pods: b.sz.S2Sets * b.sz.S2Pods, PerService: b.sz.S2Pods}, b.s2)
@@ -146,6 +141,45 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 			continue
 		}
 		if err := s.run(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gangConfig puts kube-scheduler in gang mode; the bench cluster serves CompositePodGroup, so
+// the backend-controller builds hierarchical gangs.
+const gangConfig = `scheduler:
+  profiles:
+  - name: kube-scheduler
+    default: true
+    config: {gangScheduling: true}
+`
+
+// startBinary starts one of the project's binaries with extraConfig, logging to logName, and
+// waits until it is ready.
+func (b *bench) startBinary(name, logName, extraConfig string) error {
+	var args []string
+	if name == "backend-controller" {
+		args = append(args, "--backend=kube-scheduler")
+	}
+	p, err := b.c.StartBinary(b.binDir, name, logName, extraConfig, args...)
+	if err != nil {
+		return err
+	}
+	if err := p.WaitReady(time.Minute); err != nil {
+		return err
+	}
+	b.procs[name] = p
+	return nil
+}
+
+// schedulerMode restarts the grove-operator and the backend-controller with the kube-scheduler
+// profile of extraConfig ("" is plain mode). Both read the profile: they switch together.
+func (b *bench) schedulerMode(extraConfig, suffix string) error {
+	for _, name := range []string{"grove-operator", "backend-controller"} {
+		b.procs[name].Stop()
+		if err := b.startBinary(name, name+suffix, extraConfig); err != nil {
 			return err
 		}
 	}
@@ -232,6 +266,32 @@ func (b *bench) s1(ctx context.Context, base phases) error {
 	b.r.target(s.ID+" gates lifted ≤ 1.3× baseline", s.UngatedRatio, 1.3)
 	b.r.target(s.ID+" writes per pod ≤ 3", s.WritesPerPod, 3)
 	return nil
+}
+
+// s1Gang is S1 with kube-scheduler in gang mode (each PodGang a Workload API gang), reported
+// beside plain mode: the same pods, placed all or nothing.
+func (b *bench) s1Gang(ctx context.Context, base phases) error {
+	if err := b.schedulerMode(gangConfig, "-gang"); err != nil {
+		return err
+	}
+	pods := int(b.sz.S1Workers) + 1
+	_, err := b.scenario(ctx, "s1-gang", fmt.Sprintf("S1 in kube-scheduler gang mode (CompositePodGroup): 1 leader + %d workers", b.sz.S1Workers), pods, base,
+		func(ns string) []client.Object {
+			return []client.Object{pcs(ns, "big", clique("leader", 1), clique("worker", b.sz.S1Workers))}
+		})
+	if err != nil {
+		return err
+	}
+	gang := b.r.Scenarios[len(b.r.Scenarios)-1]
+	for _, s := range b.r.Scenarios {
+		if s.ID == "s1" {
+			b.r.GangVsPlain = &GangVsPlain{Pods: pods, PlainRunning: s.Phases.Running, GangRunning: gang.Phases.Running}
+			if s.Phases.Running > 0 {
+				b.r.GangVsPlain.Ratio = gang.Phases.Running / s.Phases.Running
+			}
+		}
+	}
+	return b.schedulerMode("", "-plain")
 }
 
 func (b *bench) s2(ctx context.Context, base phases) error {

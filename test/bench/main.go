@@ -35,7 +35,7 @@ type sizes struct {
 	Rest           time.Duration
 	MemoryPods     int
 	EnforceTargets bool
-	// Only limits the run to these scenarios (s1…s5, memory); empty runs all. For iterating on
+	// Only limits the run to these scenarios (s1, s1-gang, s2…s5, memory); empty runs all. For iterating on
 	// one figure: targets of scenarios not run are not checked.
 	Only map[string]bool
 }
@@ -50,7 +50,7 @@ func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
-	only := flag.String("only", "", "comma-separated scenarios to run (s1,s2,s3,s4,s5,memory); empty: all")
+	only := flag.String("only", "", "comma-separated scenarios to run (s1,s1-gang,s2,s3,s4,s5,memory); empty: all")
 	flag.Parse()
 	sz := full
 	if *smokeRun {
@@ -111,7 +111,8 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
+		CompositePodGroups: true})
 	if err != nil {
 		return nil, err
 	}

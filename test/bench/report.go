@@ -17,6 +17,7 @@ type Report struct {
 	Rest        *Rest            `json:"rest,omitempty"`
 	Training    *Training        `json:"training,omitempty"`
 	ManagedPods int              `json:"managedPods,omitempty"`
+	GangVsPlain *GangVsPlain     `json:"gangVsPlain,omitempty"`
 	Usage       map[string]usage `json:"usage"`
 	Targets     []Target         `json:"targets"`
 	Missed      int              `json:"missed"`
@@ -58,6 +59,14 @@ type Scenario struct {
 	// CPUSeconds each binary spent during the scenario: where an operator is slower than the
 	// baseline, this tells whether it was busy or waiting.
 	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
+}
+
+// GangVsPlain is S1 in kube-scheduler gang mode against S1 in plain mode, same run.
+type GangVsPlain struct {
+	Pods         int     `json:"pods"`
+	PlainRunning float64 `json:"plainRunningSeconds"`
+	GangRunning  float64 `json:"gangRunningSeconds"`
+	Ratio        float64 `json:"ratio"`
 }
 
 // Rest is S5: the converged cluster left alone.
@@ -127,6 +136,9 @@ func (r *Report) print(out io.Writer) {
 		}
 		fmt.Fprintln(out)
 		printWrites(out, s.WritesBy, float64(s.Pods))
+	}
+	if g := r.GangVsPlain; g != nil {
+		fmt.Fprintf(out, "\ns1 in gang mode: %d pods Running in %.1fs against %.1fs in plain mode: %.2f×\n", g.Pods, g.GangRunning, g.PlainRunning, g.Ratio)
 	}
 	if t := r.Training; t != nil {
 		fmt.Fprintf(out, "\ns4: %d TrainJobs × %d pods Complete in %.1fs; the same PodCliqueSets applied directly Succeeded in %.1fs: %.2f×; %d writes\n",
