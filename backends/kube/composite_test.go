@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
@@ -294,4 +295,26 @@ func TestSyncInCompositeModeBeyondTheLimitsIsAFlatGangThatSaysSo(t *testing.T) {
 	assert.Equal(t, ReasonWorkloadCreated, reason)
 	assert.Contains(t, msg, "flattened: its 513 pod groups exceed CompositePodGroup's limits")
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "big-0"}, &schedulingv1beta1.PodGroup{}))
+}
+
+// kube-apiserver without the CompositePodGroup gate drops compositePodGroupTemplates from a
+// Workload it stores: the sync fails naming the gate instead of acknowledging a gang that does
+// not exist.
+func TestSyncInCompositeModeReportsTemplatesTheAPIServerDropped(t *testing.T) {
+	ctx := context.Background()
+	pg := leaderWorkerGang()
+	b, _ := compositeBackend(t, pg)
+	b.client = interceptor.NewClient(b.client.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if w, ok := obj.(*schedulingv1beta1.Workload); ok {
+				w.Spec.CompositePodGroupTemplates = nil
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+
+	_, _, err := b.SyncPodGang(ctx, pg)
+
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "CompositePodGroup feature gate")
 }

@@ -343,7 +343,14 @@ func kept(writeErr error, stored, wanted client.Object, same func(have, want cli
 	if writeErr != nil || same(stored, wanted) {
 		return writeErr
 	}
-	return fmt.Errorf("the API server dropped fields of %s: %s", stored.GetName(), TopologyGateHelp)
+	help := TopologyGateHelp
+	if w, ok := wanted.(*schedulingv1beta1.Workload); ok && len(w.Spec.CompositePodGroupTemplates) > 0 {
+		help += "; composite templates need the CompositePodGroup feature gate on kube-apiserver"
+	}
+	if p, ok := wanted.(*schedulingv1beta1.PodGroup); ok && p.Spec.ParentCompositePodGroupName != nil {
+		help += "; a parent composite needs the CompositePodGroup feature gate on kube-apiserver"
+	}
+	return fmt.Errorf("the API server dropped fields of %s: %s", stored.GetName(), help)
 }
 
 // BuildWorkload is the Workload of a PodGang: one gang template asking for its minimum.
