@@ -209,25 +209,37 @@ func summary(o client.Object) string {
 		}
 		return ": " + strings.Join(parts, "; ")
 	case *schedulingv1alpha3.CompositePodGroup:
-		s := ""
-		if g := o.Spec.SchedulingPolicy.Gang; g != nil {
-			s = fmt.Sprintf(": all of %d groups", g.MinGroupCount)
+		var keys []string
+		if c := o.Spec.SchedulingConstraints; c != nil {
+			for _, t := range c.Topology {
+				keys = append(keys, t.Key)
+			}
 		}
-		if c := o.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
-			s += ", pack " + c.Topology[0].Key
-		}
-		return s + parentOf(o.Spec.ParentCompositePodGroupName)
+		return groupSummary(fmt.Sprintf("all of %d groups", ptr.Deref(o.Spec.SchedulingPolicy.Gang, schedulingv1alpha3.CompositeGangSchedulingPolicy{}).MinGroupCount),
+			keys, o.Spec.ParentCompositePodGroupName)
 	case *schedulingv1beta1.PodGroup:
-		s := ""
-		if g := o.Spec.SchedulingPolicy.Gang; g != nil {
-			s = fmt.Sprintf(": gang of %d", g.MinCount)
+		var keys []string
+		if c := o.Spec.SchedulingConstraints; c != nil {
+			for _, t := range c.Topology {
+				keys = append(keys, t.Key)
+			}
 		}
-		if c := o.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
-			s += ", pack " + c.Topology[0].Key
-		}
-		return s + parentOf(o.Spec.ParentCompositePodGroupName)
+		return groupSummary(fmt.Sprintf("gang of %d", ptr.Deref(o.Spec.SchedulingPolicy.Gang, schedulingv1beta1.GangSchedulingPolicy{}).MinCount),
+			keys, o.Spec.ParentCompositePodGroupName)
 	}
 	return ""
+}
+
+// groupSummary is a Workload API group's minimum, pack keys and parent composite.
+func groupSummary(minimum string, keys []string, parent *string) string {
+	s := ": " + minimum
+	for _, k := range keys {
+		s += ", pack " + k
+	}
+	if parent != nil {
+		s += ", in " + *parent
+	}
+	return s
 }
 
 // countTemplates counts the pod group templates under a composite template.
@@ -239,12 +251,6 @@ func countTemplates(t schedulingv1beta1.CompositePodGroupTemplate) int {
 	return n
 }
 
-func parentOf(parent *string) string {
-	if parent == nil {
-		return ""
-	}
-	return ", in " + *parent
-}
 
 func resourceList(rl corev1.ResourceList) string {
 	var parts []string
