@@ -66,8 +66,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	for _, owned := range r.Backend.OwnedTypes() {
-		// Only spec and metadata changes can be drift; the scheduler's status writes are not.
-		b = b.Owns(owned, builder.WithPredicates(predicate.Or[client.Object](specChanged(), predicate.LabelChangedPredicate{})))
+		// Only spec and metadata changes and deletions can be drift; the scheduler's status
+		// writes are not, and a creation is this controller's own (at start every PodGang is
+		// synced from its own informer anyway): passing them would sync the PodGang again
+		// before the cache holds the acknowledgement just written, and write it twice.
+		b = b.Owns(owned, builder.WithPredicates(notCreated, predicate.Or[client.Object](specChanged(), predicate.LabelChangedPredicate{})))
 	}
 	syncer, keepsTopology := r.Backend.(backends.TopologySyncer)
 	if keepsTopology {
@@ -86,6 +89,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
 	return nil
 }
+
+// notCreated drops creation events.
+var notCreated = predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
 
 // specChanged passes updates that change an object's spec. The Workload API's kinds keep no
 // metadata.generation (kube-apiserver v1.37 never bumps it), so the generation alone would
