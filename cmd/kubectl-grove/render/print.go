@@ -251,7 +251,6 @@ func countTemplates(t schedulingv1beta1.CompositePodGroupTemplate) int {
 	return n
 }
 
-
 func resourceList(rl corev1.ResourceList) string {
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(rl)) {
