@@ -475,10 +475,8 @@ func (b *Backend) SchedulingGroups(pg *schedulerv1alpha1.PodGang) []schedulerv1a
 	if !b.cfg.GangScheduling {
 		return nil
 	}
-	composite := false
-	if b.composite {
-		_, _, composite = BuildCompositeObjects(pg)
-	}
+	// Only the tree's fit matters here, not its objects.
+	composite := b.composite && buildTree(pg) != nil
 	out := make([]schedulerv1alpha1.SchedulingGroup, 0, len(pg.Spec.PodGroups))
 	for _, g := range pg.Spec.PodGroups {
 		name := pg.Name
@@ -499,8 +497,10 @@ func (b *Backend) BuildObjects(pg *schedulerv1alpha1.PodGang, _ *grovev1alpha1.C
 		return nil, nil
 	}
 	objs := []client.Object{BuildWorkload(pg), BuildPodGroup(pg)}
-	if composite, _, ok := BuildCompositeObjects(pg); b.composite && ok {
-		objs = composite
+	if b.composite {
+		if composite, _, ok := BuildCompositeObjects(pg); ok {
+			objs = composite
+		}
 	}
 	for _, o := range objs {
 		o.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pg, schedulerv1alpha1.GroupVersion.WithKind("PodGang"))})
