@@ -27,7 +27,7 @@ func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) 
 
 // Default applies the defaults of DESIGN.md section 3: Training gets terminationDelay 0 and
 // restartPolicy Never; inference gets no terminationDelay. Every clique's pods get the default
-// backend's scheduler, minAvailable defaults to replicas, and autoscalers' minReplicas to
+// backend's scheduler, roleName defaults to the clique's name, minAvailable defaults to replicas, and autoscalers' minReplicas to
 // minAvailable.
 func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 	spec := &pcs.Spec
@@ -50,6 +50,9 @@ func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 	for _, c := range t.Cliques {
 		if c == nil {
 			continue
+		}
+		if c.Spec.RoleName == "" {
+			c.Spec.RoleName = c.Name
 		}
 		ps := &c.Spec.PodSpec
 		if ps.SchedulerName == "" {

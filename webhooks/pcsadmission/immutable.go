@@ -58,7 +58,7 @@ func immutableCliques(old, pcs *grovev1alpha1.PodCliqueSet, tp *field.Path) fiel
 			errs = append(errs, field.Forbidden(p.Child("name"), "cliques cannot be added to an existing PodCliqueSet"))
 			continue
 		}
-		errs = append(errs, immutable(p.Child("spec", "roleName"), o.Spec.RoleName, c.Spec.RoleName)...)
+		errs = append(errs, immutable(p.Child("spec", "roleName"), o.Role(), c.Role())...)
 		errs = append(errs, immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)...)
 		errs = append(errs, immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)...)
 		errs = append(errs, immutable(p.Child("spec", "startsAfterSucceeded"), o.Spec.StartsAfterSucceeded, c.Spec.StartsAfterSucceeded)...)

@@ -236,6 +236,14 @@ func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {
 		assert.Equal(t, corev1.RestartPolicyNever, pcs.Spec.Template.Cliques[0].Spec.PodSpec.RestartPolicy)
 		assert.Equal(t, "default-scheduler", pcs.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName)
 	})
+	t.Run("a clique without roleName takes its name, as upstream Grove's samples expect", func(t *testing.T) {
+		pcs := valid()
+		pcs.Spec.Template.Cliques[0].Spec.RoleName = "frontend"
+		pcs.Spec.Template.Cliques[1].Spec.RoleName = ""
+		Default(pcs, kubeOnly)
+		assert.Equal(t, "leader", pcs.Spec.Template.Cliques[1].Spec.RoleName)
+		assert.Equal(t, "frontend", pcs.Spec.Template.Cliques[0].Spec.RoleName, "a roleName given is kept")
+	})
 	t.Run("explicit values are kept and defaulting is idempotent", func(t *testing.T) {
 		pcs := valid()
 		pcs.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining

@@ -135,10 +135,10 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) fiel
 		} else {
 			names[c.Name] = i
 		}
-		if j, dup := roles[c.Spec.RoleName]; dup {
-			errs = append(errs, field.Duplicate(p.Child("spec", "roleName"), fmt.Sprintf("%s (also %s)", c.Spec.RoleName, cliquesPath.Index(j).Child("spec", "roleName"))))
+		if j, dup := roles[c.Role()]; dup {
+			errs = append(errs, field.Duplicate(p.Child("spec", "roleName"), fmt.Sprintf("%s (also %s)", c.Role(), cliquesPath.Index(j).Child("spec", "roleName"))))
 		} else {
-			roles[c.Spec.RoleName] = i
+			roles[c.Role()] = i
 		}
 		sp := p.Child("spec")
 		if m := c.Spec.MinAvailable; m != nil && (*m < 1 || (c.Spec.Replicas > 0 && *m > c.Spec.Replicas)) {

@@ -21,3 +21,12 @@ func (p *PodClique) UpForDependents(mustSucceed bool) bool {
 	}
 	return succeeded || p.Status.ReadyReplicas >= p.MinAvailableOrReplicas()
 }
+
+// Role is the clique's roleName, or its name when the roleName is left out (as upstream Grove's
+// samples do).
+func (t *PodCliqueTemplateSpec) Role() string {
+	if t.Spec.RoleName != "" {
+		return t.Spec.RoleName
+	}
+	return t.Name
+}

@@ -83,10 +83,12 @@ type InheritedSpec struct {
 // PodCliqueSpec is the desired state of a clique, in a PodCliqueSet template and in a PodClique.
 // +kubebuilder:validation:XValidation:rule="self.replicas == 0 || !has(self.minAvailable) || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
 type PodCliqueSpec struct {
-	// RoleName is the role the pods play, e.g. leader or worker.
+	// RoleName is the role the pods play, e.g. leader or worker. Defaults to the clique's name
+	// (upstream Grove's own samples leave it out); a PodClique always has it.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	RoleName string `json:"roleName"`
+	RoleName string `json:"roleName,omitempty"`
 
 	// PodSpec is the spec of every pod of the clique.
 	PodSpec corev1.PodSpec `json:"podSpec"`

@@ -51,6 +51,7 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	name := grovev1alpha1.PodCliqueName(pcs.Name, replica, tmpl.Name)
 	labels := ReplicaLabels(pcs.Name, replica)
 	spec := grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: *tmpl.Spec.DeepCopy(), InheritedSpec: Inherited(pcs, tmpl.Spec.Replicas)}
+	spec.RoleName = tmpl.Role()
 	if group != nil {
 		name = grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, tmpl.Name)
 		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name
@@ -235,7 +236,7 @@ func GenerationHash(pcs *grovev1alpha1.PodCliqueSet) string {
 	}
 	var cliques []clique
 	for _, c := range pcs.Spec.Template.Cliques {
-		cliques = append(cliques, clique{c.Name, c.Labels, c.Annotations, c.Spec.RoleName, c.Spec.PodSpec})
+		cliques = append(cliques, clique{c.Name, c.Labels, c.Annotations, c.Role(), c.Spec.PodSpec})
 	}
 	return Hash(cliques, pcs.Spec.Template.PriorityClassName)
 }

@@ -90,6 +90,17 @@ func TestPodCliqueCarriesLabelsGangAndDefaults(t *testing.T) {
 	assert.Equal(t, ptr.To[int32](2), pclq.Spec.MinAvailable, "minAvailable defaults to replicas")
 }
 
+func TestPodCliqueRoleDefaultsToTheCliqueNameWithoutChangingTheGenerationHash(t *testing.T) {
+	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeAnyOrder)
+	tmpl := Template(pcs, "worker")
+	tmpl.Spec.RoleName = "worker"
+	defaulted := GenerationHash(pcs)
+	tmpl.Spec.RoleName = ""
+	pclq := PodClique(pcs, 0, tmpl, nil, "pg")
+	assert.Equal(t, "worker", pclq.Spec.RoleName, "a PodClique always has a role")
+	assert.Equal(t, defaulted, GenerationHash(pcs), "defaulting the roleName later must not roll the pods")
+}
+
 func TestPodCliqueMarksTheParentsThatMustSucceed(t *testing.T) {
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	pcs.Name, pcs.Namespace = "train", "ns"

@@ -87,7 +87,7 @@ func (t *topology) applyTopology(pcs *grovev1alpha1.PodCliqueSet, replica int, s
 	templates := map[string]*grovev1alpha1.PodCliqueTemplateSpec{}
 	for _, c := range pcs.Spec.Template.Cliques {
 		if c != nil {
-			templates[c.Spec.RoleName] = c
+			templates[c.Role()] = c
 		}
 	}
 	groupConfigs := map[string]*grovev1alpha1.PodCliqueScalingGroupConfig{}
