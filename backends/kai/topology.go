@@ -63,7 +63,7 @@ func BuildTopology(ct *grovev1alpha1.ClusterTopologyBinding) *kaiv1alpha1.Topolo
 // compares that Topology's node labels with the binding's keys and never writes it, and deletes
 // the Topology it kept for the binding before, if any.
 func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding) (grovev1alpha1.SchedulerTopologyStatus, error) {
-	st := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: string(b.Name()), ObservedGeneration: ct.Generation}
+	st := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: string(b.Name())}
 	if ref := TopologyReference(ct); ref != "" {
 		return b.compareReferenced(ctx, ct, ref, st)
 	}
@@ -109,6 +109,7 @@ func (b *Backend) SyncTopology(ctx context.Context, ct *grovev1alpha1.ClusterTop
 		}
 		log.FromContext(ctx).Info("updated KAI Topology levels", "topology", have.Name)
 	}
+	st.SchedulerBackendTopologyObservedGeneration = have.Generation
 	st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
 	return st, nil
 }
@@ -131,6 +132,7 @@ func (b *Backend) compareReferenced(ctx context.Context, ct *grovev1alpha1.Clust
 		}
 		return st, fmt.Errorf("KAI Topology %s: %w", ref, err)
 	}
+	st.SchedulerBackendTopologyObservedGeneration = have.Generation
 	st.InSync, st.Message = compareLevels(have, bindingKeys(ct))
 	return st, nil
 }
@@ -149,6 +151,7 @@ func (b *Backend) createTopology(ctx context.Context, ct *grovev1alpha1.ClusterT
 		return st, fmt.Errorf("creating KAI Topology %s: %w", want.Name, err)
 	}
 	log.FromContext(ctx).Info("created KAI Topology", "topology", want.Name)
+	st.SchedulerBackendTopologyObservedGeneration = want.Generation
 	st.InSync, st.Message = compareLevels(want, bindingKeys(ct))
 	return st, nil
 }

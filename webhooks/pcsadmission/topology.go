@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,14 +31,32 @@ type Topology struct {
 	Binding *grovev1alpha1.ClusterTopologyBindingSpec
 }
 
-// domainRank is a domain's place in TopologyDomainOrder (0 = broadest), or -1 if it has none.
-func domainRank(d grovev1alpha1.TopologyDomain) int {
-	for i, known := range grovev1alpha1.TopologyDomainOrder {
-		if known == d {
-			return i
-		}
+// domainOrder ranks pack domains from broadest (0) to narrowest: in the order of the named
+// ClusterTopologyBinding's levels (upstream Grove's domains are free-form and ordered by the
+// binding), or, while the binding does not exist yet, in the conventional order of the domains
+// upstream names (region … numa).
+type domainOrder struct {
+	domains []grovev1alpha1.TopologyDomain
+}
+
+func newDomainOrder(binding *grovev1alpha1.ClusterTopologyBindingSpec) domainOrder {
+	if binding == nil {
+		return domainOrder{domains: grovev1alpha1.TopologyDomainOrder}
 	}
-	return -1
+	o := domainOrder{}
+	for _, l := range binding.Levels {
+		o.domains = append(o.domains, l.Domain)
+	}
+	return o
+}
+
+// rank is a domain's place in the order (0 = broadest), or -1 if it has none.
+func (o domainOrder) rank(d grovev1alpha1.TopologyDomain) int {
+	return slices.Index(o.domains, d)
+}
+
+func (o domainOrder) String() string {
+	return "domains from broadest to narrowest: " + strings.Join(domainList(o.domains), ", ")
 }
 
 func domainList(domains []grovev1alpha1.TopologyDomain) []string {
@@ -47,8 +66,6 @@ func domainList(domains []grovev1alpha1.TopologyDomain) []string {
 	}
 	return out
 }
-
-var domainOrder = "domains from broadest to narrowest: " + strings.Join(domainList(grovev1alpha1.TopologyDomainOrder), ", ")
 
 // validateTopology checks a new PodCliqueSet's topology constraints: none while topology-aware
 // scheduling is disabled; one topology name; domains known, each child's required domain as
@@ -71,8 +88,9 @@ func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *gr
 	name, namePath := constraints.TopologyName(pcs)
 	nameErrs, nameValid := validateTopologyNames(all, name, namePath)
 	errs = append(errs, nameErrs...)
-	errs = append(errs, validateTopologyDomains(all, name, binding)...)
-	errs = append(errs, validateTopologyHierarchy(pcs)...)
+	order := newDomainOrder(binding)
+	errs = append(errs, validateTopologyDomains(all, name, binding, order)...)
+	errs = append(errs, validateTopologyHierarchy(pcs, order)...)
 
 	var warnings admission.Warnings
 	if nameValid && binding == nil {
@@ -84,7 +102,7 @@ func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *gr
 // validateTopologyHierarchy requires a scaling group's required domain to be as narrow as or
 // narrower than the PodCliqueSet's, and a clique's as narrow as or narrower than both its scaling
 // group's and the PodCliqueSet's. A clique breaking both is reported once, against the narrower.
-func validateTopologyHierarchy(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+func validateTopologyHierarchy(pcs *grovev1alpha1.PodCliqueSet, order domainOrder) field.ErrorList {
 	type parent struct {
 		what   string
 		path   *field.Path
@@ -94,7 +112,7 @@ func validateTopologyHierarchy(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList 
 	// (reported on its own).
 	requiredOf := func(tc *grovev1alpha1.TopologyConstraint) grovev1alpha1.TopologyDomain {
 		d := grovev1alpha1.TopologyDomain(constraints.Required(tc))
-		if domainRank(d) < 0 {
+		if order.rank(d) < 0 {
 			return ""
 		}
 		return d
@@ -102,15 +120,15 @@ func validateTopologyHierarchy(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList 
 	check := func(p *field.Path, d grovev1alpha1.TopologyDomain, parents ...parent) *field.Error {
 		var strictest *parent
 		for i := range parents {
-			if parents[i].domain != "" && (strictest == nil || domainRank(parents[i].domain) > domainRank(strictest.domain)) {
+			if parents[i].domain != "" && (strictest == nil || order.rank(parents[i].domain) > order.rank(strictest.domain)) {
 				strictest = &parents[i]
 			}
 		}
-		if d == "" || strictest == nil || domainRank(d) >= domainRank(strictest.domain) {
+		if d == "" || strictest == nil || order.rank(d) >= order.rank(strictest.domain) {
 			return nil
 		}
 		return field.Invalid(p, d, fmt.Sprintf("must be equal to or narrower than the %s's required domain %s (%s); %s",
-			strictest.what, strictest.domain, strictest.path, domainOrder))
+			strictest.what, strictest.domain, strictest.path, order))
 	}
 
 	var errs field.ErrorList
@@ -204,7 +222,7 @@ func validateTopologyNames(all []constraints.Topology, name string, namePath *fi
 
 // validateTopologyDomains requires known pack domains, preferred as narrow as or narrower than
 // required, and, when the binding exists, domains it has.
-func validateTopologyDomains(all []constraints.Topology, name string, binding *grovev1alpha1.ClusterTopologyBindingSpec) field.ErrorList {
+func validateTopologyDomains(all []constraints.Topology, name string, binding *grovev1alpha1.ClusterTopologyBindingSpec, order domainOrder) field.ErrorList {
 	var errs field.ErrorList
 	var bindingDomains string
 	if binding != nil {
@@ -226,20 +244,20 @@ func validateTopologyDomains(all []constraints.Topology, name string, binding *g
 				continue
 			}
 			p := pack.Child(d.field)
-			if domainRank(d.domain) < 0 {
-				errs = append(errs, field.NotSupported(p, d.domain, domainList(grovev1alpha1.TopologyDomainOrder)))
-				known = false
-				continue
-			}
 			if binding != nil {
 				if _, ok := binding.KeyOf(d.domain); !ok {
 					errs = append(errs, field.Invalid(p, d.domain, fmt.Sprintf("ClusterTopologyBinding %q has no level %q; its domains: %s", name, d.domain, bindingDomains)))
+					known = false
 				}
+				continue
+			}
+			if order.rank(d.domain) < 0 {
+				known = false // a free-form domain: the binding, once it exists, decides
 			}
 		}
-		if known && required != "" && preferred != "" && domainRank(preferred) < domainRank(required) {
+		if known && required != "" && preferred != "" && order.rank(preferred) < order.rank(required) {
 			errs = append(errs, field.Invalid(pack.Child("preferred"), preferred,
-				fmt.Sprintf("must be equal to or narrower than pack.required (%s); %s", required, domainOrder)))
+				fmt.Sprintf("must be equal to or narrower than pack.required (%s); %s", required, order)))
 		}
 	}
 	return errs

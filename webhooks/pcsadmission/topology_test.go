@@ -126,16 +126,25 @@ func TestTopologyRulesRejectWithTheFieldPath(t *testing.T) {
 		}, topology: enabled, want: []wantErr{{pcsTC + ".topologyName", field.ErrorTypeInvalid, "must be the name of a ClusterTopologyBinding"}}},
 
 		// 3. domains and hierarchy
-		{name: "unknown domains", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+		{name: "domains the binding lacks", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.TopologyConstraint = tc("grove-topology", "gpu", "socket")
 		}, topology: Topology{Enabled: true, Binding: bindingOf(grovev1alpha1.TopologyDomainOrder...)}, want: []wantErr{
-			{pcsTC + ".pack.required", field.ErrorTypeNotSupported, `"region", "zone", "datacenter", "block", "rack", "host", "numa"`},
-			{pcsTC + ".pack.preferred", field.ErrorTypeNotSupported, `"region", "zone", "datacenter", "block", "rack", "host", "numa"`},
+			{pcsTC + ".pack.required", field.ErrorTypeInvalid, `ClusterTopologyBinding "grove-topology" has no level "gpu"; its domains: region, zone, datacenter, block, rack, host, numa`},
+			{pcsTC + ".pack.preferred", field.ErrorTypeInvalid, `has no level "socket"`},
 		}},
+		{name: "free-form domains are ranked in the binding's order", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.TopologyConstraint = tc("grove-topology", "nvl-domain", "")
+			p.Spec.Template.Cliques[0].TopologyConstraint = tc("", "block", "")
+		}, topology: Topology{Enabled: true, Binding: bindingOf("block", "nvl-domain", "host")}, want: []wantErr{
+			{routerTC + ".pack.required", field.ErrorTypeInvalid, "must be equal to or narrower than the PodCliqueSet's required domain nvl-domain (spec.template.topologyConstraint.pack.required); domains from broadest to narrowest: block, nvl-domain, host"},
+		}},
+		{name: "a binding may order the conventional domains its own way", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.TopologyConstraint = tc("grove-topology", "host", "rack")
+		}, topology: Topology{Enabled: true, Binding: bindingOf("block", "host", "rack")}},
 		{name: "preferred broader than required", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.TopologyConstraint = tc("grove-topology", "rack", "block")
 		}, topology: Topology{Enabled: true, Binding: bindingOf("block", "rack")}, want: []wantErr{
-			{pcsTC + ".pack.preferred", field.ErrorTypeInvalid, "must be equal to or narrower than pack.required (rack); domains from broadest to narrowest: region, zone, datacenter, block, rack, host, numa"},
+			{pcsTC + ".pack.preferred", field.ErrorTypeInvalid, "must be equal to or narrower than pack.required (rack); domains from broadest to narrowest: block, rack"},
 		}},
 		{name: "preferred equal to required", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.TopologyConstraint = tc("grove-topology", "rack", "rack")
@@ -180,12 +189,10 @@ func TestTopologyRulesRejectWithTheFieldPath(t *testing.T) {
 			{groupTC + ".pack.required", field.ErrorTypeInvalid, "the PodCliqueSet's required domain rack"},
 			{workerTC + ".pack.required", field.ErrorTypeInvalid, "the PodCliqueSet's required domain rack"},
 		}},
-		{name: "an unknown parent domain is reported once, not again on its children", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+		{name: "a free-form domain waits for the binding to decide, its children are not ranked against it", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.TopologyConstraint = tc("grove-topology", "gpu", "")
 			p.Spec.Template.Cliques[0].TopologyConstraint = tc("", "zone", "")
-		}, topology: enabled, want: []wantErr{
-			{pcsTC + ".pack.required", field.ErrorTypeNotSupported, "supported values"},
-		}, warnings: []string{`spec.template.topologyConstraint.topologyName: ClusterTopologyBinding "grove-topology" does not exist yet; the PodCliqueSet waits until it does`}},
+		}, topology: enabled, warnings: []string{`spec.template.topologyConstraint.topologyName: ClusterTopologyBinding "grove-topology" does not exist yet; the PodCliqueSet waits until it does`}},
 
 		// 4. the named ClusterTopologyBinding
 		{name: "every domain is a level of the binding", mutate: func(p *grovev1alpha1.PodCliqueSet) {

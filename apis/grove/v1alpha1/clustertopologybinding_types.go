@@ -32,14 +32,14 @@ type ClusterTopologyBindingList struct {
 
 // ClusterTopologyBindingSpec is the cluster's topology, broadest level first.
 type ClusterTopologyBindingSpec struct {
-	// Levels are ordered from the broadest domain (region) to the narrowest (numa); each domain
-	// and each key appears once.
+	// Levels are ordered from the broadest domain to the narrowest, in the order listed (as
+	// upstream Grove orders them); domains are free-form names. Each domain and each key appears
+	// once.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(m, m.domain == l.domain))",message="each domain may appear only once"
 	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(m, m.key == l.key))",message="each key may appear only once"
-	// +kubebuilder:validation:XValidation:rule="self.map(l, {'region': 0, 'zone': 1, 'datacenter': 2, 'block': 3, 'rack': 4, 'host': 5, 'numa': 6}[l.domain]).isSorted()",message="levels must be ordered from the broadest domain to the narrowest: region, zone, datacenter, block, rack, host, numa"
 	Levels []TopologyLevel `json:"levels"`
 
 	// SchedulerTopologyBindings name scheduler topology objects someone else manages. For a
@@ -53,8 +53,8 @@ type ClusterTopologyBindingSpec struct {
 
 // TopologyLevel binds a domain name to the node label that holds it.
 type TopologyLevel struct {
-	// Domain is the level's name in workloads' pack constraints.
-	// +kubebuilder:validation:Enum=region;zone;datacenter;block;rack;host;numa
+	// Domain is the level's name in workloads' pack constraints (^[a-z][a-z0-9-]*$, 1-63
+	// characters).
 	Domain TopologyDomain `json:"domain"`
 	// Key is the node label whose value identifies the domain a node is in.
 	// +kubebuilder:validation:MinLength=1
@@ -98,9 +98,10 @@ type SchedulerTopologyStatus struct {
 	TopologyReference string `json:"topologyReference,omitempty"`
 	// InSync is true when that object has exactly the binding's levels.
 	InSync bool `json:"inSync"`
-	// ObservedGeneration is the binding generation compared.
+	// SchedulerBackendTopologyObservedGeneration is the generation of the backend's topology
+	// object last compared (upstream Grove's name); 0 when it was not found.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	SchedulerBackendTopologyObservedGeneration int64 `json:"schedulerBackendTopologyObservedGeneration,omitempty"`
 	// Message explains a drift.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -109,7 +110,8 @@ type SchedulerTopologyStatus struct {
 // ConditionSchedulerTopologyDrift is the binding's condition type.
 const ConditionSchedulerTopologyDrift = "SchedulerTopologyDrift"
 
-// TopologyDomainOrder lists the domains a binding may use, broadest first.
+// TopologyDomainOrder is the conventional order of the domains upstream Grove names, broadest
+// first: admission ranks pack domains by it while the binding they name does not exist yet.
 var TopologyDomainOrder = []TopologyDomain{"region", "zone", "datacenter", "block", "rack", "host", "numa"}
 
 // KeyOf returns the node label of a domain, and whether the binding has that domain.

@@ -12,9 +12,11 @@ import (
 // int32) would crash it instead of running.
 const MaxReplicas = 10000
 
-// TopologyDomain names a level of a ClusterTopologyBinding (region, zone, block, rack, host, ...).
+// TopologyDomain names a level of a ClusterTopologyBinding: free-form as upstream Grove has it
+// (region, zone, block, rack, host, nvl-domain, ...), ordered by the binding's levels.
+// +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=63
-// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9-]*$`
 type TopologyDomain string
 
 // TopologyConstraint asks the scheduler to pack each replica of the resource it is set on inside

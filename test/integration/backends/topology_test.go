@@ -54,7 +54,7 @@ func kaiStatus(t *testing.T, name string, ok func(st grovev1alpha1.SchedulerTopo
 		}
 		drift := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionSchedulerTopologyDrift)
 		for _, st := range got.Status.SchedulerTopologyStatuses {
-			if st.SchedulerName == "kai-scheduler" && st.ObservedGeneration == got.Generation && drift != nil && drift.ObservedGeneration == got.Generation {
+			if st.SchedulerName == "kai-scheduler" && drift != nil && drift.ObservedGeneration == got.Generation {
 				return ok(st, drift)
 			}
 		}
@@ -168,7 +168,7 @@ func TestExternallyReferencedKAITopologyIsOnlyCheckedForDrift(t *testing.T) {
 			return err
 		}
 		got.Status.SchedulerTopologyStatuses = append(got.Status.SchedulerTopologyStatuses,
-			grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "another-scheduler", InSync: false, Message: "theirs", ObservedGeneration: got.Generation})
+			grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "another-scheduler", InSync: false, Message: "theirs", SchedulerBackendTopologyObservedGeneration: got.Generation})
 		return env.Client.Status().Update(ctx, got)
 	}))
 
