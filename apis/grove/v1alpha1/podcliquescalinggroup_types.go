@@ -99,9 +99,46 @@ type PodCliqueScalingGroupStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// CurrentPodCliqueSetGenerationHash is the PodCliqueSet generation hash fully realised here.
+	// CurrentPodCliqueSetGenerationHash is the PodCliqueSet generation hash fully realised here:
+	// every PodClique of every group replica runs it.
 	// +optional
 	CurrentPodCliqueSetGenerationHash *string `json:"currentPodCliqueSetGenerationHash,omitempty"`
+
+	// UpdateProgress tracks the rollout of a new PodCliqueSet template through the group, as
+	// upstream Grove reports it; nil until the group's first update.
+	// +optional
+	UpdateProgress *PodCliqueScalingGroupUpdateProgress `json:"updateProgress,omitempty"`
+}
+
+// PodCliqueScalingGroupUpdateProgress tracks the rollout of a new template through a group.
+type PodCliqueScalingGroupUpdateProgress struct {
+	// UpdateStartedAt is when the group was handed the new template.
+	UpdateStartedAt metav1.Time `json:"updateStartedAt"`
+	// UpdateEndedAt is when no update work was left: every PodClique runs the new template
+	// (RollingRecreate), or at once with OnDelete, where users replace the pods.
+	// +optional
+	UpdateEndedAt *metav1.Time `json:"updateEndedAt,omitempty"`
+	// PodCliqueSetGenerationHash is the template revision the group converges to.
+	PodCliqueSetGenerationHash string `json:"podCliqueSetGenerationHash"`
+	// UpdatedPodCliquesCount counts the group's PodCliques whose pods all run that revision.
+	// +optional
+	UpdatedPodCliquesCount int32 `json:"updatedPodCliquesCount,omitempty"`
+	// TotalPodCliquesCount counts the PodCliques the group's spec wants.
+	// +optional
+	TotalPodCliquesCount int32 `json:"totalPodCliquesCount,omitempty"`
+	// ReadyReplicaIndicesSelectedToUpdate shows, with RollingRecreate, the group replica being
+	// updated now (the lowest not yet done) and those done; nil with OnDelete.
+	// +optional
+	ReadyReplicaIndicesSelectedToUpdate *PodCliqueScalingGroupReplicaUpdateProgress `json:"readyReplicaIndicesSelectedToUpdate,omitempty"`
+}
+
+// PodCliqueScalingGroupReplicaUpdateProgress names the group replicas of a rollout.
+type PodCliqueScalingGroupReplicaUpdateProgress struct {
+	// Current is the group replica being updated.
+	Current int32 `json:"current"`
+	// Completed are the group replicas that run the new revision.
+	// +optional
+	Completed []int32 `json:"completed,omitempty"`
 }
 
 func init() {

@@ -236,7 +236,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 	st.ObservedGeneration = &pcsg.Generation
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}).String()
 	st.Selector = &selector
-	type counts struct{ members, scheduled, available, updated int }
+	type counts struct{ members, scheduled, available, updated, realised int }
 	perReplica := map[string]*counts{}
 	for _, p := range pclqs {
 		j := p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
@@ -262,6 +262,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 		if p.Status.UpdatedReplicas == p.Spec.Replicas {
 			c.updated++
 		}
+		if realised(p, pcsg.Spec.PodCliqueSetGenerationHash) {
+			c.realised++
+		}
 	}
 	st.Replicas, st.ScheduledReplicas, st.AvailableReplicas, st.UpdatedReplicas = int32(len(perReplica)), 0, 0, 0
 	members := len(pcsg.Spec.CliqueNames)
@@ -276,6 +279,13 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			st.UpdatedReplicas++
 		}
 	}
+	realisedPerReplica := make([]int, pcsg.Spec.Replicas)
+	for j, c := range perReplica {
+		if idx, err := strconv.Atoi(j); err == nil {
+			realisedPerReplica[idx] = c.realised
+		}
+	}
+	trackUpdate(&st, &pcsg.Spec, realisedPerReplica, metav1.Now())
 	meta.SetStatusCondition(&st.Conditions, breach)
 	if equality.Semantic.DeepEqual(st, pcsg.Status) {
 		return nil
@@ -287,4 +297,67 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
 	return nil
+}
+
+// realised tells whether a PodClique is at the template revision hash and all its pods run it.
+func realised(p *grovev1alpha1.PodClique, hash string) bool {
+	return hash != "" && p.Spec.PodCliqueSetGenerationHash == hash && p.Status.UpdatedReplicas == p.Spec.Replicas
+}
+
+// trackUpdate keeps currentPodCliqueSetGenerationHash and updateProgress (upstream Grove's
+// fields): realised[j] is how many PodCliques of group replica j run the spec's revision. The
+// group's first revision is realised without an update; a later one opens an update, which ends
+// once every PodClique runs it (at once with OnDelete, where users replace the pods). now is
+// written only when an update starts or ends, so a resync at rest writes nothing.
+func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alpha1.PodCliqueScalingGroupSpec, realised []int, now metav1.Time) {
+	target := spec.PodCliqueSetGenerationHash
+	if target == "" {
+		return
+	}
+	members := len(spec.CliqueNames)
+	total, updated := int32(len(realised)*members), int32(0)
+	var completed []int32
+	current := int32(-1)
+	for j, n := range realised {
+		updated += int32(n)
+		if n == members {
+			completed = append(completed, int32(j))
+		} else if current < 0 {
+			current = int32(j)
+		}
+	}
+	done := updated == total
+	prev := st.CurrentPodCliqueSetGenerationHash
+	switch {
+	case prev != nil && *prev == target && (st.UpdateProgress == nil || st.UpdateProgress.PodCliqueSetGenerationHash == target):
+		// at rest on the realised revision; a scale-out's new PodCliques are no update
+		if p := st.UpdateProgress; p != nil && p.UpdateEndedAt != nil {
+			p.UpdatedPodCliquesCount, p.TotalPodCliquesCount = updated, total
+		}
+		return
+	case prev == nil:
+		if done {
+			st.CurrentPodCliqueSetGenerationHash = ptr.To(target)
+		}
+		return
+	}
+	p := st.UpdateProgress
+	if p == nil || p.PodCliqueSetGenerationHash != target {
+		p = &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{UpdateStartedAt: now, PodCliqueSetGenerationHash: target}
+		if spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy {
+			p.UpdateEndedAt = &p.UpdateStartedAt // nothing for the operator to do: users delete the pods
+		}
+		st.UpdateProgress = p
+	}
+	p.UpdatedPodCliquesCount, p.TotalPodCliquesCount = updated, total
+	p.ReadyReplicaIndicesSelectedToUpdate = nil
+	if spec.UpdateStrategy != grovev1alpha1.OnDeleteStrategy && !done && current >= 0 {
+		p.ReadyReplicaIndicesSelectedToUpdate = &grovev1alpha1.PodCliqueScalingGroupReplicaUpdateProgress{Current: current, Completed: completed}
+	}
+	if done {
+		if p.UpdateEndedAt == nil {
+			p.UpdateEndedAt = &now
+		}
+		st.CurrentPodCliqueSetGenerationHash = ptr.To(target)
+	}
 }

@@ -151,3 +151,73 @@ func TestGangTerminationInsideTheGroup(t *testing.T) {
 		})
 	}
 }
+
+func TestUpdateProgressFollowsTheRolloutThroughTheGroup(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+	spec := func(hash string, strategy grovev1alpha1.UpdateStrategyType) grovev1alpha1.PodCliqueScalingGroupSpec {
+		s := grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 3, CliqueNames: []string{"leader", "worker"}}
+		s.PodCliqueSetGenerationHash, s.UpdateStrategy = hash, strategy
+		return s
+	}
+	cases := []struct {
+		name     string
+		spec     grovev1alpha1.PodCliqueScalingGroupSpec
+		before   grovev1alpha1.PodCliqueScalingGroupStatus
+		realised []int
+		now      metav1.Time
+		want     grovev1alpha1.PodCliqueScalingGroupStatus
+	}{{
+		name: "the first revision is realised without an update", spec: spec("a", grovev1alpha1.RollingRecreateStrategy),
+		realised: []int{2, 2, 2}, now: t0,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a")},
+	}, {
+		name: "a group still starting has no current revision", spec: spec("a", grovev1alpha1.RollingRecreateStrategy),
+		realised: []int{2, 1, 0}, now: t0,
+	}, {
+		name: "a new revision opens an update naming the replica in progress", spec: spec("b", grovev1alpha1.RollingRecreateStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a")}, realised: []int{2, 1, 0}, now: t0,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 3, TotalPodCliquesCount: 6,
+			ReadyReplicaIndicesSelectedToUpdate: &grovev1alpha1.PodCliqueScalingGroupReplicaUpdateProgress{Current: 1, Completed: []int32{0}},
+		}},
+	}, {
+		name: "the update ends once every PodClique runs the revision", spec: spec("b", grovev1alpha1.RollingRecreateStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 3, TotalPodCliquesCount: 6,
+		}}, realised: []int{2, 2, 2}, now: t1,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("b"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, UpdateEndedAt: &t1, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 6, TotalPodCliquesCount: 6,
+		}},
+	}, {
+		name: "with OnDelete the update has no operator work: it ends as it starts", spec: spec("b", grovev1alpha1.OnDeleteStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a")}, realised: []int{0, 1, 0}, now: t0,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, UpdateEndedAt: &t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 1, TotalPodCliquesCount: 6,
+		}},
+	}, {
+		name: "at rest nothing changes, whatever the clock says", spec: spec("b", grovev1alpha1.RollingRecreateStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("b"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, UpdateEndedAt: &t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 6, TotalPodCliquesCount: 6,
+		}}, realised: []int{2, 2, 2}, now: t1,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("b"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, UpdateEndedAt: &t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 6, TotalPodCliquesCount: 6,
+		}},
+	}, {
+		name: "a rollback before the update ended is an update of its own", spec: spec("a", grovev1alpha1.RollingRecreateStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 2, TotalPodCliquesCount: 6,
+		}}, realised: []int{0, 2, 2}, now: t1,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t1, PodCliqueSetGenerationHash: "a", UpdatedPodCliquesCount: 4, TotalPodCliquesCount: 6,
+			ReadyReplicaIndicesSelectedToUpdate: &grovev1alpha1.PodCliqueScalingGroupReplicaUpdateProgress{Current: 0, Completed: []int32{1, 2}},
+		}},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := *tc.before.DeepCopy()
+			trackUpdate(&st, &tc.spec, tc.realised, tc.now)
+			assert.Equal(t, tc.want, st)
+		})
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -191,4 +192,37 @@ func TestAChangeDuringARollingUpdateConvergesOnTheNewestTemplate(t *testing.T) {
 		}
 		return true
 	}, 3*time.Minute, 200*time.Millisecond, "every pod ends on the newest image")
+}
+
+func TestScalingGroupReportsTheRolloutInItsUpdateProgress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := builders.PodCliqueSet(ns, "sgroll").Clique("leader", 1).Clique("worker", 2).
+		ScalingGroup("sg", 2, 1, "leader", "worker").Obj()
+	require.NoError(t, k8s().Create(ctx, pcs))
+	waitRunning(t, ns, "sgroll", 6, 2*time.Minute)
+	key := client.ObjectKey{Namespace: ns, Name: grovev1alpha1.PodCliqueScalingGroupName("sgroll", 0, "sg")}
+	group := &grovev1alpha1.PodCliqueScalingGroup{}
+	require.Eventually(t, func() bool {
+		return k8s().Get(ctx, key, group) == nil && group.Status.CurrentPodCliqueSetGenerationHash != nil
+	}, time.Minute, 200*time.Millisecond, "the first revision is realised")
+	assert.Nil(t, group.Status.UpdateProgress, "creating the group is no update")
+	first := *group.Status.CurrentPodCliqueSetGenerationHash
+
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[1].Spec.PodSpec.Containers[0].Image = "busybox:1.37" })
+	require.Eventually(t, func() bool {
+		if k8s().Get(ctx, key, group) != nil {
+			return false
+		}
+		p := group.Status.UpdateProgress
+		return p != nil && p.UpdateEndedAt != nil && p.PodCliqueSetGenerationHash == group.Spec.PodCliqueSetGenerationHash &&
+			ptr.Deref(group.Status.CurrentPodCliqueSetGenerationHash, "") == p.PodCliqueSetGenerationHash
+	}, 3*time.Minute, 200*time.Millisecond, "the group's update ends on the new revision")
+	p := group.Status.UpdateProgress
+	assert.NotEqual(t, first, p.PodCliqueSetGenerationHash)
+	assert.Equal(t, int32(4), p.TotalPodCliquesCount, "2 group replicas × 2 cliques")
+	assert.Equal(t, int32(4), p.UpdatedPodCliquesCount)
+	assert.Nil(t, p.ReadyReplicaIndicesSelectedToUpdate, "nothing is left in progress")
+	assert.False(t, p.UpdateEndedAt.Before(&p.UpdateStartedAt))
 }
