@@ -4,6 +4,7 @@ package main
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,7 +33,7 @@ func main() {
 	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup, Cache: cacheOptions()})
 }
 
-// cacheOptions keep only the operator's own pods in memory — a cluster's other pods (thousands,
+// cacheOptions keep only the operator's own pods and ResourceClaims in memory — a cluster's other pods (thousands,
 // on a shared cluster) are none of its business — and of those only the fields it reads.
 func cacheOptions() cache.Options {
 	req, err := labels.NewRequirement(grovev1alpha1.LabelPodClique, selection.Exists, nil)
@@ -41,6 +42,8 @@ func cacheOptions() cache.Options {
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req), Transform: podclique.SlimPod},
+		// Only the claims of resource sharing, not every claim of the cluster.
+		&resourcev1.ResourceClaim{}: {Label: labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue})},
 	}}
 }
 
@@ -51,12 +54,12 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		return err
 	}
 	c := cfg.Controllers
-	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry,
+	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry,
 		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
 		return err
 	}
-	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {
+	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {
 		return err
 	}
-	return (&podclique.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
+	return (&podclique.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
 }

@@ -84,6 +84,7 @@ const (
 const (
 	ErrorCodeGangTermination ErrorCode = "ERR_GANG_TERMINATION"
 	ErrorCodeSyncReplica     ErrorCode = "ERR_SYNC_REPLICA"
+	ErrorCodeResourceClaims  ErrorCode = "ERR_SYNC_RESOURCE_CLAIMS"
 	ErrorCodeSyncAutoscalers ErrorCode = "ERR_SYNC_AUTOSCALERS"
 	ErrorCodeDeleteChildren  ErrorCode = "ERR_DELETE_CHILDREN"
 	ErrorCodeTraining        ErrorCode = "ERR_TRAINING"

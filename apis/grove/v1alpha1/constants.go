@@ -8,6 +8,9 @@ const (
 	LabelManagedByValue = "grove-operator"
 	// LabelPartOf holds the name of the PodCliqueSet an object belongs to.
 	LabelPartOf = "app.kubernetes.io/part-of"
+	// LabelComponent says what an object is for, where its kind does not (a ResourceClaim of
+	// resource sharing, a ComputeDomain of MNNVL).
+	LabelComponent = "app.kubernetes.io/component"
 	// LabelPodClique holds the name of a pod's PodClique.
 	LabelPodClique = "grove.io/podclique"
 	// LabelPodGang holds the name of the PodGang a pod or PodClique belongs to.

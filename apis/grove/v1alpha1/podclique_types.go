@@ -50,6 +50,23 @@ type PodCliqueObjectSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	ScalingGroupTemplateNumPods *int32 `json:"scalingGroupTemplateNumPods,omitempty"`
+
+	// SharedResourceClaims are the ResourceClaims the PodCliqueSet and the scaling group make
+	// (their resourceSharing entries whose filter reaches this clique) that every pod references.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	SharedResourceClaims []string `json:"sharedResourceClaims,omitempty"`
+
+	// ResourceSharing are the clique's own entries: the PodClique makes these claims, one for all
+	// its pods (AllReplicas) or one per pod index (PerReplica).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ResourceSharing []ResourceSharingSpec `json:"resourceSharing,omitempty"`
+
+	// ResourceClaimTemplates are the PodCliqueSet's templates that ResourceSharing names.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ResourceClaimTemplates []ResourceClaimTemplateConfig `json:"resourceClaimTemplates,omitempty"`
 }
 
 // InheritedSpec is what the operator copies from a PodCliqueSet into the spec of its PodCliques

@@ -159,6 +159,21 @@ type PodCliqueSetTemplateSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$')",message="must be a non-negative duration such as 30s, 90m or 1h30m"
 	TerminationDelay *metav1.Duration `json:"terminationDelay,omitempty"`
 
+	// ResourceClaimTemplates are named ResourceClaim templates resourceSharing entries at any
+	// level can name (upstream Grove's DRA resource sharing).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	ResourceClaimTemplates []ResourceClaimTemplateConfig `json:"resourceClaimTemplates,omitempty"`
+
+	// ResourceSharing are ResourceClaims the operator makes for the PodCliqueSet: AllReplicas,
+	// one shared by every pod of every replica; PerReplica, one per replica shared by its pods.
+	// A filter limits them to some cliques and scaling groups. Immutable.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ResourceSharing []PCSResourceSharingSpec `json:"resourceSharing,omitempty"`
+
 	// PodCliqueScalingGroupConfigs groups cliques that scale together as one unit.
 	// +listType=map
 	// +listMapKey=name
@@ -194,6 +209,13 @@ type PodCliqueTemplateSpec struct {
 	// TopologyConstraint packs the pods of this clique into one topology domain.
 	// +optional
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// ResourceSharing are ResourceClaims the operator makes for each PodClique of this clique:
+	// AllReplicas, one shared by all its pods; PerReplica, one per pod index. (A
+	// resourceClaimTemplateName in the pod spec instead gives every pod its own claim.) Immutable.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ResourceSharing []ResourceSharingSpec `json:"resourceSharing,omitempty"`
 
 	// Spec is the PodClique spec.
 	Spec PodCliqueSpec `json:"spec"`
@@ -249,6 +271,13 @@ type PodCliqueScalingGroupConfig struct {
 	// TopologyConstraint packs each group replica into one topology domain.
 	// +optional
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// ResourceSharing are ResourceClaims the operator makes for each PodCliqueScalingGroup:
+	// AllReplicas, one shared by all its group replicas; PerReplica, one per group replica. A
+	// filter limits them to some member cliques. Immutable.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	ResourceSharing []PCSGResourceSharingSpec `json:"resourceSharing,omitempty"`
 }
 
 // PodCliqueSetPhase is the coarse state of a PodCliqueSet.

@@ -132,16 +132,16 @@ func TestABindingItsSchemaRefusesIsSkippedAndSaidSo(t *testing.T) {
 	cfg, err := configv1alpha1.Load("testdata/kai-tas-config.yaml")
 	require.NoError(t, err)
 	in := &Input{}
-	// Levels out of order: a CEL rule of the ClusterTopologyBinding schema.
-	doc := strings.Replace(mustRead(t, "testdata/kai-topology.yaml"), "    - domain: zone\n      key: topology.kubernetes.io/zone\n    - domain: host\n      key: kubernetes.io/hostname",
-		"    - domain: host\n      key: kubernetes.io/hostname\n    - domain: zone\n      key: topology.kubernetes.io/zone", 1)
+	// One node label for two levels: a CEL rule of the ClusterTopologyBinding schema.
+	doc := strings.Replace(mustRead(t, "testdata/kai-topology.yaml"), "    - domain: host\n      key: kubernetes.io/hostname",
+		"    - domain: host\n      key: topology.kubernetes.io/zone", 1)
 	require.NoError(t, Decode(in, strings.NewReader(doc), "x", "default"))
 	r, err := New(cfg)
 	require.NoError(t, err)
 	w := r.Render(in)
 	require.Len(t, in.Skipped, 1)
 	assert.Contains(t, in.Skipped[0], "ClusterTopologyBinding gb200 is refused by its schema")
-	assert.Contains(t, in.Skipped[0], "levels must be ordered from the broadest domain to the narrowest")
+	assert.Contains(t, in.Skipped[0], "each key may appear only once")
 	require.Len(t, w, 1)
 	assert.Contains(t, strings.Join(w[0].Warnings, "\n"), `ClusterTopologyBinding "gb200" does not exist yet`)
 }

@@ -73,6 +73,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 		spec.MinAvailable = ptr.To(max(spec.Replicas, 1))
 	}
 	spec.ScaleConfig = nil // the PodCliqueSet owns the autoscaler; the PodClique is its target
+	spec.SharedResourceClaims = SharedResourceClaims(pcs, replica, tmpl.Name, group)
+	spec.ResourceSharing = slices.Clone(tmpl.ResourceSharing)
+	spec.ResourceClaimTemplates = templatesOf(pcs, tmpl.ResourceSharing)
 	return &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: maps.Clone(tmpl.Annotations)},
 		Spec:       spec,
@@ -271,5 +274,62 @@ func merge(into, from map[string]string) map[string]string {
 		out = map[string]string{}
 	}
 	maps.Copy(out, from)
+	return out
+}
+
+// SharedResourceClaims are the ResourceClaims of the PodCliqueSet's and the scaling group's
+// resourceSharing entries that reach a clique of replica (group nil when standalone), in the
+// order upstream Grove wires them into pods: each level's AllReplicas claims, then its PerReplica
+// ones.
+func SharedResourceClaims(pcs *grovev1alpha1.PodCliqueSet, replica int, clique string, group *ScalingGroup) []string {
+	var out []string
+	groupConfig := ""
+	if group != nil {
+		groupConfig = group.ConfigName
+	}
+	var pcsEntries []grovev1alpha1.ResourceSharingSpec
+	for i := range pcs.Spec.Template.ResourceSharing {
+		if e := &pcs.Spec.Template.ResourceSharing[i]; e.Matches(clique, groupConfig) {
+			pcsEntries = append(pcsEntries, e.ResourceSharingSpec)
+		}
+	}
+	out = append(out, claimNames(pcs.Name, pcsEntries, replica)...)
+	if group == nil {
+		return out
+	}
+	if g := GroupOf(pcs, clique); g != nil {
+		var groupEntries []grovev1alpha1.ResourceSharingSpec
+		for i := range g.ResourceSharing {
+			if e := &g.ResourceSharing[i]; e.Matches(clique) {
+				groupEntries = append(groupEntries, e.ResourceSharingSpec)
+			}
+		}
+		out = append(out, claimNames(group.Name, groupEntries, group.Replica)...)
+	}
+	return out
+}
+
+// claimNames names an owner's claims for one of its replicas: AllReplicas entries first.
+func claimNames(owner string, entries []grovev1alpha1.ResourceSharingSpec, replica int) []string {
+	var out []string
+	for _, scope := range []grovev1alpha1.ResourceSharingScope{grovev1alpha1.ResourceSharingScopeAllReplicas, grovev1alpha1.ResourceSharingScopePerReplica} {
+		for _, e := range entries {
+			if e.Scope == scope {
+				out = append(out, grovev1alpha1.ResourceClaimName(owner, e, replica))
+			}
+		}
+	}
+	return out
+}
+
+// templatesOf are the PodCliqueSet's templates that entries name (an entry with a namespace names
+// an external ResourceClaimTemplate).
+func templatesOf(pcs *grovev1alpha1.PodCliqueSet, entries []grovev1alpha1.ResourceSharingSpec) []grovev1alpha1.ResourceClaimTemplateConfig {
+	var out []grovev1alpha1.ResourceClaimTemplateConfig
+	for _, t := range pcs.Spec.Template.ResourceClaimTemplates {
+		if slices.ContainsFunc(entries, func(e grovev1alpha1.ResourceSharingSpec) bool { return e.Name == t.Name && e.Namespace == "" }) {
+			out = append(out, *t.DeepCopy())
+		}
+	}
 	return out
 }

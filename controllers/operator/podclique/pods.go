@@ -3,6 +3,7 @@ package podclique
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -101,6 +102,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 	for i := range spec.InitContainers {
 		spec.InitContainers[i].Env = append(spec.InitContainers[i].Env, env...)
 	}
+	addResourceClaims(spec, pclq, index)
 	for i := range spec.Containers {
 		spec.Containers[i].Env = append(spec.Containers[i].Env, env...)
 	}
@@ -148,4 +150,29 @@ func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend, pg *
 		pods = append(pods, pod)
 	}
 	return pods
+}
+
+// addResourceClaims wires the claims of resource sharing into a pod, as upstream Grove does: the
+// PodCliqueSet's and scaling group's shared claims, then the clique's own (AllReplicas, then the
+// pod index's PerReplica ones), each in spec.resourceClaims and in every container's and init
+// container's resources.claims so all of them see the devices.
+func addResourceClaims(spec *corev1.PodSpec, pclq *grovev1alpha1.PodClique, index int) {
+	claims := slices.Clone(pclq.Spec.SharedResourceClaims)
+	for _, scope := range []grovev1alpha1.ResourceSharingScope{grovev1alpha1.ResourceSharingScopeAllReplicas, grovev1alpha1.ResourceSharingScopePerReplica} {
+		for _, e := range pclq.Spec.ResourceSharing {
+			if e.Scope == scope {
+				claims = append(claims, grovev1alpha1.ResourceClaimName(pclq.Name, e, index))
+			}
+		}
+	}
+	for _, claim := range claims {
+		name := grovev1alpha1.PodResourceClaimName(claim)
+		spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim{Name: name, ResourceClaimName: ptr.To(claim)})
+		for i := range spec.Containers {
+			spec.Containers[i].Resources.Claims = append(spec.Containers[i].Resources.Claims, corev1.ResourceClaim{Name: name})
+		}
+		for i := range spec.InitContainers {
+			spec.InitContainers[i].Resources.Claims = append(spec.InitContainers[i].Resources.Claims, corev1.ResourceClaim{Name: name})
+		}
+	}
 }

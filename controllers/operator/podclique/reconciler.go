@@ -17,6 +17,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/statuspacing"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,13 +38,17 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // Reconciler reconciles PodCliques.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads what the cache does not hold (external ResourceClaimTemplates); nil
+	// means Client.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Backends prepares pods for their scheduler backend.
 	Backends *backends.Registry
 
@@ -75,6 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
 		// A parent clique becoming ready lets its dependents start.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.dependents, eventbatch.Period, eventbatch.Normal)).
+		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -132,6 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.deleteUnwantedPods(ctx, p)
+	r.syncResourceClaims(ctx, p) // before the pods that reference them
 	if wait, err := r.createAndUngate(ctx, p); wait != nil || err != nil {
 		return ptr.Deref(wait, ctrl.Result{}), err
 	}
@@ -388,4 +395,23 @@ func (conditionsChanged) Update(e event.UpdateEvent) bool {
 
 func isTraining(pclq *grovev1alpha1.PodClique) bool {
 	return pclq.Spec.Training()
+}
+
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaimtemplates,verbs=get
+
+// syncResourceClaims keeps the clique's own claims of resourceSharing: one per AllReplicas entry,
+// one per pod index per PerReplica entry (an index scaled away loses its claims), owned by the
+// PodClique so they go with it.
+func (r *Reconciler) syncResourceClaims(ctx context.Context, p *pass) {
+	pclq := p.pclq
+	if len(pclq.Spec.ResourceSharing) == 0 {
+		return
+	}
+	want := resourceclaims.For(pclq.Name, pclq.Spec.ResourceSharing, int(pclq.Spec.Replicas))
+	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader}
+	if _, err := k.Sync(ctx, pclq, grovev1alpha1.GroupVersion.WithKind("PodClique"), pclq.Labels[grovev1alpha1.LabelPartOf], want, pclq.Spec.ResourceClaimTemplates); err != nil {
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
+		p.errs = append(p.errs, err)
+	}
 }

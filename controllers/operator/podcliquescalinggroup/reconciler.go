@@ -17,6 +17,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,13 +33,17 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // Reconciler reconciles PodCliqueScalingGroups.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads what the cache does not hold (external ResourceClaimTemplates); nil
+	// means Client.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 
 	expectations cachesync.Expectations // PodCliques created that the cache does not show yet
 }
@@ -56,6 +61,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.SkipCreate())).
+		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
@@ -69,6 +75,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
 	if err != nil {
+		errs = append(errs, err)
+	}
+	// Claims before the PodCliques whose pods reference them.
+	if err := r.syncResourceClaims(ctx, pcs, pcsg); err != nil {
 		errs = append(errs, err)
 	}
 	want := Members(pcs, pcsg, replica)
@@ -360,4 +370,41 @@ func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alp
 		}
 		st.CurrentPodCliqueSetGenerationHash = ptr.To(target)
 	}
+}
+
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaimtemplates,verbs=get
+
+// syncResourceClaims keeps the group's claims of its scaling group's resourceSharing: one per
+// AllReplicas entry, one per group replica per PerReplica entry (a group replica scaled away
+// loses its claims), owned by the group so they go with it.
+func (r *Reconciler) syncResourceClaims(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup) error {
+	var entries []grovev1alpha1.ResourceSharingSpec
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replicaOf(pcsg), g.Name) != pcsg.Name {
+			continue
+		}
+		for _, e := range g.ResourceSharing {
+			entries = append(entries, e.ResourceSharingSpec)
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	want := resourceclaims.For(pcsg.Name, entries, int(pcsg.Spec.Replicas))
+	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader}
+	_, err := k.Sync(ctx, pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"), pcs.Name, want, pcs.Spec.Template.ResourceClaimTemplates)
+	if err != nil {
+		r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
+	}
+	return err
+}
+
+// replicaOf is the PodCliqueSet replica a group belongs to (-1 when its label is missing).
+func replicaOf(pcsg *grovev1alpha1.PodCliqueScalingGroup) int {
+	i, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	if err != nil {
+		return -1
+	}
+	return i
 }

@@ -19,6 +19,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,13 +37,17 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // Reconciler reconciles PodCliqueSets.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads what the cache does not hold (external ResourceClaimTemplates); nil
+	// means Client.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Backends resolves a PodCliqueSet's scheduler backend.
 	Backends *backends.Registry
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
@@ -72,6 +77,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		Owns(&corev1.Service{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
@@ -166,6 +172,10 @@ func (r *Reconciler) finishTraining(ctx context.Context, pcs *grovev1alpha1.PodC
 // the autoscalers, and deletes what no replica wants; it returns each failing step's error.
 func (r *Reconciler) syncChildren(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, terminated map[int]bool) []error {
 	var errs []error
+	// Claims before the children whose pods reference them.
+	if err := r.syncResourceClaims(ctx, pcs); err != nil {
+		errs = append(errs, step(grovev1alpha1.ErrorCodeResourceClaims, err))
+	}
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
 		if terminated[i] {
 			// Recreated on the next pass, once the deletions are observed; keep its PodGangs.
