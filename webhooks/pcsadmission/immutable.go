@@ -17,6 +17,9 @@ func ValidateImmutable(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, immutable(tp.Child("cliqueStartupType"), old.Spec.Template.StartupType, pcs.Spec.Template.StartupType)...)
 	errs = append(errs, immutableTopology(tp.Child("topologyConstraint"), old.Spec.Template.TopologyConstraint, pcs.Spec.Template.TopologyConstraint)...)
+	// ResourceClaims cannot change once made: the templates and who shares them stay.
+	errs = append(errs, immutable(tp.Child("resourceClaimTemplates"), old.Spec.Template.ResourceClaimTemplates, pcs.Spec.Template.ResourceClaimTemplates)...)
+	errs = append(errs, immutable(tp.Child("resourceSharing"), old.Spec.Template.ResourceSharing, pcs.Spec.Template.ResourceSharing)...)
 	errs = append(errs, immutableCliques(old, pcs, tp)...)
 	return append(errs, immutableGroups(old, pcs, tp)...)
 }
@@ -59,6 +62,7 @@ func immutableCliques(old, pcs *grovev1alpha1.PodCliqueSet, tp *field.Path) fiel
 			continue
 		}
 		errs = append(errs, immutable(p.Child("spec", "roleName"), o.Role(), c.Role())...)
+		errs = append(errs, immutable(p.Child("resourceSharing"), o.ResourceSharing, c.ResourceSharing)...)
 		errs = append(errs, immutable(p.Child("spec", "minAvailable"), o.Spec.MinAvailable, c.Spec.MinAvailable)...)
 		errs = append(errs, immutable(p.Child("spec", "startsAfter"), o.Spec.StartsAfter, c.Spec.StartsAfter)...)
 		errs = append(errs, immutable(p.Child("spec", "startsAfterSucceeded"), o.Spec.StartsAfterSucceeded, c.Spec.StartsAfterSucceeded)...)
@@ -85,13 +89,15 @@ func immutableGroups(old, pcs *grovev1alpha1.PodCliqueSet, tp *field.Path) field
 		return out
 	}
 	errs := immutable(tp.Child("podCliqueScalingGroups"), membership(old), membership(pcs))
-	oldGroups := map[string]*grovev1alpha1.TopologyConstraint{}
-	for _, g := range old.Spec.Template.PodCliqueScalingGroupConfigs {
-		oldGroups[g.Name] = g.TopologyConstraint
+	oldGroups := map[string]*grovev1alpha1.PodCliqueScalingGroupConfig{}
+	for i := range old.Spec.Template.PodCliqueScalingGroupConfigs {
+		oldGroups[old.Spec.Template.PodCliqueScalingGroupConfigs[i].Name] = &old.Spec.Template.PodCliqueScalingGroupConfigs[i]
 	}
 	for i, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		if o, existed := oldGroups[g.Name]; existed { // an added group is a membership change
-			errs = append(errs, immutableTopology(tp.Child("podCliqueScalingGroups").Index(i).Child("topologyConstraint"), o, g.TopologyConstraint)...)
+			gp := tp.Child("podCliqueScalingGroups").Index(i)
+			errs = append(errs, immutableTopology(gp.Child("topologyConstraint"), o.TopologyConstraint, g.TopologyConstraint)...)
+			errs = append(errs, immutable(gp.Child("resourceSharing"), o.ResourceSharing, g.ResourceSharing)...)
 		}
 	}
 	return errs

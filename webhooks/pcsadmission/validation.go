@@ -34,6 +34,9 @@ type Validator struct {
 	// PodCliqueSets reads the namespace's PodCliqueSets, whose generated names a new one must not
 	// share; nil skips the check (the operator still reports a collision in status).
 	PodCliqueSets client.Reader
+	// ClaimTemplates reads ResourceClaimTemplates that resourceSharing entries name; nil skips
+	// the check (the operator still reports a missing template).
+	ClaimTemplates client.Reader
 }
 
 // ValidateCreate checks a new PodCliqueSet. One naming a ClusterTopologyBinding that does not
@@ -48,7 +51,13 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 	if err != nil {
 		return nil, err
 	}
-	return append(warnings, overlapWarnings...), logRejection(ctx, pcs, toError(pcs, append(errs, overlapErrs...)))
+	errs = append(errs, overlapErrs...)
+	templateErrs, err := validateTemplatesExist(ctx, v.ClaimTemplates, pcs)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, templateErrs...)
+	return append(warnings, overlapWarnings...), logRejection(ctx, pcs, toError(pcs, errs))
 }
 
 // logRejection notes a refused PodCliqueSet (V(1): the user sees the answer; the log is for
@@ -116,7 +125,7 @@ func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry
 
 // Validate checks the rules every PodCliqueSet must follow.
 func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
-	var errs field.ErrorList
+	errs := validateResourceSharing(pcs)
 	t := &pcs.Spec.Template
 	tp := field.NewPath("spec", "template")
 	cliquesPath := tp.Child("cliques")

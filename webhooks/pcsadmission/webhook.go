@@ -36,6 +36,9 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 			// From the cache: a PodCliqueSet created a moment before may be missed, and then the
 			// operator reports the collision in status (NameCollision).
 			PodCliqueSets: mgr.GetClient(),
+			// Read through: a ResourceClaimTemplate applied just before the PodCliqueSet (as
+			// upstream Grove's manifests do, in one file) is seen.
+			ClaimTemplates: mgr.GetAPIReader(),
 		}).
 		Complete()
 }
