@@ -22,9 +22,7 @@ const kubeflowTrainerVersion = "v2.3.0"
 
 // unsupportedGroveManifests are upstream Grove e2e manifests that use features outside this
 // project's scope; each must be rejected with a message naming the unsupported field.
-var unsupportedGroveManifests = map[string]string{
-	"workload-resource-sharing.yaml": `unknown field "spec.template.resourceClaimTemplates"`,
-}
+var unsupportedGroveManifests = map[string]string{}
 
 func yamlFiles(t *testing.T, dir string) []string {
 	t.Helper()
@@ -138,7 +136,7 @@ func TestUpstreamGroveManifestsAreAcceptedUnchanged(t *testing.T) {
 	accepted := 0
 	for _, file := range yamlFiles(t, dir) {
 		base := filepath.Base(file)
-		n, err := dryRunKinds(context.Background(), t, ns, file, "PodCliqueSet", "Queue")
+		n, err := dryRunKinds(context.Background(), t, ns, file, "PodCliqueSet", "Queue", "ResourceClaimTemplate")
 		if want, unsupported := unsupportedGroveManifests[base]; unsupported {
 			require.Error(t, err, "%s uses an unsupported feature and must be rejected", base)
 			assert.Contains(t, err.Error(), want, base)

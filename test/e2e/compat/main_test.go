@@ -1,0 +1,185 @@
+// Package compat applies what users bring from upstream Grove — its e2e manifests and its
+// samples, unchanged — on the local cluster with the four binaries, and requires each to be
+// admitted and every pod to run. Upstream's manifests name kai-scheduler: a second kube-scheduler
+// serves that scheduler name (KAI's modules are not fetchable; the KAI backend-controller still
+// keeps its PodGroups and acknowledges the gangs), and the kwok nodes carry upstream's e2e node
+// label. DRA runs for real: kube-scheduler allocates the ResourceClaims of resource sharing from
+// ResourceSlices this package publishes for the kwok nodes, standing in for a driver.
+package compate2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// operatorConfig enables both schedulers upstream's manifests name and topology-aware scheduling.
+const operatorConfig = `topologyAwareScheduling: {enabled: true}
+scheduler:
+  profiles:
+  - name: kube-scheduler
+    default: true
+  - name: kai-scheduler
+    config: {defaultQueue: default}
+`
+
+// nodes is the number of kwok nodes: room for upstream's 1000-pod manifests beside the others.
+const nodes = 8
+
+// labelE2ENode is the node label (and toleration key) upstream's e2e manifests select.
+const labelE2ENode = "node_role.e2e.grove.nvidia.com"
+
+// draDriver is the DRA driver the ResourceSlices of this package name.
+const draDriver = "dra.kubegrove.test"
+
+// devicesPerNode is how many devices each node's ResourceSlice offers.
+const devicesPerNode = 16
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func node(i int) cluster.NodeSpec {
+	n := cluster.DefaultNode(i)
+	n.Capacity[corev1.ResourcePods] = resource.MustParse("1000")
+	n.Capacity[corev1.ResourceCPU] = resource.MustParse("1000")
+	n.Capacity[corev1.ResourceMemory] = resource.MustParse("4Ti")
+	n.Labels[labelE2ENode] = "agent"
+	return n
+}
+
+func run(m *testing.M) int {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: nodes, Node: node}, &binDir, func(c *cluster.Cluster) error {
+		if _, err := c.StartWebhook(binDir, operatorConfig, time.Minute); err != nil {
+			return err
+		}
+		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", operatorConfig); err != nil {
+			return err
+		}
+		for _, b := range []string{"kube-scheduler", "kai-scheduler"} {
+			if _, err := c.StartBinaryAs(binDir, "backend-controller", "backend-controller-"+b, "backend-controller-"+b, operatorConfig, "--backend="+b); err != nil {
+				return err
+			}
+		}
+		if err := startKAIStandIn(c); err != nil {
+			return err
+		}
+		ctx := context.Background()
+		if err := publishDevices(ctx, c); err != nil {
+			return err
+		}
+		if err := createBindings(ctx, c); err != nil {
+			return err
+		}
+		return applyQueues(ctx, c)
+	})
+}
+
+// kaiStandInConfig is a kube-scheduler serving the scheduler name kai-scheduler.
+const kaiStandInConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection: {kubeconfig: %s}
+profiles:
+- schedulerName: kai-scheduler
+`
+
+func startKAIStandIn(c *cluster.Cluster) error {
+	bin, err := toolpath.Bin("kube-scheduler")
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.KubeconfigFor("system:kai-scheduler-stand-in", "system:masters")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Dir(), "kai-stand-in.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(kaiStandInConfig, kubeconfig)), 0o600); err != nil {
+		return err
+	}
+	_, err = c.StartProcess("kai-scheduler-stand-in", bin, "--config", path, "--secure-port", "0",
+		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
+	return err
+}
+
+// deviceClasses are the classes upstream's resource-sharing manifest and this package's tests
+// request; each takes any device of draDriver.
+var deviceClasses = []string{"int-class", "int-class2", "int-class3", "int-class4", "int-class5", "int-class6", "int-class7", "int-class8", "ext-class", "ext-ns-class", "shared-gpu"}
+
+// publishDevices stands in for a DRA driver: the device classes, and one ResourceSlice per kwok
+// node offering devicesPerNode devices.
+func publishDevices(ctx context.Context, c *cluster.Cluster) error {
+	k := c.Client()
+	for _, name := range deviceClasses {
+		dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourcev1.DeviceClassSpec{
+			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", draDriver)}}},
+		}}
+		if err := k.Create(ctx, dc); err != nil {
+			return fmt.Errorf("DeviceClass %s: %w", name, err)
+		}
+	}
+	for i := range nodes {
+		n := cluster.DefaultNode(i).Name
+		slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "devices-" + n}, Spec: resourcev1.ResourceSliceSpec{
+			Driver: draDriver, NodeName: ptr.To(n),
+			Pool: resourcev1.ResourcePool{Name: n, Generation: 1, ResourceSliceCount: 1},
+		}}
+		for d := range devicesPerNode {
+			slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("dev-%d", d)})
+		}
+		if err := k.Create(ctx, slice); err != nil {
+			return fmt.Errorf("ResourceSlice of %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// createBindings creates the ClusterTopologyBindings upstream's manifests name, over the kwok
+// nodes' topology labels.
+func createBindings(ctx context.Context, c *cluster.Cluster) error {
+	levels := []grovev1alpha1.TopologyLevel{
+		{Domain: "zone", Key: cluster.LabelZone}, {Domain: "block", Key: cluster.LabelBlock},
+		{Domain: "rack", Key: cluster.LabelRack}, {Domain: "host", Key: corev1.LabelHostname},
+	}
+	for _, name := range []string{"grove-topology", "gb200-topology", "h100-topology", "tas20-topology"} {
+		ct := &grovev1alpha1.ClusterTopologyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: grovev1alpha1.ClusterTopologyBindingSpec{Levels: levels}}
+		if err := c.Client().Create(ctx, ct); err != nil {
+			return fmt.Errorf("ClusterTopologyBinding %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// applyQueues creates the KAI queues of upstream's corpus.
+func applyQueues(ctx context.Context, c *cluster.Cluster) error {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return err
+	}
+	objs, err := apiserver.ReadManifests(filepath.Join(root, "..", "shared", "compat", "grove-e2e", "queues.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := c.Client().Create(ctx, o); err != nil {
+			return fmt.Errorf("Queue %s: %w", o.GetName(), err)
+		}
+	}
+	return nil
+}
