@@ -48,6 +48,11 @@ func cacheOptions() cache.Options {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	if cfg.Network.AutoMNNVLEnabled {
+		if err := app.RequireComputeDomains(mgr); err != nil {
+			return err
+		}
+	}
 	recorder := mgr.GetEventRecorder("grove-operator")
 	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
 	if err != nil {
@@ -55,7 +60,7 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	}
 	c := cfg.Controllers
 	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry,
-		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
+		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled, AutoMNNVL: cfg.Network.AutoMNNVLEnabled}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
 		return err
 	}
 	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {

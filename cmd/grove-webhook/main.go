@@ -29,6 +29,11 @@ func main() {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	if cfg.Network.AutoMNNVLEnabled {
+		if err := app.RequireComputeDomains(mgr); err != nil {
+			return err
+		}
+	}
 	if err := pcsadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type Validator struct {
 	// TopologyAwareScheduling is topologyAwareScheduling.enabled of the operator configuration:
 	// when false every topology constraint is rejected.
 	TopologyAwareScheduling bool
+	// AutoMNNVL is network.autoMNNVLEnabled: when false a PodCliqueSet asking for an MNNVL group
+	// is refused.
+	AutoMNNVL bool
 	// Topologies reads ClusterTopologyBindings; nil treats every binding as not found.
 	Topologies client.Reader
 	// PodCliqueSets reads the namespace's PodCliqueSets, whose generated names a new one must not
@@ -52,6 +55,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		return nil, err
 	}
 	errs = append(errs, overlapErrs...)
+	errs = append(errs, validateMNNVLCreate(pcs, v.AutoMNNVL)...)
 	templateErrs, err := validateTemplatesExist(ctx, v.ClaimTemplates, pcs)
 	if err != nil {
 		return nil, err
@@ -75,6 +79,7 @@ func logRejection(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, err erro
 func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
+	errs = append(errs, validateMNNVLUpdate(old, pcs)...)
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)

@@ -31,6 +31,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 		WithValidator(&Validator{
 			Backends:                registry,
 			TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled,
+			AutoMNNVL:               cfg.Network.AutoMNNVLEnabled,
 			// Read through to the API server: a binding created just before its workloads is seen.
 			Topologies: mgr.GetAPIReader(),
 			// From the cache: a PodCliqueSet created a moment before may be missed, and then the

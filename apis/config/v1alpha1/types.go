@@ -45,8 +45,20 @@ type OperatorConfiguration struct {
 	Scheduler SchedulerConfiguration `json:"scheduler"`
 	// TopologyAwareScheduling turns topology constraints on.
 	TopologyAwareScheduling TopologyAwareSchedulingConfiguration `json:"topologyAwareScheduling"`
+	// Network configures multi-node NVLink (upstream Grove's network.autoMNNVLEnabled).
+	Network NetworkConfiguration `json:"network,omitempty"`
 	// Debugging serves Go's profiler, to find what a binary spends its time on under load.
 	Debugging DebuggingConfiguration `json:"debugging,omitempty"`
+}
+
+// NetworkConfiguration configures multi-node NVLink (MNNVL).
+type NetworkConfiguration struct {
+	// AutoMNNVLEnabled makes the operator keep one NVIDIA ComputeDomain per grove.io/mnnvl-group
+	// per PodCliqueSet replica and wire the GPU containers of enrolled cliques to it. The
+	// ComputeDomain CRD (computedomains.resource.nvidia.com, from NVIDIA's DRA driver) must be
+	// served: the binaries refuse to start otherwise. Off: a PodCliqueSet asking for MNNVL is
+	// refused at admission.
+	AutoMNNVLEnabled bool `json:"autoMNNVLEnabled,omitempty"`
 }
 
 // DebuggingConfiguration serves net/http/pprof's /debug/pprof/ endpoints. Off by default: a

@@ -85,6 +85,7 @@ const (
 	ErrorCodeGangTermination ErrorCode = "ERR_GANG_TERMINATION"
 	ErrorCodeSyncReplica     ErrorCode = "ERR_SYNC_REPLICA"
 	ErrorCodeResourceClaims  ErrorCode = "ERR_SYNC_RESOURCE_CLAIMS"
+	ErrorCodeComputeDomains  ErrorCode = "ERR_SYNC_COMPUTE_DOMAINS"
 	ErrorCodeSyncAutoscalers ErrorCode = "ERR_SYNC_AUTOSCALERS"
 	ErrorCodeDeleteChildren  ErrorCode = "ERR_DELETE_CHILDREN"
 	ErrorCodeTraining        ErrorCode = "ERR_TRAINING"

@@ -63,6 +63,12 @@ type PodCliqueObjectSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	ResourceSharing []ResourceSharingSpec `json:"resourceSharing,omitempty"`
 
+	// ComputeDomainClaimTemplate is, for a clique in an MNNVL group, the ResourceClaimTemplate of
+	// its replica's ComputeDomain: the GPU containers of its pods claim a channel from it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ComputeDomainClaimTemplate string `json:"computeDomainClaimTemplate,omitempty"`
+
 	// ResourceClaimTemplates are the PodCliqueSet's templates that ResourceSharing names.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32

@@ -76,6 +76,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	spec.SharedResourceClaims = SharedResourceClaims(pcs, replica, tmpl.Name, group)
 	spec.ResourceSharing = slices.Clone(tmpl.ResourceSharing)
 	spec.ResourceClaimTemplates = templatesOf(pcs, tmpl.ResourceSharing)
+	if group := pcs.MNNVLGroup(tmpl); group != "" {
+		spec.ComputeDomainClaimTemplate = grovev1alpha1.ComputeDomainName(pcs.Name, replica, group)
+	}
 	return &grovev1alpha1.PodClique{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pcs.Namespace, Labels: labels, Annotations: maps.Clone(tmpl.Annotations)},
 		Spec:       spec,

@@ -103,6 +103,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		spec.InitContainers[i].Env = append(spec.InitContainers[i].Env, env...)
 	}
 	addResourceClaims(spec, pclq, index)
+	addComputeDomainClaim(spec, pclq.Spec.ComputeDomainClaimTemplate)
 	for i := range spec.Containers {
 		spec.Containers[i].Env = append(spec.Containers[i].Env, env...)
 	}
@@ -175,4 +176,22 @@ func addResourceClaims(spec *corev1.PodSpec, pclq *grovev1alpha1.PodClique, inde
 			spec.InitContainers[i].Resources.Claims = append(spec.InitContainers[i].Resources.Claims, corev1.ResourceClaim{Name: name})
 		}
 	}
+}
+
+// addComputeDomainClaim gives the GPU containers of an MNNVL clique's pod a channel of its
+// replica's ComputeDomain, as upstream Grove does: one pod claim from the ComputeDomain's
+// ResourceClaimTemplate, referenced by every container that requests nvidia.com/gpu.
+func addComputeDomainClaim(spec *corev1.PodSpec, template string) {
+	if template == "" {
+		return
+	}
+	claim := corev1.ResourceClaim{Name: grovev1alpha1.MNNVLClaimName}
+	for _, containers := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range containers {
+			if grovev1alpha1.RequestsNVIDIAGPU(&corev1.PodSpec{Containers: containers[i : i+1]}) {
+				containers[i].Resources.Claims = append(containers[i].Resources.Claims, claim)
+			}
+		}
+	}
+	spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim{Name: grovev1alpha1.MNNVLClaimName, ResourceClaimTemplateName: ptr.To(template)})
 }

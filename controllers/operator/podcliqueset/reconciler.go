@@ -52,6 +52,8 @@ type Reconciler struct {
 	Backends *backends.Registry
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
 	TopologyAwareScheduling bool
+	// AutoMNNVL keeps the ComputeDomains of MNNVL groups (network.autoMNNVLEnabled).
+	AutoMNNVL bool
 
 	// expectations are children created (kind/name) and PodGangs written that the cache does
 	// not show yet.
@@ -72,7 +74,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.AutoMNNVL {
+		// A ComputeDomain deleted by hand is made again (its CRD is checked at start).
+		b = b.Owns(newComputeDomain(), builder.WithPredicates(resourceclaims.Deleted()))
+	}
+	return b.
 		Named("podcliqueset").
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate())).
@@ -175,6 +182,9 @@ func (r *Reconciler) syncChildren(ctx context.Context, pcs *grovev1alpha1.PodCli
 	// Claims before the children whose pods reference them.
 	if err := r.syncResourceClaims(ctx, pcs); err != nil {
 		errs = append(errs, step(grovev1alpha1.ErrorCodeResourceClaims, err))
+	}
+	if err := r.syncComputeDomains(ctx, pcs); err != nil {
+		errs = append(errs, step(grovev1alpha1.ErrorCodeComputeDomains, err))
 	}
 	for i := 0; i < int(pcs.Spec.Replicas); i++ {
 		if terminated[i] {
