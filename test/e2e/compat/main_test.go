@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -27,8 +28,10 @@ import (
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
-// operatorConfig enables both schedulers upstream's manifests name and topology-aware scheduling.
+// operatorConfig enables both schedulers upstream's manifests name, topology-aware scheduling and
+// MNNVL.
 const operatorConfig = `topologyAwareScheduling: {enabled: true}
+network: {autoMNNVLEnabled: true}
 scheduler:
   profiles:
   - name: kube-scheduler
@@ -65,7 +68,13 @@ func node(i int) cluster.NodeSpec {
 }
 
 func run(m *testing.M) int {
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: nodes, Node: node}, &binDir, func(c *cluster.Cluster) error {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	nvidiaCRDs := filepath.Join(root, "..", "shared", "crds", "nvidia")
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: nodes, Node: node, CRDDirs: []string{nvidiaCRDs}}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, operatorConfig, time.Minute); err != nil {
 			return err
 		}
@@ -84,6 +93,7 @@ func run(m *testing.M) int {
 		if err := publishDevices(ctx, c); err != nil {
 			return err
 		}
+		go standInForComputeDomainController(c)
 		if err := createBindings(ctx, c); err != nil {
 			return err
 		}
@@ -120,7 +130,7 @@ func startKAIStandIn(c *cluster.Cluster) error {
 
 // deviceClasses are the classes upstream's resource-sharing manifest and this package's tests
 // request; each takes any device of draDriver.
-var deviceClasses = []string{"int-class", "int-class2", "int-class3", "int-class4", "int-class5", "int-class6", "int-class7", "int-class8", "ext-class", "ext-ns-class", "shared-gpu"}
+var deviceClasses = []string{"compute-domain-channel", "int-class", "int-class2", "int-class3", "int-class4", "int-class5", "int-class6", "int-class7", "int-class8", "ext-class", "ext-ns-class", "shared-gpu"}
 
 // publishDevices stands in for a DRA driver: the device classes, and one ResourceSlice per kwok
 // node offering devicesPerNode devices.
@@ -182,4 +192,30 @@ func applyQueues(ctx context.Context, c *cluster.Cluster) error {
 		}
 	}
 	return nil
+}
+
+// standInForComputeDomainController does what NVIDIA's ComputeDomain controller does for the
+// pods: it makes the ResourceClaimTemplate each ComputeDomain names for its channel (owned by the
+// ComputeDomain), here requesting a device of this package's driver. It runs until the process
+// ends.
+func standInForComputeDomainController(c *cluster.Cluster) {
+	ctx := context.Background()
+	for {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(grovev1alpha1.ComputeDomainGVK.GroupVersion().WithKind("ComputeDomainList"))
+		if err := c.Client().List(ctx, list); err == nil {
+			for i := range list.Items {
+				cd := &list.Items[i]
+				name, _, _ := unstructured.NestedString(cd.Object, "spec", "channel", "resourceClaimTemplate", "name")
+				if name == "" || cd.GetDeletionTimestamp() != nil {
+					continue
+				}
+				rct := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cd.GetNamespace(),
+					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cd, grovev1alpha1.ComputeDomainGVK)}}}
+				rct.Spec.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: "channel", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "compute-domain-channel"}}}
+				_ = c.Client().Create(ctx, rct) // AlreadyExists once made
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
