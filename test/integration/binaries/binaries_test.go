@@ -280,6 +280,19 @@ func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
 			want:   []string{"scheduler.profiles[0].config", `unknown field "gangSchedulng"`},
 		},
 		{
+			// envtest's API server does not serve NVIDIA's ComputeDomain.
+			name:   "MNNVL without the ComputeDomain CRD (operator)",
+			binary: "grove-operator",
+			extra:  "network: {autoMNNVLEnabled: true}\n",
+			want:   []string{"network.autoMNNVLEnabled is on but the CRD computedomains.resource.nvidia.com (resource.nvidia.com/v1beta1) is not served"},
+		},
+		{
+			name:   "MNNVL without the ComputeDomain CRD (webhook)",
+			binary: "grove-webhook",
+			extra:  "network: {autoMNNVLEnabled: true}\n",
+			want:   []string{"computedomains.resource.nvidia.com"},
+		},
+		{
 			// envtest's API server does not serve the Workload API.
 			name:   "gang scheduling without the Workload API",
 			binary: "backend-controller",

@@ -25,7 +25,13 @@ import (
 // (KAI and topology-aware scheduling are enabled here, as upstream's suite assumes). Manifests
 // using features outside this project's scope are rejected by the CRD schema, naming the field.
 var unsupported = map[string]string{
-	"workload-resource-sharing.yaml": `unknown field "spec.template.resourceClaimTemplates"`,
+	// Its external ResourceClaimTemplates are not created here (only PodCliqueSets are applied).
+	"workload-resource-sharing.yaml": `spec.template.resourceSharing[1].name: Not found: "ext-tpl: no spec.template.resourceClaimTemplates entry and no ResourceClaimTemplate`,
+	// MNNVL is off in this configuration: a group is refused naming the annotation.
+	"mnnvl-gpu-default.yaml":         `metadata.annotations[grove.io/mnnvl-group]: Invalid value: "default": MNNVL is not enabled in the operator configuration (network.autoMNNVLEnabled)`,
+	"mnnvl-comprehensive-mix.yaml":   `metadata.annotations[grove.io/mnnvl-group]: Invalid value: "default": MNNVL is not enabled`,
+	"mnnvl-cpu-with-annotation.yaml": `spec.template.cliques[1].annotations[grove.io/mnnvl-group]: Invalid value: "default": MNNVL is not enabled`,
+	"mnnvl-gpu-invalid.yaml":         `metadata.annotations[grove.io/mnnvl-group]: Invalid value: "invalid value with spaces": must be "none" or a DNS-1123 label`,
 }
 
 // warningRecorder collects the admission warnings the API server returns.
