@@ -8,10 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
 )
@@ -152,4 +154,34 @@ func TestAGatedPodInAnotherSchedulingGroupThanAssignedIsRecreatedNotUngated(t *t
 	require.Len(t, pods.Items, 1, "the pod in the wrong group is deleted, to be recreated")
 	assert.Equal(t, "c-1", pods.Items[0].Name)
 	assert.False(t, hasGate(&pods.Items[0]), "the pod in the assigned group is ungated")
+}
+
+// Resource sharing and MNNVL reach the pod as upstream Grove wires them: the shared claims first,
+// then the clique's own (its pod index's PerReplica one), each in every container; the
+// ComputeDomain's channel only in the containers that request NVIDIA GPUs.
+func TestPodsClaimTheSharedDevicesAndTheirReplicasComputeDomain(t *testing.T) {
+	pclq := gatedClique().Obj()
+	pclq.Spec.PodSpec.Containers = append(pclq.Spec.PodSpec.Containers, corev1.Container{Name: "gpu", Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{grovev1alpha1.ResourceNVIDIAGPU: resource.MustParse("8")}}})
+	pclq.Spec.SharedResourceClaims = []string{"inf-all-nic", "inf-0-gpu"}
+	pclq.Spec.ResourceSharing = []grovev1alpha1.ResourceSharingSpec{
+		{Name: "scratch", Scope: grovev1alpha1.ResourceSharingScopePerReplica}, {Name: "cache", Scope: grovev1alpha1.ResourceSharingScopeAllReplicas},
+	}
+	pclq.Spec.ComputeDomainClaimTemplate = "inf-0-fabric"
+	r := reconcilerFor(t, nil)
+	pod := buildPod(pclq, 2, PodTemplateHash(pclq), r.Backends.Default(), nil)
+
+	var claims []string
+	for _, rc := range pod.Spec.ResourceClaims {
+		if rc.ResourceClaimName != nil {
+			claims = append(claims, *rc.ResourceClaimName)
+		} else {
+			claims = append(claims, rc.Name+"<-template "+*rc.ResourceClaimTemplateName)
+		}
+	}
+	assert.Equal(t, []string{"inf-all-nic", "inf-0-gpu", pclq.Name + "-all-cache", pclq.Name + "-2-scratch", "mnnvl-claim<-template inf-0-fabric"}, claims)
+	shared := []corev1.ResourceClaim{{Name: "inf-all-nic"}, {Name: "inf-0-gpu"}, {Name: pclq.Name + "-all-cache"}, {Name: pclq.Name + "-2-scratch"}}
+	assert.Equal(t, shared, pod.Spec.Containers[0].Resources.Claims, "a container without GPUs sees the shared devices only")
+	assert.Equal(t, append(shared, corev1.ResourceClaim{Name: grovev1alpha1.MNNVLClaimName}), pod.Spec.Containers[1].Resources.Claims)
+	assert.Equal(t, PodTemplateHash(pclq), pod.Labels[grovev1alpha1.LabelPodTemplateHash], "claims are no template change")
 }
