@@ -405,13 +405,9 @@ func isTraining(pclq *grovev1alpha1.PodClique) bool {
 // PodClique so they go with it.
 func (r *Reconciler) syncResourceClaims(ctx context.Context, p *pass) {
 	pclq := p.pclq
-	if len(pclq.Spec.ResourceSharing) == 0 {
-		return
-	}
-	want := resourceclaims.For(pclq.Name, pclq.Spec.ResourceSharing, int(pclq.Spec.Replicas))
-	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader}
-	if _, err := k.Sync(ctx, pclq, grovev1alpha1.GroupVersion.WithKind("PodClique"), pclq.Labels[grovev1alpha1.LabelPartOf], want, pclq.Spec.ResourceClaimTemplates); err != nil {
-		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
+	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader, Recorder: r.Recorder}
+	if err := k.Keep(ctx, pclq, grovev1alpha1.GroupVersion.WithKind("PodClique"), pclq.Labels[grovev1alpha1.LabelPartOf],
+		pclq.Spec.ResourceSharing, int(pclq.Spec.Replicas), pclq.Spec.ResourceClaimTemplates); err != nil {
 		p.errs = append(p.errs, err)
 	}
 }

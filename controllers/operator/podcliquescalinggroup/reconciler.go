@@ -388,16 +388,8 @@ func (r *Reconciler) syncResourceClaims(ctx context.Context, pcs *grovev1alpha1.
 			entries = append(entries, e.ResourceSharingSpec)
 		}
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	want := resourceclaims.For(pcsg.Name, entries, int(pcsg.Spec.Replicas))
-	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader}
-	_, err := k.Sync(ctx, pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"), pcs.Name, want, pcs.Spec.Template.ResourceClaimTemplates)
-	if err != nil {
-		r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
-	}
-	return err
+	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader, Recorder: r.Recorder}
+	return k.Keep(ctx, pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"), pcs.Name, entries, int(pcsg.Spec.Replicas), pcs.Spec.Template.ResourceClaimTemplates)
 }
 
 // replicaOf is the PodCliqueSet replica a group belongs to (-1 when its label is missing).

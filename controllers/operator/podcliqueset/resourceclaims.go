@@ -3,8 +3,6 @@ package podcliqueset
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 )
@@ -20,14 +18,6 @@ func (r *Reconciler) syncResourceClaims(ctx context.Context, pcs *grovev1alpha1.
 	for _, e := range pcs.Spec.Template.ResourceSharing {
 		entries = append(entries, e.ResourceSharingSpec)
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	want := resourceclaims.For(pcs.Name, entries, int(pcs.Spec.Replicas))
-	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader}
-	_, err := k.Sync(ctx, pcs, grovev1alpha1.GroupVersion.WithKind("PodCliqueSet"), pcs.Name, want, pcs.Spec.Template.ResourceClaimTemplates)
-	if err != nil {
-		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
-	}
-	return err
+	k := resourceclaims.Keeper{Client: r.Client, Reader: r.APIReader, Recorder: r.Recorder}
+	return k.Keep(ctx, pcs, grovev1alpha1.GroupVersion.WithKind("PodCliqueSet"), pcs.Name, entries, int(pcs.Spec.Replicas), pcs.Spec.Template.ResourceClaimTemplates)
 }

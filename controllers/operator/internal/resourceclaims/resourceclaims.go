@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -54,6 +56,22 @@ type Keeper struct {
 	// Reader reads external ResourceClaimTemplates and claims of the same name held by others
 	// (uncached: read once per claim created); nil means Client.
 	Reader client.Reader
+	// Recorder, when set, reports a failed sync as a Warning event on the owner.
+	Recorder events.EventRecorder
+}
+
+// Keep makes owner's claims those of its entries for replicas replicas (see For and Sync); an
+// owner without entries has nothing to keep and nothing is read.
+func (k Keeper) Keep(ctx context.Context, owner client.Object, gvk schema.GroupVersionKind, pcs string,
+	entries []grovev1alpha1.ResourceSharingSpec, replicas int, templates []grovev1alpha1.ResourceClaimTemplateConfig) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	_, err := k.Sync(ctx, owner, gvk, pcs, For(owner.GetName(), entries, replicas), templates)
+	if err != nil && k.Recorder != nil {
+		k.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, "ResourceClaimFailed", "Sync", "%v", err)
+	}
+	return err
 }
 
 func (k Keeper) reader() client.Reader {
