@@ -228,7 +228,7 @@ func topologyPCS() *grovev1alpha1.PodCliqueSet {
 }
 
 func dcBinding(domains ...string) *grovev1alpha1.ClusterTopologyBindingSpec {
-	keys := map[string]string{"block": "example.com/block", "rack": "example.com/rack", "host": "kubernetes.io/hostname"}
+	keys := map[string]string{"block": "example.com/block", "rack": "example.com/rack", "host": "kubernetes.io/hostname", "nvl-domain": "nvidia.com/gpu.clique"}
 	spec := &grovev1alpha1.ClusterTopologyBindingSpec{}
 	for _, d := range domains {
 		spec.Levels = append(spec.Levels, grovev1alpha1.TopologyLevel{Domain: grovev1alpha1.TopologyDomain(d), Key: keys[d]})
@@ -272,6 +272,20 @@ func TestTopologyConstraintsBecomeNodeLabelKeysInThePodGang(t *testing.T) {
 		{Name: "inf-1-prefill-1", PodGroupNames: []string{"inf-1-prefill-1-leader", "inf-1-prefill-1-worker"}, TopologyConstraint: rack},
 	}, spec.TopologyConstraintGroupConfigs, "each scaling-group replica is packed on its own")
 	assert.Equal(t, map[string]string{schedulerv1alpha1.AnnotationTopologyName: "dc"}, obs.topology.annotations())
+}
+
+func TestAFreeFormDomainBecomesItsBindingsKey(t *testing.T) {
+	pcs := topologyPCS()
+	pcs.Spec.Template.TopologyConstraint.Pack.Required = "nvl-domain"
+	pcs.Spec.Template.PodCliqueScalingGroupConfigs[0].TopologyConstraint = nil
+	pcs.Spec.Template.Cliques[2].TopologyConstraint = nil
+	obs := emptyObserved()
+	obs.topology = &topology{name: "dc", enabled: true, binding: dcBinding("block", "nvl-domain", "host"), missing: map[grovev1alpha1.TopologyDomain]bool{}}
+	spec := schedulerv1alpha1.PodGangSpec{}
+	obs.topology.applyTopology(pcs, 0, &spec, obs)
+	key := "nvidia.com/gpu.clique"
+	assert.Equal(t, &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: &key}}, spec.TopologyConstraint)
+	assert.Empty(t, obs.topology.missing, "the binding declares the domain")
 }
 
 func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
