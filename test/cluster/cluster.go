@@ -372,14 +372,18 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// freePorts returns n distinct free ports. Every listener stays open until all are chosen: one
+// closed at once may be handed out again by the next (seen: a binary's webhook and metrics ports
+// equal, and its configuration refused).
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {
-		p, err := freePort()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		ports[i] = p
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	return ports, nil
 }

@@ -77,12 +77,24 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func freePort(t *testing.T) int {
+// distinctPorts returns n distinct free ports; every listener stays open until all are chosen,
+// so none is handed out twice.
+func distinctPorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	out := make([]int, n)
+	for i := range out {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		out[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return out
+}
+
+// newPorts are a binary's three listeners' ports.
+func newPorts(t *testing.T) ports {
+	p := distinctPorts(t, 3)
+	return ports{metrics: p[0], health: p[1], webhook: p[2]}
 }
 
 type ports struct{ metrics, health, webhook int }
@@ -195,7 +207,7 @@ func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
+			p := newPorts(t)
 			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, profiles)}, tc.args...)...)
 			begin := time.Now()
 
@@ -304,7 +316,7 @@ func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
+			p := newPorts(t)
 			cmd, out := start(t, tc.binary, append([]string{"--config", writeConfig(t, p, tc.extra)}, tc.args...)...)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -326,8 +338,8 @@ func TestProfilingIsServedOnTheLoopbackOnlyWhenEnabled(t *testing.T) {
 	for _, enabled := range []bool{true, false} {
 		t.Run(fmt.Sprintf("enableProfiling=%v", enabled), func(t *testing.T) {
 			t.Parallel()
-			p := ports{metrics: freePort(t), health: freePort(t), webhook: freePort(t)}
-			pprofPort := freePort(t)
+			all := distinctPorts(t, 4)
+			p, pprofPort := ports{metrics: all[0], health: all[1], webhook: all[2]}, all[3]
 			extra := fmt.Sprintf("debugging: {enableProfiling: %v, pprofBindPort: %d}\n", enabled, pprofPort)
 			start(t, "grove-operator", "--config", writeConfig(t, p, extra))
 			waitFor(t, 60*time.Second, "grove-operator /readyz", func() bool {

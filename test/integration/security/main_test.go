@@ -98,10 +98,13 @@ func startBinary(c *cluster.Cluster, name string, args ...string) (*binary, erro
 		return nil, err
 	}
 	var ports [3]int
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
+	for i := range ports { // listeners held until all are chosen, so no port comes twice
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
 			return nil, err
 		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	b := &binary{name: name, metricsPort: ports[0], healthPort: ports[1], webhookPort: ports[2]}
 	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
@@ -149,15 +152,6 @@ func binaryNamed(name string) *binary {
 		}
 	}
 	panic("no binary " + name)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // serviceAccountUser is the user name of a binary's identity.
