@@ -97,14 +97,9 @@ func startBinary(c *cluster.Cluster, name string, args ...string) (*binary, erro
 	if err != nil {
 		return nil, err
 	}
-	var ports [3]int
-	for i := range ports { // listeners held until all are chosen, so no port comes twice
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+	ports, err := distinctPorts(3)
+	if err != nil {
+		return nil, err
 	}
 	b := &binary{name: name, metricsPort: ports[0], healthPort: ports[1], webhookPort: ports[2]}
 	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
@@ -152,6 +147,21 @@ func binaryNamed(name string) *binary {
 		}
 	}
 	panic("no binary " + name)
+}
+
+// distinctPorts returns n distinct free ports: every listener stays open until all are chosen (so
+// none comes twice) and is closed on return, before the binary binds them.
+func distinctPorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports, nil
 }
 
 // serviceAccountUser is the user name of a binary's identity.
