@@ -49,8 +49,10 @@ const labelE2ENode = "node_role.e2e.grove.nvidia.com"
 // draDriver is the DRA driver the ResourceSlices of this package name.
 const draDriver = "dra.kubegrove.test"
 
-// devicesPerNode is how many devices each node's ResourceSlice offers.
-const devicesPerNode = 16
+// devicesPerNode is how many devices each node's ResourceSlice offers: enough that one node can
+// hold every claim of upstream's resource-sharing workload (its pods share AllReplicas claims, so
+// they all land on one node) while the MNNVL pods of the other tests take channels.
+const devicesPerNode = 64
 
 var binDir string
 
