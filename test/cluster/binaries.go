@@ -51,7 +51,7 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}

@@ -372,10 +372,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// freePorts returns n distinct free ports. Every listener stays open until all are chosen: one
+// FreePorts returns n distinct free loopback ports. Every listener stays open until all are chosen: one
 // closed at once may be handed out again by the next (seen: a binary's webhook and metrics ports
 // equal, and its configuration refused).
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -389,7 +389,7 @@ func freePorts(n int) ([]int, error) {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 // startJobSet runs the JobSet controller with its webhooks served on loopback and registered by
 // URL (there is no Service network here); JobSet cannot run without its defaulting webhook.
 func (c *Cluster) startJobSet(ctx context.Context) error {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return err
 	}

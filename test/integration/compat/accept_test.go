@@ -20,10 +20,6 @@ import (
 // kubeflowTrainerVersion is the upstream release whose manifests must apply unchanged.
 const kubeflowTrainerVersion = "v2.3.0"
 
-// unsupportedGroveManifests are upstream Grove e2e manifests that use features outside this
-// project's scope; each must be rejected with a message naming the unsupported field.
-var unsupportedGroveManifests = map[string]string{}
-
 func yamlFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
@@ -137,11 +133,6 @@ func TestUpstreamGroveManifestsAreAcceptedUnchanged(t *testing.T) {
 	for _, file := range yamlFiles(t, dir) {
 		base := filepath.Base(file)
 		n, err := dryRunKinds(context.Background(), t, ns, file, "PodCliqueSet", "Queue", "ResourceClaimTemplate")
-		if want, unsupported := unsupportedGroveManifests[base]; unsupported {
-			require.Error(t, err, "%s uses an unsupported feature and must be rejected", base)
-			assert.Contains(t, err.Error(), want, base)
-			continue
-		}
 		assert.NoError(t, err, base)
 		assert.Positive(t, n, "%s holds no PodCliqueSet or Queue", base)
 		accepted++

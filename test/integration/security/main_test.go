@@ -9,7 +9,6 @@ package securityintegration
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,7 +96,7 @@ func startBinary(c *cluster.Cluster, name string, args ...string) (*binary, erro
 	if err != nil {
 		return nil, err
 	}
-	ports, err := distinctPorts(3)
+	ports, err := cluster.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -147,21 +146,6 @@ func binaryNamed(name string) *binary {
 		}
 	}
 	panic("no binary " + name)
-}
-
-// distinctPorts returns n distinct free ports: every listener stays open until all are chosen (so
-// none comes twice) and is closed on return, before the binary binds them.
-func distinctPorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports, nil
 }
 
 // serviceAccountUser is the user name of a binary's identity.
