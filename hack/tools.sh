@@ -66,6 +66,11 @@ fi
 if [ "$only" = all ] || [ "$only" = jobset ]; then
   group jobset "" jobset-controller=sigs.k8s.io/jobset
 fi
+if [ "$only" = all ] || [ "$only" = kueue ]; then
+  # v0.17.0, not v0.15.0: its TrainJob integration speaks Kubeflow Trainer's v2.2+ API
+  # (runtimePatches), which this project serves; v0.15.0's would strip runtimePatches.
+  group kueue "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" kueue=sigs.k8s.io/kueue/cmd/kueue
+fi
 if [ "$only" = all ] || [ "$only" = plugins ]; then
   group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler
 fi

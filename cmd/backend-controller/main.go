@@ -11,12 +11,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/backends/served"
+	"github.com/kubegrove/grove/controllers/backend/kueueworkload"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/internal/app"
 )
@@ -36,7 +40,7 @@ func main() {
 		Name:           "backend-controller",
 		LeaderElection: true,
 		LeaseName:      func() string { return "grove-backend-controller-" + *backend + "-leader" },
-		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme},
+		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme, kueuev1beta2.AddToScheme},
 		Validate: func(cfg *configv1alpha1.OperatorConfiguration) error {
 			if name := configv1alpha1.SchedulerName(*backend); !cfg.Scheduler.IsEnabled(name) {
 				return fmt.Errorf("--backend=%q is not an enabled scheduler backend; enabled: %v (enable one with a scheduler.profiles entry)", *backend, cfg.Scheduler.EnabledBackends())
@@ -55,7 +59,18 @@ func main() {
 				return fmt.Errorf("initializing the %s backend: %w", b.Name(), err)
 			}
 			r := &podgang.Reconciler{Client: mgr.GetClient(), Backend: b}
-			return r.SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
+			if err := r.SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs); err != nil {
+				return err
+			}
+			if !cfg.Kueue.Enabled {
+				return nil
+			}
+			// Queued gangs of this backend get their Kueue Workloads from this instance.
+			if err := served.Check(mgr.GetRESTMapper(), "kueue.enabled is on: install Kueue (its CRDs), or turn the integration off",
+				kueue.WorkloadGVK, kueuev1beta2.GroupVersion.WithKind("LocalQueue")); err != nil {
+				return err
+			}
+			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
 		},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -296,6 +297,34 @@ func (b *PodGangBuilder) PodGroup(name string, minReplicas int32, pods ...string
 		g.PodReferences = append(g.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: b.obj.Namespace, Name: p})
 	}
 	b.obj.Spec.PodGroups = append(b.obj.Spec.PodGroups, g)
+	return b
+}
+
+// Queue queues it in a Kueue LocalQueue.
+func (b *PodGangBuilder) Queue(name string) *PodGangBuilder {
+	b.obj.Spec.QueueName = name
+	return b
+}
+
+// Requests sets the per-pod requests of the named pod group.
+func (b *PodGangBuilder) Requests(group string, requests corev1.ResourceList) *PodGangBuilder {
+	for i := range b.obj.Spec.PodGroups {
+		if b.obj.Spec.PodGroups[i].Name == group {
+			b.obj.Spec.PodGroups[i].PodResourceRequests = requests
+		}
+	}
+	return b
+}
+
+// Priority names its PriorityClass.
+func (b *PodGangBuilder) Priority(class string) *PodGangBuilder {
+	b.obj.Spec.PriorityClassName = class
+	return b
+}
+
+// Condition sets one status condition.
+func (b *PodGangBuilder) Condition(t string, status metav1.ConditionStatus, reason string) *PodGangBuilder {
+	meta.SetStatusCondition(&b.obj.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, ObservedGeneration: b.obj.Generation})
 	return b
 }
 

@@ -47,6 +47,8 @@ type OperatorConfiguration struct {
 	TopologyAwareScheduling TopologyAwareSchedulingConfiguration `json:"topologyAwareScheduling"`
 	// Network configures multi-node NVLink (upstream Grove's network.autoMNNVLEnabled).
 	Network NetworkConfiguration `json:"network,omitempty"`
+	// Kueue turns on queueing of PodCliqueSets through Kueue.
+	Kueue KueueConfiguration `json:"kueue,omitempty"`
 	// Debugging serves Go's profiler, to find what a binary spends its time on under load.
 	Debugging DebuggingConfiguration `json:"debugging,omitempty"`
 }
@@ -59,6 +61,16 @@ type NetworkConfiguration struct {
 	// served: the binaries refuse to start otherwise. Off: a PodCliqueSet asking for MNNVL is
 	// refused at admission.
 	AutoMNNVLEnabled bool `json:"autoMNNVLEnabled,omitempty"`
+}
+
+// KueueConfiguration configures the Kueue integration (docs/kueue.md).
+type KueueConfiguration struct {
+	// Enabled lets PodCliqueSets labelled kueue.x-k8s.io/queue-name be admitted by Kueue gang by
+	// gang: the backend-controller keeps one Kueue Workload per queued PodGang and the operator
+	// labels and gates the gang's pods for it. Kueue's API (workloads.kueue.x-k8s.io) must be
+	// served: the backend-controller refuses to start otherwise. Off: a queued PodCliqueSet is
+	// refused at admission.
+	Enabled bool `json:"enabled,omitempty"`
 }
 
 // DebuggingConfiguration serves net/http/pprof's /debug/pprof/ endpoints. Off by default: a

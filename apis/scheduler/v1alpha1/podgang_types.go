@@ -55,6 +55,13 @@ type PodGangSpec struct {
 	// ReuseReservationRef suggests the scheduler reuse the placement of an earlier gang.
 	// +optional
 	ReuseReservationRef *NamespacedName `json:"reuseReservationRef,omitempty"`
+
+	// QueueName is the Kueue LocalQueue that admits this gang as a whole (docs/kueue.md); empty
+	// when the gang is not queued. The backend-controller keeps a Kueue Workload of the PodGang's
+	// name for it and reports Kueue's decision in the QueueAdmitted condition.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	QueueName string `json:"queueName,omitempty"`
 }
 
 // PodGroup is the set of pods of one PodClique within a gang.
@@ -143,6 +150,28 @@ const (
 	ConditionReady = "Ready"
 	// ConditionUnhealthy (operator): the gang is a candidate for gang termination.
 	ConditionUnhealthy = "Unhealthy"
+	// ConditionQueueAdmitted (backend-controller, for a gang with spec.queueName): Kueue admitted
+	// the gang's Workload; False while it waits, was evicted or cannot be admitted, with Kueue's
+	// reason and message.
+	ConditionQueueAdmitted = "QueueAdmitted"
+)
+
+// Reasons of QueueAdmitted.
+const (
+	// ReasonQueueAdmitted: Kueue reserved quota for the whole gang and admitted it.
+	ReasonQueueAdmitted = "Admitted"
+	// ReasonQueuePending: the Workload waits in its queue for quota.
+	ReasonQueuePending = "Pending"
+	// ReasonQueueEvicted: Kueue evicted or preempted the admitted gang; it waits to be admitted
+	// again (the message carries Kueue's reason, e.g. Preempted).
+	ReasonQueueEvicted = "Evicted"
+	// ReasonLocalQueueNotFound: the LocalQueue named by spec.queueName does not exist.
+	ReasonLocalQueueNotFound = "LocalQueueNotFound"
+	// ReasonQueueInadmissible: Kueue can never admit the gang as it is (it asks for more than the
+	// queue's ClusterQueue can ever give, or the queue is stopped or inactive).
+	ReasonQueueInadmissible = "Inadmissible"
+	// ReasonWorkloadSyncFailed: the backend-controller could not write the gang's Workload.
+	ReasonWorkloadSyncFailed = "WorkloadSyncFailed"
 )
 
 // Reasons of the PodGang conditions.
@@ -217,6 +246,21 @@ func (pg *PodGang) Acknowledged() bool {
 		}
 	}
 	return false
+}
+
+// AwaitsQueue reports whether the gang is queued and Kueue has not admitted it (yet, or any more):
+// its pods are held by Kueue's admission gate or have been evicted, so missing pods are no
+// breach and no failure.
+func (pg *PodGang) AwaitsQueue() bool {
+	if pg == nil || pg.Spec.QueueName == "" {
+		return false
+	}
+	for _, c := range pg.Status.Conditions {
+		if c.Type == ConditionQueueAdmitted {
+			return c.Status != metav1.ConditionTrue
+		}
+	}
+	return true
 }
 
 // MaySchedule is the contract's rule for lifting the operator's scheduling gate (or creating a

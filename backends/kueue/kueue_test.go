@@ -1,0 +1,145 @@
+package kueue
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+func gpus(n int64) corev1.ResourceList {
+	return corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
+}
+
+func gang() *builders.PodGangBuilder {
+	return builders.PodGang("ns", "inf-0").Queue("team-a").
+		PodGroup("inf-0-worker", 2, "inf-0-worker-0", "inf-0-worker-1", "inf-0-worker-2").
+		PodGroup("inf-0-leader", 1, "inf-0-leader-0").
+		Requests("inf-0-worker", gpus(2)).Requests("inf-0-leader", gpus(1))
+}
+
+func TestWorkloadCountsEveryPodOfTheGangInPodSetsSortedByName(t *testing.T) {
+	wl := Workload(gang().Obj(), nil)
+
+	require.Len(t, wl.Spec.PodSets, 2)
+	assert.Equal(t, kueuev1beta2.PodSetReference("inf-0-leader"), wl.Spec.PodSets[0].Name, "Kueue matches role hashes to podSets in name order")
+	assert.Equal(t, int32(1), wl.Spec.PodSets[0].Count)
+	assert.Equal(t, kueuev1beta2.PodSetReference("inf-0-worker"), wl.Spec.PodSets[1].Name)
+	assert.Equal(t, int32(3), wl.Spec.PodSets[1].Count, "every referenced pod, not minReplicas: an admitted gang starts all its pods")
+	assert.Nil(t, wl.Spec.PodSets[1].MinCount)
+	assert.True(t, gpus(2)["nvidia.com/gpu"].Equal(wl.Spec.PodSets[1].Template.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"]))
+	assert.Equal(t, kueuev1beta2.LocalQueueName("team-a"), wl.Spec.QueueName)
+	assert.Equal(t, "true", wl.Annotations[AnnotationIsGroupWorkload])
+	require.Len(t, wl.OwnerReferences, 1)
+	assert.Equal(t, "PodGang", wl.OwnerReferences[0].Kind)
+	assert.Nil(t, wl.OwnerReferences[0].Controller, "Kueue ignores a prebuilt Workload controlled by another kind")
+	assert.Nil(t, wl.Spec.PriorityClassRef)
+}
+
+func TestWorkloadCarriesTheGangsPriority(t *testing.T) {
+	wl := Workload(gang().Priority("high").Obj(), ptr.To(int32(1000)))
+
+	require.NotNil(t, wl.Spec.PriorityClassRef)
+	assert.Equal(t, "high", wl.Spec.PriorityClassRef.Name)
+	assert.Equal(t, kueuev1beta2.PodPriorityClassKind, wl.Spec.PriorityClassRef.Kind)
+	assert.Equal(t, int32(1000), *wl.Spec.Priority)
+}
+
+func TestPodSetsMatch(t *testing.T) {
+	base := Workload(gang().Obj(), nil).Spec.PodSets
+	bigger := Workload(gang().PodGroup("inf-0-router", 1, "inf-0-router-0").Obj(), nil).Spec.PodSets
+	moreGPUs := Workload(gang().Requests("inf-0-leader", gpus(4)).Obj(), nil).Spec.PodSets
+	for _, tc := range []struct {
+		name      string
+		have      []kueuev1beta2.PodSet
+		wantMatch bool
+	}{
+		{"the same gang", Workload(gang().Obj(), nil).Spec.PodSets, true},
+		{"another pod group", bigger, false},
+		{"other requests", moreGPUs, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.wantMatch, PodSetsMatch(tc.have, base))
+		})
+	}
+}
+
+func TestPreparePodJoinsTheGangsPrebuiltWorkload(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker-1", Labels: map[string]string{grovev1alpha1.LabelPodClique: "inf-0-worker"}},
+		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "other"}}}}
+	PreparePod(pod, gang().Obj())
+
+	assert.Equal(t, "team-a", pod.Labels[LabelQueueName])
+	assert.Equal(t, "inf-0", pod.Labels[LabelPodGroupName])
+	assert.Equal(t, "inf-0", pod.Labels[LabelPrebuiltWorkloadName])
+	assert.Equal(t, "4", pod.Annotations[AnnotationPodGroupTotalCount])
+	assert.Equal(t, "inf-0-worker", pod.Annotations[AnnotationRoleHash], "the role is the podSet the pod counts against")
+	assert.Equal(t, "true", pod.Annotations[AnnotationPodGroupServing])
+	assert.Equal(t, []corev1.PodSchedulingGate{{Name: "other"}, {Name: SchedulingGateAdmission}}, pod.Spec.SchedulingGates)
+
+	PreparePod(pod, gang().Obj())
+	assert.Len(t, pod.Spec.SchedulingGates, 2, "the gate is added once")
+}
+
+func TestPreparePodLeavesPodsOfAnUnqueuedGangAlone(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	PreparePod(pod, builders.PodGang("ns", "g").Obj())
+	assert.Empty(t, pod.Labels)
+	assert.Empty(t, pod.Spec.SchedulingGates)
+}
+
+func workload(conds ...metav1.Condition) *kueuev1beta2.Workload {
+	return &kueuev1beta2.Workload{Status: kueuev1beta2.WorkloadStatus{Conditions: conds,
+		Admission: &kueuev1beta2.Admission{ClusterQueue: "gpus"}}}
+}
+
+func cond(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+func TestAdmissionReadsKueuesDecision(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		wl          *kueuev1beta2.Workload
+		queueExists bool
+		status      metav1.ConditionStatus
+		reason      string
+		message     string
+	}{
+		{"a missing LocalQueue is named", nil, false, metav1.ConditionFalse, schedulerv1alpha1.ReasonLocalQueueNotFound, "LocalQueue ns/team-a does not exist"},
+		{"no Workload yet", nil, true, metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, "creating the gang's Workload"},
+		{"admitted", workload(cond(kueuev1beta2.WorkloadQuotaReserved, metav1.ConditionTrue, "QuotaReserved", ""),
+			cond(kueuev1beta2.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", "")), true, metav1.ConditionTrue, schedulerv1alpha1.ReasonQueueAdmitted, "ClusterQueue gpus"},
+		{"waiting for quota", workload(cond(kueuev1beta2.WorkloadQuotaReserved, metav1.ConditionFalse, "Pending", "insufficient unused quota for nvidia.com/gpu in flavor gpu, 8 more needed")),
+			true, metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, "insufficient unused quota"},
+		{"larger than the queue can ever give", workload(cond(kueuev1beta2.WorkloadQuotaReserved, metav1.ConditionFalse, "Pending",
+			"couldn't assign flavors to pod set w: insufficient quota for nvidia.com/gpu in flavor gpu, request > maximum capacity (16 > 8)")),
+			true, metav1.ConditionFalse, schedulerv1alpha1.ReasonQueueInadmissible, "request > maximum capacity"},
+		{"evicted by preemption", workload(cond(kueuev1beta2.WorkloadEvicted, metav1.ConditionTrue, "Preempted", "Preempted to accommodate a higher priority Workload"),
+			cond(kueuev1beta2.WorkloadAdmitted, metav1.ConditionFalse, "NoReservation", "")), true, metav1.ConditionFalse, schedulerv1alpha1.ReasonQueueEvicted, "(Preempted: Preempted to accommodate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Admission(gang().Obj(), tc.wl, tc.queueExists)
+			assert.Equal(t, schedulerv1alpha1.ConditionQueueAdmitted, c.Type)
+			assert.Equal(t, tc.status, c.Status)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Contains(t, c.Message, tc.message)
+		})
+	}
+}
+
+func TestEvictedByKueue(t *testing.T) {
+	pod := &corev1.Pod{}
+	assert.False(t, EvictedByKueue(pod))
+	pod.Status.Conditions = []corev1.PodCondition{{Type: PodConditionTerminationTarget, Status: corev1.ConditionTrue, Reason: "WorkloadEvictedDueToPreempted"}}
+	assert.True(t, EvictedByKueue(pod))
+}

@@ -1,0 +1,227 @@
+// Package kueueworkload is the backend-controller's Kueue reconciler (docs/kueue.md): for each
+// queued PodGang of its backend (spec.queueName set) it keeps the prebuilt Kueue Workload that
+// Kueue admits the gang with, and reports Kueue's decision in the PodGang's QueueAdmitted
+// condition, which the grove-operator reads. It reads no object of the operator but the PodGang.
+package kueueworkload
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/go-logr/logr"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/podgangstatus"
+)
+
+// Manager is the field manager of the QueueAdmitted condition.
+const Manager = podgangstatus.ManagerBackendPrefix + "kueue"
+
+// Reconciler keeps the Workloads of one backend's queued PodGangs.
+type Reconciler struct {
+	Client client.Client
+	// Backend is the scheduler backend whose PodGangs this instance serves (their
+	// grove.io/scheduler-name label).
+	Backend string
+}
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+
+// SetupWithManager watches the backend's queued PodGangs, their Workloads (Kueue's decisions are
+// status writes) and LocalQueues (a queue created late wakes the gangs that name it).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	queued := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		pg, ok := o.(*schedulerv1alpha1.PodGang)
+		return ok && pg.Spec.QueueName != "" && pg.Labels[grovev1alpha1.LabelSchedulerName] == r.Backend
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kueue-workload-"+r.Backend).
+		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(queued, predicate.GenerationChangedPredicate{})).
+		Owns(&kueuev1beta2.Workload{}).
+		Watches(&kueuev1beta2.LocalQueue{}, handler.EnqueueRequestsFromMapFunc(r.gangsOfQueue),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// Reconcile keeps one PodGang's Workload and reports Kueue's decision on it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pg := &schedulerv1alpha1.PodGang{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pg); err != nil {
+		// A deleted gang's Workload goes with it (owner reference).
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pg.DeletionTimestamp.IsZero() || pg.Spec.QueueName == "" || pg.Labels[grovev1alpha1.LabelSchedulerName] != r.Backend {
+		return ctrl.Result{}, nil
+	}
+	log := log.FromContext(ctx).WithValues("podGang", req.NamespacedName, "queue", pg.Spec.QueueName)
+
+	queueExists, err := r.queueExists(ctx, pg)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	wl, syncErr := r.syncWorkload(ctx, log, pg)
+	cond := kueue.Admission(pg, wl, queueExists)
+	if syncErr != nil {
+		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
+	}
+	if err := r.report(ctx, log, pg, cond); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, syncErr
+}
+
+// syncWorkload creates the gang's Workload or brings it in line with the gang. It returns the
+// Workload as stored, nil while there is none.
+func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang) (*kueuev1beta2.Workload, error) {
+	priority, err := r.priority(ctx, pg)
+	if err != nil {
+		return nil, err
+	}
+	want := kueue.Workload(pg, priority)
+	have := &kueuev1beta2.Workload{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		if err := r.Client.Create(ctx, want); err != nil {
+			return nil, fmt.Errorf("creating Workload %s: %w", want.Name, err)
+		}
+		log.Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", want.Name, "podSets", len(want.Spec.PodSets))
+		return want, nil
+	}
+	owner := metav1.GetControllerOfNoCopy(have)
+	ref := ownerRef(have, pg.Name)
+	switch {
+	case owner != nil || ref == nil:
+		return nil, fmt.Errorf("Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
+	case ref.UID != pg.UID:
+		// Left by an earlier PodGang of the same name; the garbage collector may not have got to it.
+		return nil, r.replace(ctx, log, have, "it belongs to an earlier PodGang of the same name")
+	case kueue.Finished(have):
+		return nil, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
+	case !kueue.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
+		if kueue.QuotaReserved(have) {
+			// Kueue refuses to change the podSets of a Workload holding quota: the gang is
+			// admitted again at its new size, as Kueue does for a resized job.
+			return nil, r.replace(ctx, log, have, "the gang changed size while admitted")
+		}
+		have.Spec.PodSets = want.Spec.PodSets
+		if err := r.Client.Update(ctx, have); err != nil {
+			return nil, err
+		}
+		log.Info("updated the waiting Workload to the gang's new size", "workload", have.Name)
+	case have.Spec.QueueName != want.Spec.QueueName || !reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) ||
+		ptr.Deref(have.Spec.Priority, 0) != ptr.Deref(want.Spec.Priority, 0):
+		have.Spec.QueueName, have.Spec.PriorityClassRef, have.Spec.Priority = want.Spec.QueueName, want.Spec.PriorityClassRef, want.Spec.Priority
+		if err := r.Client.Update(ctx, have); err != nil {
+			return nil, err
+		}
+		log.Info("updated the Workload's queue and priority", "workload", have.Name)
+	}
+	return have, nil
+}
+
+// replace deletes a Workload that cannot serve the gang (only that object: its UID is the
+// precondition); its deletion brings the gang back here, which creates the new one.
+func (r *Reconciler) replace(ctx context.Context, log logr.Logger, wl *kueuev1beta2.Workload, why string) error {
+	err := r.Client.Delete(ctx, wl, client.Preconditions{UID: ptr.To(wl.UID)})
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	log.Info("deleted the gang's Workload to create it anew: "+why, "workload", wl.Name)
+	return nil
+}
+
+// report writes QueueAdmitted when it changed, as this controller's own field manager.
+func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, cond metav1.Condition) error {
+	if old := meta.FindStatusCondition(pg.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status &&
+		old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+		return nil
+	}
+	before := pg.Status.Conditions
+	cond.LastTransitionTime = metav1.Now()
+	if old := meta.FindStatusCondition(before, cond.Type); old != nil && old.Status == cond.Status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, "", cond); err != nil {
+		return err
+	}
+	conditionlog.Transitions(log, before, pg.Status.Conditions)
+	return nil
+}
+
+func (r *Reconciler) queueExists(ctx context.Context, pg *schedulerv1alpha1.PodGang) (bool, error) {
+	lq := &kueuev1beta2.LocalQueue{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: pg.Spec.QueueName}, lq)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// priority is the value of the gang's PriorityClass; nil when it names none or it is missing
+// (Kueue then treats the gang as priority 0, as the pods' own admission would fail anyway).
+func (r *Reconciler) priority(ctx context.Context, pg *schedulerv1alpha1.PodGang) (*int32, error) {
+	if pg.Spec.PriorityClassName == "" {
+		return nil, nil
+	}
+	pc := &schedulingv1.PriorityClass{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: pg.Spec.PriorityClassName}, pc); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return ptr.To(pc.Value), nil
+}
+
+// gangsOfQueue maps a LocalQueue to the backend's gangs that name it.
+func (r *Reconciler) gangsOfQueue(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &schedulerv1alpha1.PodGangList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{grovev1alpha1.LabelSchedulerName: r.Backend}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.QueueName == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+func ownerRef(wl *kueuev1beta2.Workload, podGang string) *metav1.OwnerReference {
+	for i, ref := range wl.OwnerReferences {
+		if ref.Kind == "PodGang" && ref.APIVersion == schedulerv1alpha1.GroupVersion.String() && ref.Name == podGang {
+			return &wl.OwnerReferences[i]
+		}
+	}
+	return nil
+}
+
+func reasonOf(wl *kueuev1beta2.Workload, t string) string {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, t); c != nil {
+		return c.Reason
+	}
+	return ""
+}
