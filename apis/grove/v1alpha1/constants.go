@@ -64,10 +64,13 @@ const (
 	ReasonSufficientReadyPods   = "SufficientReadyPods"
 	ReasonInsufficientReadyPods = "InsufficientReadyPods"
 	ReasonNeverAvailable        = "NeverAvailable"
-	ReasonUpdateInProgress      = "UpdateInProgress"
-	ReasonMaxRestartsExceeded   = "MaxRestartsExceeded"
-	ReasonMaxRuntimeExceeded    = "MaxRuntimeExceeded"
-	ReasonAllPodsSucceeded      = "AllPodsSucceeded"
+	// ReasonAwaitingQueueAdmission: Kueue has not admitted the clique's gang (yet, or again
+	// after evicting it); missing pods are no breach.
+	ReasonAwaitingQueueAdmission = "AwaitingQueueAdmission"
+	ReasonUpdateInProgress       = "UpdateInProgress"
+	ReasonMaxRestartsExceeded    = "MaxRestartsExceeded"
+	ReasonMaxRuntimeExceeded     = "MaxRuntimeExceeded"
+	ReasonAllPodsSucceeded       = "AllPodsSucceeded"
 )
 
 // PodCliqueSet condition telling whether every PodGang may be scheduled.

@@ -20,18 +20,25 @@ func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
 		wantReason    string
 		wantAvailable bool
 		failed        int32
+		awaitsQueue   bool
 	}{
-		{"enough Ready pods", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true, 0},
-		{"starting up, never available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable, false, 0},
-		{"rolling update after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 1, WasAvailable: true}, metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress, true, 0},
-		{"breached after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3, WasAvailable: true}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, true, 0},
-		{"a rolling update never sets wasAvailable", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 1}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, false, 0},
-		{"a Training pod that failed breaches even before availability", grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 1, UpdatedReplicas: 2}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, false, 1},
+		{"enough Ready pods", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true, 0, false},
+		{"starting up, never available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3}, metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable, false, 0, false},
+		{"rolling update after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 1, WasAvailable: true}, metav1.ConditionUnknown, grovev1alpha1.ReasonUpdateInProgress, true, 0, false},
+		{"breached after having been available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 1, UpdatedReplicas: 3, WasAvailable: true}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, true, 0, false},
+		{"a rolling update never sets wasAvailable", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 1}, metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, false, 0, false},
+		{"a Training pod that failed breaches even before availability", grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 1, UpdatedReplicas: 2}, metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods, false, 1, false},
+		{"pods evicted by Kueue are no breach, and the gang starts over", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 0, UpdatedReplicas: 3, WasAvailable: true},
+			metav1.ConditionFalse, grovev1alpha1.ReasonAwaitingQueueAdmission, false, 0, true},
+		{"a Training pod that failed while Kueue evicts the gang spends no restart", grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 0, UpdatedReplicas: 2, WasAvailable: true},
+			metav1.ConditionFalse, grovev1alpha1.ReasonAwaitingQueueAdmission, false, 1, true},
+		{"an evicted gang whose pods are still Ready stays available", grovev1alpha1.PodCliqueStatus{Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 3, WasAvailable: true},
+			metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods, true, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.status
-			setMinAvailableBreached(pclq, &st, st.ReadyReplicas, tc.failed)
+			setMinAvailableBreached(pclq, &st, st.ReadyReplicas, tc.failed, tc.awaitsQueue)
 			c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 			assert.Equal(t, tc.wantStatus, c.Status)
 			assert.Equal(t, tc.wantReason, c.Reason)

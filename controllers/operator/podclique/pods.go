@@ -1,6 +1,7 @@
 package podclique
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,10 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
@@ -119,6 +123,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		Spec: *spec,
 	}
 	backend.PreparePod(pod)
+	kueue.PreparePod(pod, pg)
 	if group := schedulingGroup(pg, pclq.Name); group != "" {
 		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
 	}
@@ -194,4 +199,25 @@ func addComputeDomainClaim(spec *corev1.PodSpec, template string) {
 		}
 	}
 	spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim{Name: grovev1alpha1.MNNVLClaimName, ResourceClaimTemplateName: ptr.To(template)})
+}
+
+// releaseKueueFinalizers removes Kueue's finalizer from the clique's pods that are being deleted
+// or have ended. Kueue's pod-group integration never removes it from a pod of a prebuilt group
+// Workload that is replaced under the same name, so without this a pod Kueue evicted, or one
+// this operator deletes, would keep its name — and its replacement out — forever. Kueue does the
+// same for LeaderWorkerSet pods.
+func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.Pod) error {
+	for _, p := range pods {
+		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		if (p.DeletionTimestamp.IsZero() && !ended) || !slices.Contains(p.Finalizers, kueue.PodFinalizer) {
+			continue
+		}
+		patched := p.DeepCopy()
+		patched.Finalizers = slices.DeleteFunc(patched.Finalizers, func(f string) bool { return f == kueue.PodFinalizer })
+		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).V(1).Info("released Kueue's finalizer of a pod that is gone or ended", "pod", client.ObjectKeyFromObject(p), "evictedByKueue", kueue.EvictedByKueue(p))
+	}
+	return nil
 }

@@ -38,6 +38,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 )
@@ -126,6 +127,8 @@ type pass struct {
 	// changedPods is set when pods were created or deleted, or the view lacks this process's
 	// last write: the status waits for the next pass, which sees them.
 	changedPods bool
+	// awaitsQueue is set when Kueue has not admitted the clique's gang, or evicted it.
+	awaitsQueue bool
 	requeue     time.Duration
 	errs        []error
 }
@@ -213,6 +216,7 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 	if err != nil {
 		return nil, err
 	}
+	p.awaitsQueue = pg.AwaitsQueue() || slices.ContainsFunc(p.all, kueue.EvictedByKueue)
 	s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling())
 	if err != nil {
 		return nil, err
@@ -252,9 +256,15 @@ func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctr
 	if p.changedPods && len(p.errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	held, err := r.updateStatus(ctx, p.pclq, p.active, p.hash)
+	held, err := r.updateStatus(ctx, p.pclq, p.active, p.hash, p.awaitsQueue)
 	if err != nil {
 		p.errs = append(p.errs, err)
+	}
+	if err == nil && !held {
+		// After the status that recorded an eviction: the pods may vanish now.
+		if err := r.releaseKueueFinalizers(ctx, append(p.all, p.stale...)); err != nil {
+			p.errs = append(p.errs, err)
+		}
 	}
 	if len(p.errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, p.errs)

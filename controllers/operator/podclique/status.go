@@ -18,8 +18,9 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
-// computeStatus derives the clique's status from its pods.
-func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) grovev1alpha1.PodCliqueStatus {
+// computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or
+// evicted the clique's gang (see setMinAvailableBreached).
+func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) grovev1alpha1.PodCliqueStatus {
 	st := *pclq.Status.DeepCopy()
 	st.ObservedGeneration = &pclq.Generation
 	st.Replicas, st.ReadyReplicas, st.ScheduledReplicas, st.ScheduleGatedReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
@@ -65,7 +66,7 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	} else {
 		failed = 0 // an inference pod that failed is recreated in place
 	}
-	setMinAvailableBreached(pclq, &st, available, failed)
+	setMinAvailableBreached(pclq, &st, available, failed, awaitsQueue)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
 		Reason: grovev1alpha1.ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
@@ -94,8 +95,8 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 // updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
 // summary nobody acts on waits while this process creates pods (see statuspacing.Holder): held reports
 // that, and the caller comes back after the batch period.
-func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string) (held bool, err error) {
-	st := computeStatus(pclq, active, hash)
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) (held bool, err error) {
+	st := computeStatus(pclq, active, hash, awaitsQueue)
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
 		return false, nil
 	}
@@ -149,9 +150,17 @@ func (r *Reconciler) hasDependents(ctx context.Context, pclq *grovev1alpha1.PodC
 //
 // failed counts Training pods that exited non-zero: a definitive failure, so it breaches even a
 // clique that was never available (the gate only shields pods still starting).
-func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available, failed int32) {
+//
+// awaitsQueue says Kueue has not admitted the clique's gang, or evicted it: its pods wait behind
+// Kueue's gate or are being stopped by Kueue, which is no breach and no failure. The gang starts
+// over once admitted again, so WasAvailable is cleared: a Training workload spends no restart
+// and gang termination counts nothing.
+func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available, failed int32, awaitsQueue bool) {
 	min := minAvailable(pclq)
 	updating := st.UpdatedReplicas < st.Replicas
+	if awaitsQueue {
+		st.WasAvailable = false
+	}
 	if available >= min && !updating {
 		st.WasAvailable = true
 	}
@@ -160,6 +169,9 @@ func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.Po
 	switch {
 	case available >= min:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
+	case awaitsQueue:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonAwaitingQueueAdmission
+		msg += "; the gang waits for Kueue to admit it, so not a breach"
 	case !st.WasAvailable && failed == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonNeverAvailable
 		msg += "; never available yet, so not a breach"

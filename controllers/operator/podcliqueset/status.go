@@ -61,6 +61,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionTopologyLevelsUnavailable)
 	}
 
+	if c := queueAdmitted(pcs, obs); c != nil {
+		meta.SetStatusCondition(&st.Conditions, *c)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionQueueAdmitted)
+	}
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
 	r.trackUpdate(pcs, &st, ro.hash)
 
@@ -133,6 +138,16 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		!meta.IsStatusConditionTrue(old.Conditions, grovev1alpha1.ConditionNameCollision) {
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ConditionNameCollision, "Create", "%s", c.Message)
 	}
+	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionQueueAdmitted); c != nil {
+		if o := meta.FindStatusCondition(old.Conditions, grovev1alpha1.ConditionQueueAdmitted); o == nil || o.Reason != c.Reason {
+			kind := corev1.EventTypeNormal
+			switch c.Reason {
+			case schedulerv1alpha1.ReasonLocalQueueNotFound, schedulerv1alpha1.ReasonQueueInadmissible, schedulerv1alpha1.ReasonQueueEvicted, schedulerv1alpha1.ReasonWorkloadSyncFailed:
+				kind = corev1.EventTypeWarning
+			}
+			r.Recorder.Eventf(pcs, nil, kind, "Queue"+c.Reason, "Queue", "%s", c.Message)
+		}
+	}
 	for _, e := range st.LastErrors {
 		log.Info("reconcile step failed", "code", e.Code, "error", e.Description)
 	}
@@ -193,8 +208,10 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 		if pg.Status.Phase != "" {
 			gs.Phase = string(pg.Status.Phase)
 		}
-		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady); c != nil {
-			gs.Conditions = []metav1.Condition{*c}
+		for _, t := range []string{schedulerv1alpha1.ConditionSchedulerBackendReady, schedulerv1alpha1.ConditionQueueAdmitted} {
+			if c := meta.FindStatusCondition(pg.Status.Conditions, t); c != nil {
+				gs.Conditions = append(gs.Conditions, *c)
+			}
 		}
 		statuses = append(statuses, gs)
 		if pg.Acknowledged() {
@@ -301,4 +318,52 @@ func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alp
 		cond.Message = fmt.Sprintf("%d of %d replicas run the current template", st.UpdatedReplicas, pcs.Spec.Replicas)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
+}
+
+// queueWorst ranks the reasons a gang is not admitted, the one that needs a person first.
+var queueWorst = []string{schedulerv1alpha1.ReasonLocalQueueNotFound, schedulerv1alpha1.ReasonQueueInadmissible,
+	schedulerv1alpha1.ReasonWorkloadSyncFailed, schedulerv1alpha1.ReasonQueueEvicted, schedulerv1alpha1.ReasonQueuePending}
+
+// queueAdmitted sums up Kueue's decision on the PodCliqueSet's gangs (docs/kueue.md): True once
+// every wanted gang is admitted; otherwise False with the most pressing reason, naming the queue
+// and each gang that waits with Kueue's own words. Nil when the PodCliqueSet is not queued.
+func queueAdmitted(pcs *grovev1alpha1.PodCliqueSet, obs *observed) *metav1.Condition {
+	queue := grovev1alpha1.QueueNameOf(pcs)
+	if queue == "" {
+		return nil
+	}
+	names := make([]string, 0, len(obs.wantGangs))
+	for name := range obs.wantGangs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rank := len(queueWorst)
+	var waiting []string
+	for _, name := range names {
+		pg := obs.gangs[name]
+		c := metav1.Condition{Reason: schedulerv1alpha1.ReasonQueuePending, Message: "its Workload is not created yet"}
+		if pg != nil {
+			if got := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionQueueAdmitted); got != nil {
+				c = *got
+			}
+		}
+		if c.Status == metav1.ConditionTrue {
+			continue
+		}
+		if i := slices.Index(queueWorst, c.Reason); i >= 0 && i < rank {
+			rank = i
+		}
+		waiting = append(waiting, fmt.Sprintf("gang %s: %s", name, c.Message))
+	}
+	cond := &metav1.Condition{Type: grovev1alpha1.ConditionQueueAdmitted, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonAllGangsAdmitted,
+		Message: fmt.Sprintf("Kueue admitted all %d gangs in LocalQueue %s", len(names), queue), ObservedGeneration: pcs.Generation}
+	if len(waiting) > 0 {
+		reason := schedulerv1alpha1.ReasonQueuePending
+		if rank < len(queueWorst) {
+			reason = queueWorst[rank]
+		}
+		cond.Status, cond.Reason = metav1.ConditionFalse, reason
+		cond.Message = fmt.Sprintf("LocalQueue %s: %d of %d gangs not admitted; %s", queue, len(waiting), len(names), strings.Join(firstNames(waiting, 3), "; "))
+	}
+	return cond
 }
