@@ -32,6 +32,8 @@ type Validator struct {
 	// AutoMNNVL is network.autoMNNVLEnabled: when false a PodCliqueSet asking for an MNNVL group
 	// is refused.
 	AutoMNNVL bool
+	// Kueue is kueue.enabled: when false a PodCliqueSet labelled with a Kueue queue is refused.
+	Kueue bool
 	// Topologies reads ClusterTopologyBindings; nil treats every binding as not found.
 	Topologies client.Reader
 	// PodCliqueSets reads the namespace's PodCliqueSets, whose generated names a new one must not
@@ -56,6 +58,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 	}
 	errs = append(errs, overlapErrs...)
 	errs = append(errs, validateMNNVLCreate(pcs, v.AutoMNNVL)...)
+	errs = append(errs, validateQueueCreate(pcs, v.Kueue, v.Backends)...)
 	templateErrs, err := validateTemplatesExist(ctx, v.ClaimTemplates, pcs)
 	if err != nil {
 		return nil, err
@@ -80,6 +83,7 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
 	errs = append(errs, validateMNNVLUpdate(old, pcs)...)
+	errs = append(errs, validateQueueUpdate(old, pcs)...)
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)

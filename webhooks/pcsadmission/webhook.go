@@ -32,6 +32,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 			Backends:                registry,
 			TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled,
 			AutoMNNVL:               cfg.Network.AutoMNNVLEnabled,
+			Kueue:                   cfg.Kueue.Enabled,
 			// Read through to the API server: a binding created just before its workloads is seen.
 			Topologies: mgr.GetAPIReader(),
 			// From the cache: a PodCliqueSet created a moment before may be missed, and then the
