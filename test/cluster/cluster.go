@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/kubegrove/grove/test/certs"
 	"github.com/kubegrove/grove/test/toolpath"
@@ -61,6 +62,9 @@ type Options struct {
 	APIServerOnly bool
 	// ControllerManagerArgs are extra kube-controller-manager flags, after the cluster's own.
 	ControllerManagerArgs []string
+	// Kueue installs Kueue's CRDs and runs its controller (the pinned tool) with the pod and
+	// TrainJob integrations.
+	Kueue bool
 	// CompositePodGroups serves CompositePodGroup (scheduling.k8s.io/v1alpha3) and turns on
 	// kube-scheduler's hierarchical gangs (feature gate CompositePodGroup).
 	CompositePodGroups bool
@@ -133,6 +137,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 3 * time.Minute
 	}
+	if opts.Kueue {
+		utilruntime.Must(kueuev1beta2.AddToScheme(opts.Scheme))
+	}
 	c := &Cluster{opts: opts, dir: opts.Dir}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "grove-cluster-"); err != nil {
@@ -158,6 +165,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	steps := []func(context.Context) error{c.startEtcd, c.startAPIServer, c.installCRDs}
 	if !opts.APIServerOnly {
 		steps = append(steps, c.startControlPlane, c.createNodes, c.startJobSet)
+	}
+	if opts.Kueue {
+		steps = append(steps, c.installKueueCRDs)
+		if !opts.APIServerOnly {
+			steps = append(steps, c.startKueue)
+		}
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

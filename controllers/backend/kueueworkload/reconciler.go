@@ -58,7 +58,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kueue-workload-"+r.Backend).
 		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(queued, predicate.GenerationChangedPredicate{})).
-		Owns(&kueuev1beta2.Workload{}).
+		// The Workload's owner reference is not a controller one (Kueue ignores prebuilt
+		// Workloads controlled by another kind).
+		Owns(&kueuev1beta2.Workload{}, builder.MatchEveryOwner).
 		Watches(&kueuev1beta2.LocalQueue{}, handler.EnqueueRequestsFromMapFunc(r.gangsOfQueue),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).

@@ -152,10 +152,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, error) {
 	pclq := &grovev1alpha1.PodClique{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pclq); err != nil {
-		return nil, client.IgnoreNotFound(err)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		return nil, r.releaseOrphans(ctx, req)
 	}
 	if !pclq.DeletionTimestamp.IsZero() {
-		return nil, nil // the garbage collector removes the pods
+		// The garbage collector removes the pods; what Kueue's finalizer would hold is released.
+		return nil, r.releaseOrphans(ctx, req)
 	}
 	podList := &corev1.PodList{}
 	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{indexPodsOfClique: pclq.Name}); err != nil {
@@ -180,6 +184,23 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 	p.unseen = r.pending.Unseen(pclq.UID, seen)
 	p.changedPods = p.unseen.Len() > 0 || r.pending.WriteUnseen(req.NamespacedName, pclq.ResourceVersion)
 	return p, nil
+}
+
+// releaseOrphans releases Kueue's finalizer from the deleted pods of a PodClique that is gone or
+// going: nobody else would (see releaseKueueFinalizers), and until they are gone their gang's
+// Workload keeps its quota.
+func (r *Reconciler) releaseOrphans(ctx context.Context, req ctrl.Request) error {
+	podList := &corev1.PodList{}
+	if err := r.Client.List(ctx, podList, client.InNamespace(req.Namespace), client.MatchingFields{indexPodsOfClique: req.Name}); err != nil {
+		return err
+	}
+	pods := make([]*corev1.Pod, 0, len(podList.Items))
+	for i := range podList.Items {
+		if !podList.Items[i].DeletionTimestamp.IsZero() {
+			pods = append(pods, &podList.Items[i])
+		}
+	}
+	return r.releaseKueueFinalizers(ctx, pods)
 }
 
 // deleteUnwantedPods deletes surplus and (inference) failed pods, outdated ones in a rolling

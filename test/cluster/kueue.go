@@ -1,0 +1,229 @@
+package cluster
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// KueueNamespace is where the Kueue controller runs (its default).
+const KueueNamespace = "kueue-system"
+
+// kueueMetricsCertDir is where Kueue v0.17 always reads a metrics certificate when it does not
+// manage certificates itself (cmd/kueue/main.go), even with metrics off.
+const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
+
+// installKueueCRDs installs Kueue's CRDs as the module ships them, with v1beta1 no longer
+// served: v1beta2 is stored, and without Kueue's conversion webhook (a Service there is not) a
+// v1beta1 read would drop the fields only v1beta2 has.
+func (c *Cluster) installKueueCRDs(ctx context.Context) error {
+	dir, err := moduleDir("sigs.k8s.io/kueue")
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(c.dir, "kueue-crds")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "config", "components", "crd", "bases"))
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, "config", "components", "crd", "bases", e.Name()))
+		if err != nil {
+			return err
+		}
+		crd := &unstructured.Unstructured{}
+		if err := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096).Decode(&crd.Object); err != nil {
+			return fmt.Errorf("decoding %s: %w", e.Name(), err)
+		}
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			if m := v.(map[string]any); m["name"] == "v1beta1" {
+				m["served"] = false
+			}
+		}
+		if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+			return err
+		}
+		patched, err := crd.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, strings.TrimSuffix(e.Name(), ".yaml")+".json"), patched, 0o644); err != nil {
+			return err
+		}
+	}
+	_, err = envtest.InstallCRDs(c.admin, envtest.CRDInstallOptions{Paths: []string{out}, ErrorIfPathMissing: true})
+	return err
+}
+
+// startKueue runs the Kueue controller with the pod and TrainJob integrations, its webhooks served
+// on loopback and registered by URL (there is no Service network here) and narrowed to objects
+// that name a queue.
+func (c *Cluster) startKueue(ctx context.Context) error {
+	if err := writeKueueMetricsCert(c); err != nil {
+		return err
+	}
+	ports, err := FreePorts(2)
+	if err != nil {
+		return err
+	}
+	webhookPort, healthPort := ports[0], ports[1]
+	serving, err := c.ca.Serving("127.0.0.1", "localhost")
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(c.dir, "kueue-certs")
+	if err := serving.WriteTLS(certDir); err != nil {
+		return err
+	}
+	if err := c.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}); client.IgnoreAlreadyExists(err) != nil {
+		return err
+	}
+	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: %s
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+clientConnection:
+  qps: 200
+  burst: 300
+integrations:
+  frameworks: ["pod", "trainer.kubeflow.org/trainjob"]
+featureGates:
+  VisibilityOnDemand: false
+`, KueueNamespace, webhookPort, certDir, healthPort)
+	configPath, err := writeFile(c.dir, "kueue-config.yaml", []byte(config))
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.KubeconfigFor("kueue-controller", "system:masters")
+	if err != nil {
+		return err
+	}
+	if err := c.registerKueueWebhooks(ctx, webhookPort); err != nil {
+		return err
+	}
+	p, err := c.start("kueue", "kueue", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "2")
+	if err != nil {
+		return err
+	}
+	procs := []*process{p}
+	p.ready = func(ctx context.Context) (bool, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}
+	if err := waitUntil(ctx, "kueue /readyz", 2*time.Minute, procs, p.ready); err != nil {
+		return err
+	}
+	// A dry-run create passes through Kueue's ResourceFlavor webhooks: once it succeeds, Kueue
+	// answers admission.
+	probe := &kueuev1beta2.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe"}}
+	return waitUntil(ctx, "the Kueue webhooks", time.Minute, procs, func(ctx context.Context) (bool, error) {
+		err := c.client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return err == nil, err
+	})
+}
+
+// writeKueueMetricsCert puts a certificate where Kueue insists on reading one; the metrics
+// server it would serve is off, so any valid pair does, and one already there is kept.
+func writeKueueMetricsCert(c *Cluster) error {
+	if _, err := os.Stat(filepath.Join(kueueMetricsCertDir, "tls.key")); err == nil {
+		return nil
+	}
+	kp, err := c.ca.Serving("127.0.0.1")
+	if err != nil {
+		return err
+	}
+	if err := kp.WriteTLS(kueueMetricsCertDir); err != nil {
+		return fmt.Errorf("Kueue v0.17 reads a metrics certificate from %s whatever its configuration; this user cannot write there: %w", kueueMetricsCertDir, err)
+	}
+	return nil
+}
+
+// registerKueueWebhooks installs the Kueue webhooks this cluster needs — its own kinds, pods and
+// TrainJobs — pointed at loopback; those of pods and TrainJobs only see objects naming a queue,
+// so nothing else waits on Kueue.
+func (c *Cluster) registerKueueWebhooks(ctx context.Context, port int) error {
+	dir, err := moduleDir("sigs.k8s.io/kueue")
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("decoding Kueue webhook manifests: %w", err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		obj.SetName("kueue-" + obj.GetName())
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		var kept []any
+		for i := range hooks {
+			hook := hooks[i].(map[string]any)
+			cfg := hook["clientConfig"].(map[string]any)
+			path := cfg["service"].(map[string]any)["path"].(string)
+			queued := strings.HasSuffix(path, "-v1-pod") || strings.Contains(path, "-trainer-kubeflow-org-")
+			if !queued && !strings.Contains(path, "-kueue-x-k8s-io-") {
+				continue
+			}
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
+				"caBundle": base64.StdEncoding.EncodeToString(c.ca.CertPEM),
+			}
+			if queued {
+				hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
+					"key": "kueue.x-k8s.io/queue-name", "operator": "Exists",
+				}}}
+			}
+			kept = append(kept, hook)
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, kept, "webhooks"); err != nil {
+			return err
+		}
+		if err := c.client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+// Package kueue runs the grove-operator, grove-webhook, kube-scheduler backend-controller and
+// trainer-controller beside the real Kueue controller (the pinned tool, pod and TrainJob
+// integrations on) on the local cluster, and checks that PodCliqueSets and TrainJobs are
+// queued, admitted, preempted and admitted again gang by gang within a ClusterQueue's quota.
+package kueuee2e
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// config turns the Kueue integration on for every binary.
+const config = `kueue:
+  enabled: true
+`
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	scheme := apiserver.Scheme()
+	utilruntime.Must(kueuev1beta2.AddToScheme(scheme))
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true, Scheme: scheme}, &binDir, func(c *cluster.Cluster) error {
+		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
+			return err
+		}
+		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", config); err != nil {
+			return err
+		}
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", config, "--backend=kube-scheduler"); err != nil {
+			return err
+		}
+		_, err := c.StartBinary(binDir, "trainer-controller", "trainer-controller", config)
+		return err
+	})
+}
