@@ -206,3 +206,5 @@ func assertEvent(t *testing.T, ns, name, reason string) {
 		return false
 	}, 30*time.Second, 250*time.Millisecond, "no %s event for %s/%s", reason, ns, name)
 }
+
+func resourceGPUs(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
