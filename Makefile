@@ -137,8 +137,8 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 ##@ Run
 
 .PHONY: run-local
-run-local: tools manifests build ## Start the local cluster, the four binaries and the samples; Ctrl-C stops all.
-	go run ./hack/run-local
+run-local: tools manifests build ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample); Ctrl-C stops all.
+	go run ./hack/run-local $(if $(KUEUE),-kueue)
 
 ##@ Images
 

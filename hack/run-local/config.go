@@ -28,7 +28,7 @@ certManagement:
 
 // writeConfig returns the configuration template with the webhook's certificate written (signed
 // by the cluster CA) and enough free ports for the four binaries.
-func writeConfig(c *cluster.Cluster, dir string) (string, []int, error) {
+func writeConfig(c *cluster.Cluster, dir string, withKueue bool) (string, []int, error) {
 	certDir := filepath.Join(dir, "webhook-certs")
 	serving, err := c.CA().Serving("127.0.0.1", "localhost")
 	if err != nil {
@@ -46,7 +46,11 @@ func writeConfig(c *cluster.Cluster, dir string) (string, []int, error) {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		defer l.Close()
 	}
-	return fmt.Sprintf(configTemplate, certDir), ports, nil
+	config := fmt.Sprintf(configTemplate, certDir)
+	if withKueue {
+		config += "kueue:\n  enabled: true\n"
+	}
+	return config, ports, nil
 }
 
 func waitReady(ctx context.Context, name string, port int) error {

@@ -33,14 +33,15 @@ func main() {
 	nodes := flag.Int("nodes", 4, "number of kwok GPU nodes")
 	dir := flag.String("dir", "", "directory for logs, kubeconfigs and data (default bin/local-cluster)")
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
+	withKueue := flag.Bool("kueue", false, "also run the Kueue controller, turn the Kueue integration on and apply a ClusterQueue and a queued PodCliqueSet (hack/run-local/kueue.yaml)")
 	flag.Parse()
-	if err := run(*nodes, *dir, *runFor); err != nil {
+	if err := run(*nodes, *dir, *runFor, *withKueue); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, dir string, runFor time.Duration) error {
+func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func run(nodes int, dir string, runFor time.Duration) error {
 	defer stop()
 
 	fmt.Println("starting the local cluster ...")
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme()})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue})
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func run(nodes int, dir string, runFor time.Duration) error {
 	if err := c.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		return err
 	}
-	binaries, err := startBinaries(ctx, c, root, dir)
+	binaries, err := startBinaries(ctx, c, root, dir, withKueue)
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,18 @@ func run(nodes int, dir string, runFor time.Duration) error {
 		return err
 	}
 
+	if withKueue {
+		queued := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "kueue.yaml"))
+		queued.Stdout, queued.Stderr = os.Stdout, os.Stderr
+		if err := queued.Run(); err != nil {
+			return fmt.Errorf("applying the Kueue sample: %w", err)
+		}
+		if err := showProgress(ctx, c, "default", "queued"); err != nil {
+			return err
+		}
+		fmt.Println("Kueue admitted PodCliqueSet default/queued (see its QueueAdmitted condition and Workload default/queued-0)")
+	}
+
 	plugin := filepath.Join(root, "bin", "kubectl-grove")
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
@@ -138,8 +151,8 @@ Press Ctrl-C to stop everything.
 
 // startBinaries runs the four binaries from bin/, each with its own identity and the shared
 // OperatorConfiguration, and waits until each reports ready.
-func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string) ([]*exec.Cmd, error) {
-	configPath, ports, err := writeConfig(c, dir)
+func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue bool) ([]*exec.Cmd, error) {
+	configPath, ports, err := writeConfig(c, dir, withKueue)
 	if err != nil {
 		return nil, err
 	}
