@@ -1,0 +1,187 @@
+package kueueworkload
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+type world struct {
+	c      client.Client
+	writes int
+}
+
+func newWorld(t *testing.T, objs ...client.Object) *world {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	require.NoError(t, kueuev1beta2.AddToScheme(scheme))
+	require.NoError(t, corev1.AddToScheme(scheme))
+	w := &world{}
+	count := func() { w.writes++ }
+	w.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&schedulerv1alpha1.PodGang{}, &kueuev1beta2.Workload{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				count()
+				return c.Create(ctx, obj, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				count()
+				return c.Update(ctx, obj, opts...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				count()
+				return c.Delete(ctx, obj, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				count()
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	return w
+}
+
+func (w *world) pass(t *testing.T) error {
+	t.Helper()
+	r := &Reconciler{Client: w.c, Backend: "kube-scheduler"}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0"}})
+	return err
+}
+
+func (w *world) admission(t *testing.T) metav1.Condition {
+	t.Helper()
+	pg := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, pg))
+	c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionQueueAdmitted)
+	require.NotNil(t, c)
+	return *c
+}
+
+func (w *world) workload(t *testing.T) *kueuev1beta2.Workload {
+	t.Helper()
+	wl := &kueuev1beta2.Workload{}
+	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, wl); err != nil {
+		require.True(t, apierrors.IsNotFound(err))
+		return nil
+	}
+	return wl
+}
+
+func gang(pods ...string) *builders.PodGangBuilder {
+	return builders.PodGang("ns", "inf-0").Backend("kube-scheduler").Queue("team-a").PodGroup("inf-0-worker", 1, pods...).
+		Requests("inf-0-worker", corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")})
+}
+
+func localQueue() *kueuev1beta2.LocalQueue {
+	return &kueuev1beta2.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "team-a"}, Spec: kueuev1beta2.LocalQueueSpec{ClusterQueue: "gpus"}}
+}
+
+func TestAQueuedGangGetsItsWorkloadAndWaitsQuietly(t *testing.T) {
+	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1").Obj(), localQueue())
+
+	require.NoError(t, w.pass(t))
+	wl := w.workload(t)
+	require.NotNil(t, wl)
+	assert.Equal(t, int32(2), wl.Spec.PodSets[0].Count)
+	c := w.admission(t)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, schedulerv1alpha1.ReasonQueuePending, c.Reason)
+	assert.Equal(t, 2, w.writes, "the Workload and the condition")
+
+	w.writes = 0
+	require.NoError(t, w.pass(t))
+	assert.Zero(t, w.writes, "nothing changed, nothing written")
+}
+
+func TestKueuesAdmissionIsReported(t *testing.T) {
+	w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue())
+	require.NoError(t, w.pass(t))
+	wl := w.workload(t)
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
+	wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
+	require.NoError(t, w.c.Status().Update(context.Background(), wl))
+
+	require.NoError(t, w.pass(t))
+	c := w.admission(t)
+	assert.Equal(t, metav1.ConditionTrue, c.Status)
+	assert.Contains(t, c.Message, "ClusterQueue gpus")
+}
+
+func TestAMissingLocalQueueIsNamed(t *testing.T) {
+	w := newWorld(t, gang("inf-0-worker-0").Obj())
+	require.NoError(t, w.pass(t))
+	assert.Equal(t, schedulerv1alpha1.ReasonLocalQueueNotFound, w.admission(t).Reason)
+	assert.NotNil(t, w.workload(t), "the Workload waits, so the gang is admitted as soon as the queue exists")
+}
+
+func TestAGangThatChangedSizeGetsAWorkloadOfItsNewSize(t *testing.T) {
+	t.Run("while waiting, in place", func(t *testing.T) {
+		w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue())
+		require.NoError(t, w.pass(t))
+		uid := w.workload(t).UID
+		pg := gang("inf-0-worker-0", "inf-0-worker-1").Obj()
+		stored := &schedulerv1alpha1.PodGang{}
+		require.NoError(t, w.c.Get(context.Background(), client.ObjectKeyFromObject(pg), stored))
+		stored.Spec = pg.Spec
+		require.NoError(t, w.c.Update(context.Background(), stored))
+
+		require.NoError(t, w.pass(t))
+		wl := w.workload(t)
+		assert.Equal(t, uid, wl.UID)
+		assert.Equal(t, int32(2), wl.Spec.PodSets[0].Count)
+	})
+	t.Run("while admitted, replaced", func(t *testing.T) {
+		w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue())
+		require.NoError(t, w.pass(t))
+		wl := w.workload(t)
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+		require.NoError(t, w.c.Status().Update(context.Background(), wl))
+		stored := &schedulerv1alpha1.PodGang{}
+		require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+		stored.Spec = gang("inf-0-worker-0", "inf-0-worker-1").Obj().Spec
+		require.NoError(t, w.c.Update(context.Background(), stored))
+
+		require.NoError(t, w.pass(t))
+		assert.Nil(t, w.workload(t), "Kueue refuses to resize a Workload holding quota: it is deleted")
+		require.NoError(t, w.pass(t))
+		assert.Equal(t, int32(2), w.workload(t).Spec.PodSets[0].Count, "and created anew at the new size")
+	})
+}
+
+func TestAWorkloadOfAnotherOwnerIsNeverAdopted(t *testing.T) {
+	foreign := &kueuev1beta2.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "inf-0", UID: "job", Controller: ptr.To(true)}}},
+		Spec: kueuev1beta2.WorkloadSpec{QueueName: "other"}}
+	w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue(), foreign)
+	require.Error(t, w.pass(t))
+	c := w.admission(t)
+	assert.Equal(t, schedulerv1alpha1.ReasonWorkloadSyncFailed, c.Reason)
+	assert.Contains(t, c.Message, "does not belong to this PodGang")
+	assert.Equal(t, kueuev1beta2.LocalQueueName("other"), w.workload(t).Spec.QueueName, "left as it was")
+}
+
+func TestAGangOfAnotherBackendOrNotQueuedIsLeftAlone(t *testing.T) {
+	w := newWorld(t, builders.PodGang("ns", "inf-0").Backend("kube-scheduler").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj(), localQueue())
+	require.NoError(t, w.pass(t))
+	assert.Nil(t, w.workload(t))
+	assert.Zero(t, w.writes)
+}
