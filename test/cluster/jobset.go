@@ -31,12 +31,8 @@ func (c *Cluster) startJobSet(ctx context.Context) error {
 		return err
 	}
 	webhookPort, healthPort := ports[0], ports[1]
-	serving, err := c.ca.Serving("127.0.0.1", "localhost")
+	certDir, err := c.loopbackServingCert("jobset-certs")
 	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(c.dir, "jobset-certs")
-	if err := serving.WriteTLS(certDir); err != nil {
 		return err
 	}
 	config := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
@@ -68,22 +64,11 @@ clientConnection:
 	if err := c.registerJobSetWebhooks(ctx, webhookPort); err != nil {
 		return err
 	}
-	p, err := c.start("jobset-controller", "jobset-controller", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
+	p, err := c.startReady(ctx, "jobset-controller", healthPort, time.Minute, "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
 	if err != nil {
 		return err
 	}
 	procs := []*process{p}
-	p.ready = func(ctx context.Context) (bool, error) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	}
-	if err := waitUntil(ctx, "jobset-controller /readyz", time.Minute, procs, p.ready); err != nil {
-		return err
-	}
 	// A dry-run create passes through the defaulting and validating webhooks: once it succeeds,
 	// JobSets can be created.
 	probe := &jobsetv1alpha2.JobSet{
@@ -105,7 +90,25 @@ clientConnection:
 // registerJobSetWebhooks installs JobSet's own webhook configurations, pointed at loopback. The
 // pod webhooks are narrowed to JobSet pods on create, as JobSet's kustomize patches do.
 func (c *Cluster) registerJobSetWebhooks(ctx context.Context, port int) error {
-	dir, err := moduleDir("sigs.k8s.io/jobset")
+	return c.registerWebhooksByURL(ctx, "sigs.k8s.io/jobset", "jobset-", port, func(path string, hook map[string]any) bool {
+		if strings.HasSuffix(path, "-v1-pod") {
+			hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
+				"key": jobsetv1alpha2.JobSetNameKey, "operator": "Exists",
+			}}}
+			for _, r := range hook["rules"].([]any) {
+				r.(map[string]any)["operations"] = []any{"CREATE"}
+			}
+		}
+		return true
+	})
+}
+
+// registerWebhooksByURL creates the webhook configurations a module ships in
+// config/components/webhook/manifests.yaml, their names prefixed, each webhook pointed at
+// loopback port with the cluster CA (there is no Service network here). adjust may change a
+// webhook, given its path, or drop it (false).
+func (c *Cluster) registerWebhooksByURL(ctx context.Context, module, prefix string, port int, adjust func(path string, hook map[string]any) bool) error {
+	dir, err := moduleDir(module)
 	if err != nil {
 		return err
 	}
@@ -120,37 +123,61 @@ func (c *Cluster) registerJobSetWebhooks(ctx context.Context, port int) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return fmt.Errorf("decoding JobSet webhook manifests: %w", err)
+			return fmt.Errorf("decoding %s webhook manifests: %w", module, err)
 		}
 		if len(obj.Object) == 0 {
 			continue
 		}
-		obj.SetName("jobset-" + obj.GetName())
+		obj.SetName(prefix + obj.GetName())
 		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		var kept []any
 		for i := range hooks {
 			hook := hooks[i].(map[string]any)
-			cfg := hook["clientConfig"].(map[string]any)
-			path := cfg["service"].(map[string]any)["path"].(string)
+			path := hook["clientConfig"].(map[string]any)["service"].(map[string]any)["path"].(string)
 			hook["clientConfig"] = map[string]any{
 				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
 				"caBundle": base64.StdEncoding.EncodeToString(c.ca.CertPEM),
 			}
-			if strings.HasSuffix(path, "-v1-pod") {
-				hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
-					"key": jobsetv1alpha2.JobSetNameKey, "operator": "Exists",
-				}}}
-				for _, r := range hook["rules"].([]any) {
-					r.(map[string]any)["operations"] = []any{"CREATE"}
-				}
+			if adjust(path, hook) {
+				kept = append(kept, hook)
 			}
 		}
-		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
+		if err := unstructured.SetNestedSlice(obj.Object, kept, "webhooks"); err != nil {
 			return err
 		}
 		if err := c.client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
 		}
 	}
+}
+
+// loopbackServingCert writes a serving certificate for 127.0.0.1, signed by the cluster CA,
+// into a directory of the cluster's and returns it.
+func (c *Cluster) loopbackServingCert(name string) (string, error) {
+	serving, err := c.ca.Serving("127.0.0.1", "localhost")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(c.dir, name)
+	return dir, serving.WriteTLS(dir)
+}
+
+// startReady starts a controller from the tool of its name and waits until it answers /readyz
+// on healthPort.
+func (c *Cluster) startReady(ctx context.Context, name string, healthPort int, timeout time.Duration, args ...string) (*process, error) {
+	p, err := c.start(name, name, args...)
+	if err != nil {
+		return nil, err
+	}
+	p.ready = func(ctx context.Context) (bool, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}
+	return p, waitUntil(ctx, name+" /readyz", timeout, []*process{p}, p.ready)
 }
 
 // moduleDir returns where a module the project requires lives in the module cache.

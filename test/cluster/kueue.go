@@ -2,11 +2,7 @@ package cluster
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,12 +83,8 @@ func (c *Cluster) startKueue(ctx context.Context) error {
 		return err
 	}
 	webhookPort, healthPort := ports[0], ports[1]
-	serving, err := c.ca.Serving("127.0.0.1", "localhost")
+	certDir, err := c.loopbackServingCert("kueue-certs")
 	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(c.dir, "kueue-certs")
-	if err := serving.WriteTLS(certDir); err != nil {
 		return err
 	}
 	if err := c.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}); client.IgnoreAlreadyExists(err) != nil {
@@ -132,22 +124,11 @@ featureGates:
 	if err := c.registerKueueWebhooks(ctx, webhookPort); err != nil {
 		return err
 	}
-	p, err := c.start("kueue", "kueue", "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "2")
+	p, err := c.startReady(ctx, "kueue", healthPort, 2*time.Minute, "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "2")
 	if err != nil {
 		return err
 	}
 	procs := []*process{p}
-	p.ready = func(ctx context.Context) (bool, error) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	}
-	if err := waitUntil(ctx, "kueue /readyz", 2*time.Minute, procs, p.ready); err != nil {
-		return err
-	}
 	// A dry-run create passes through Kueue's ResourceFlavor webhooks: once it succeeds, Kueue
 	// answers admission.
 	probe := &kueuev1beta2.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe"}}
@@ -177,53 +158,13 @@ func writeKueueMetricsCert(c *Cluster) error {
 // TrainJobs — pointed at loopback; those of pods and TrainJobs only see objects naming a queue,
 // so nothing else waits on Kueue.
 func (c *Cluster) registerKueueWebhooks(ctx context.Context, port int) error {
-	dir, err := moduleDir("sigs.k8s.io/kueue")
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
-	if err != nil {
-		return err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("decoding Kueue webhook manifests: %w", err)
+	return c.registerWebhooksByURL(ctx, "sigs.k8s.io/kueue", "kueue-", port, func(path string, hook map[string]any) bool {
+		queued := strings.HasSuffix(path, "-v1-pod") || strings.Contains(path, "-trainer-kubeflow-org-")
+		if queued {
+			hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
+				"key": "kueue.x-k8s.io/queue-name", "operator": "Exists",
+			}}}
 		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		obj.SetName("kueue-" + obj.GetName())
-		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
-		var kept []any
-		for i := range hooks {
-			hook := hooks[i].(map[string]any)
-			cfg := hook["clientConfig"].(map[string]any)
-			path := cfg["service"].(map[string]any)["path"].(string)
-			queued := strings.HasSuffix(path, "-v1-pod") || strings.Contains(path, "-trainer-kubeflow-org-")
-			if !queued && !strings.Contains(path, "-kueue-x-k8s-io-") {
-				continue
-			}
-			hook["clientConfig"] = map[string]any{
-				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
-				"caBundle": base64.StdEncoding.EncodeToString(c.ca.CertPEM),
-			}
-			if queued {
-				hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
-					"key": "kueue.x-k8s.io/queue-name", "operator": "Exists",
-				}}}
-			}
-			kept = append(kept, hook)
-		}
-		if err := unstructured.SetNestedSlice(obj.Object, kept, "webhooks"); err != nil {
-			return err
-		}
-		if err := c.client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
-		}
-	}
+		return queued || strings.Contains(path, "-kueue-x-k8s-io-")
+	})
 }
