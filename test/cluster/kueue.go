@@ -75,7 +75,7 @@ func (c *Cluster) installKueueCRDs(ctx context.Context) error {
 // on loopback and registered by URL (there is no Service network here) and narrowed to objects
 // that name a queue.
 func (c *Cluster) startKueue(ctx context.Context) error {
-	if err := writeKueueMetricsCert(c); err != nil {
+	if err := c.writeKueueMetricsCert(); err != nil {
 		return err
 	}
 	ports, err := FreePorts(2)
@@ -140,7 +140,7 @@ featureGates:
 
 // writeKueueMetricsCert puts a certificate where Kueue insists on reading one; the metrics
 // server it would serve is off, so any valid pair does, and one already there is kept.
-func writeKueueMetricsCert(c *Cluster) error {
+func (c *Cluster) writeKueueMetricsCert() error {
 	if _, err := os.Stat(filepath.Join(kueueMetricsCertDir, "tls.key")); err == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/go-logr/logr"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -158,16 +159,12 @@ func (r *Reconciler) replace(ctx context.Context, log logr.Logger, wl *kueuev1be
 
 // report writes QueueAdmitted when it changed, as this controller's own field manager.
 func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, cond metav1.Condition) error {
-	if old := meta.FindStatusCondition(pg.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status &&
-		old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+	before := pg.Status.Conditions
+	conds := slices.Clone(before)
+	if !meta.SetStatusCondition(&conds, cond) {
 		return nil
 	}
-	before := pg.Status.Conditions
-	cond.LastTransitionTime = metav1.Now()
-	if old := meta.FindStatusCondition(before, cond.Type); old != nil && old.Status == cond.Status {
-		cond.LastTransitionTime = old.LastTransitionTime
-	}
-	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, "", cond); err != nil {
+	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, "", *meta.FindStatusCondition(conds, cond.Type)); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log, before, pg.Status.Conditions)

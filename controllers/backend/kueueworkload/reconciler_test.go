@@ -180,8 +180,15 @@ func TestAWorkloadOfAnotherOwnerIsNeverAdopted(t *testing.T) {
 }
 
 func TestAGangOfAnotherBackendOrNotQueuedIsLeftAlone(t *testing.T) {
-	w := newWorld(t, builders.PodGang("ns", "inf-0").Backend("kube-scheduler").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj(), localQueue())
-	require.NoError(t, w.pass(t))
-	assert.Nil(t, w.workload(t))
-	assert.Zero(t, w.writes)
+	for name, pg := range map[string]*schedulerv1alpha1.PodGang{
+		"not queued":      builders.PodGang("ns", "inf-0").Backend("kube-scheduler").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj(),
+		"another backend": gang("inf-0-worker-0").Backend("kai-scheduler").Obj(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, pg, localQueue())
+			require.NoError(t, w.pass(t))
+			assert.Nil(t, w.workload(t))
+			assert.Zero(t, w.writes)
+		})
+	}
 }

@@ -207,6 +207,13 @@ func addComputeDomainClaim(spec *corev1.PodSpec, template string) {
 // this operator deletes, would keep its name — and its replacement out — forever. Kueue does the
 // same for LeaderWorkerSet pods.
 func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.Pod) error {
+	var released, evicted []string
+	defer func() {
+		if len(released) > 0 {
+			log.FromContext(ctx).Info("released Kueue's finalizer of pods that are gone or ended", "pods", len(released), "evictedByKueue", len(evicted))
+			log.FromContext(ctx).V(1).Info("released Kueue's finalizer", "pods", released, "evictedByKueue", evicted)
+		}
+	}()
 	for _, p := range pods {
 		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 		if (p.DeletionTimestamp.IsZero() && !ended) || !slices.Contains(p.Finalizers, kueue.PodFinalizer) {
@@ -217,7 +224,18 @@ func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.
 		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		log.FromContext(ctx).V(1).Info("released Kueue's finalizer of a pod that is gone or ended", "pod", client.ObjectKeyFromObject(p), "evictedByKueue", kueue.EvictedByKueue(p))
+		released = append(released, p.Name)
+		if kueue.EvictedByKueue(p) {
+			evicted = append(evicted, p.Name)
+		}
 	}
 	return nil
+}
+
+// queueOf is the Kueue LocalQueue of a clique's gang, "" when it is not queued (or unknown yet).
+func queueOf(pg *schedulerv1alpha1.PodGang) string {
+	if pg == nil {
+		return ""
+	}
+	return pg.Spec.QueueName
 }

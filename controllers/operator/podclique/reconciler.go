@@ -402,7 +402,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		}
 	}
 	log.FromContext(ctx).Info("created pods", "count", created, "of", len(pods), "gated", gated, "podGang", pclq.Labels[grovev1alpha1.LabelPodGang],
-		"backendAcknowledged", s.pg.Acknowledged(), "parentsUp", s.parents)
+		"backendAcknowledged", s.pg.Acknowledged(), "parentsUp", s.parents, "kueueQueue", queueOf(s.pg))
 	if err != nil {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
 		return err

@@ -188,11 +188,7 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 	var statuses []grovev1alpha1.PodGangStatus
 	var waiting []string
 	reason := grovev1alpha1.ReasonAllPodGangsSchedulable
-	names := make([]string, 0, len(obs.wantGangs))
-	for name := range obs.wantGangs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := wantedGangNames(obs)
 	for _, name := range names {
 		pg := obs.gangs[name]
 		if pg == nil {
@@ -332,11 +328,7 @@ func queueAdmitted(pcs *grovev1alpha1.PodCliqueSet, obs *observed) *metav1.Condi
 	if queue == "" {
 		return nil
 	}
-	names := make([]string, 0, len(obs.wantGangs))
-	for name := range obs.wantGangs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := wantedGangNames(obs)
 	rank := len(queueWorst)
 	var waiting []string
 	for _, name := range names {
@@ -366,4 +358,14 @@ func queueAdmitted(pcs *grovev1alpha1.PodCliqueSet, obs *observed) *metav1.Condi
 		cond.Message = fmt.Sprintf("LocalQueue %s: %d of %d gangs not admitted; %s", queue, len(waiting), len(names), strings.Join(firstNames(waiting, 3), "; "))
 	}
 	return cond
+}
+
+// wantedGangNames are the names of the PodGangs the PodCliqueSet wants, sorted.
+func wantedGangNames(obs *observed) []string {
+	names := make([]string, 0, len(obs.wantGangs))
+	for name := range obs.wantGangs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }

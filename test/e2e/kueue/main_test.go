@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-
-	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -28,9 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	scheme := apiserver.Scheme()
-	utilruntime.Must(kueuev1beta2.AddToScheme(scheme))
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true, Scheme: scheme}, &binDir, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
 			return err
 		}
