@@ -65,11 +65,20 @@ func runMain(m *testing.M) int {
 			"--leader-elect-lease-duration=2m", "--leader-elect-renew-deadline=100s",
 		},
 	}
-	return cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
+	code := cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
 		fleet = newReplicaSet(c)
 		return fleet.startAll(context.Background())
 	})
+	// A failed run dumps every component's log before returning; the verdict is printed after
+	// them so that the end of the output (what a CI excerpt keeps) names the seed and violations.
+	if verdict != "" {
+		fmt.Println("\n" + verdict)
+	}
+	return code
 }
+
+// verdict is the failed run's seed and violations, printed once more at the very end.
+var verdict string
 
 // poolNode puts the first nodes in the stable pool and the rest in the chaos pool.
 func poolNode(i int) cluster.NodeSpec {

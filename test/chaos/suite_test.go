@@ -31,6 +31,12 @@ func TestMixedWorkloadKeepsEveryInvariantUnderSeededFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := newLedger(os.Stdout)
+	defer func() {
+		if t.Failed() {
+			v := l.violationList()
+			verdict = fmt.Sprintf("chaos verdict: FAILED with CHAOS_SEED=%d CHAOS_DURATION=%s, %d violations:\n  %s", s.seed, s.duration, len(v), strings.Join(v, "\n  "))
+		}
+	}()
 	r := newRun(ctx, cluster.Current, l)
 	stop := make(chan struct{})
 	defer close(stop)
