@@ -131,9 +131,10 @@ func Finished(wl *kueuev1beta2.Workload) bool {
 // queue, the gang's Workload as its group and prebuilt Workload, the group's total pod count,
 // its pod group as role (the podSet it counts against), serving (Kueue does not finish the
 // group when pods exit: the operator replaces them) and Kueue's admission gate. A pod of a gang
-// that is not queued is left alone.
+// that is not queued on its own (not queued, or admitted through its PodCliqueSet's owner) is
+// left alone.
 func PreparePod(pod *corev1.Pod, pg *schedulerv1alpha1.PodGang) {
-	if pg == nil || pg.Spec.QueueName == "" {
+	if !pg.QueuedOnItsOwn() {
 		return
 	}
 	role := ""

@@ -90,11 +90,19 @@ func TestPreparePodJoinsTheGangsPrebuiltWorkload(t *testing.T) {
 	assert.Len(t, pod.Spec.SchedulingGates, 2, "the gate is added once")
 }
 
-func TestPreparePodLeavesPodsOfAnUnqueuedGangAlone(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
-	PreparePod(pod, builders.PodGang("ns", "g").Obj())
-	assert.Empty(t, pod.Labels)
-	assert.Empty(t, pod.Spec.SchedulingGates)
+func TestPreparePodLeavesPodsOfAGangNotQueuedOnItsOwnAlone(t *testing.T) {
+	for name, pg := range map[string]*schedulerv1alpha1.PodGang{
+		"not queued":           builders.PodGang("ns", "g").Obj(),
+		"admitted by an owner": builders.PodGang("ns", "g").Queue("team-a").AdmittedByOwner().PodGroup("g-w", 1, "g-w-0").Obj(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-w-0"}}
+			PreparePod(pod, pg)
+			assert.Empty(t, pod.Labels)
+			assert.Empty(t, pod.Spec.SchedulingGates)
+			assert.False(t, pg.AwaitsQueue(), "no pod of it waits for Kueue")
+		})
+	}
 }
 
 func workload(conds ...metav1.Condition) *kueuev1beta2.Workload {

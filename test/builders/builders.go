@@ -306,6 +306,12 @@ func (b *PodGangBuilder) Queue(name string) *PodGangBuilder {
 	return b
 }
 
+// AdmittedByOwner says its PodCliqueSet's owner holds Kueue's admission for it.
+func (b *PodGangBuilder) AdmittedByOwner() *PodGangBuilder {
+	b.obj.Spec.QueueAdmittedByOwner = true
+	return b
+}
+
 // Requests sets the per-pod requests of the named pod group.
 func (b *PodGangBuilder) Requests(group string, requests corev1.ResourceList) *PodGangBuilder {
 	for i := range b.obj.Spec.PodGroups {

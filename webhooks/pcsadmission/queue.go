@@ -3,6 +3,7 @@ package pcsadmission
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -42,8 +43,22 @@ func queueLayers(pcs *grovev1alpha1.PodCliqueSet) []queueLayer {
 // integration turned on, a backend whose pods kube-scheduler places one by one (Kueue admits the
 // gang as a whole; its pod webhook, built against an older Kubernetes, would drop the Workload
 // API fields of gang mode), and at most eight pod groups per gang (Kueue's podSet limit).
+//
+// With spec.queueAdmission Owner, the PodCliqueSet's controlling owner holds Kueue's admission (a
+// TrainJob under Kueue's TrainJob integration): it needs the queue label and that owner, and the
+// per-gang rules do not apply since no gang gets a Workload.
 func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry *backends.Registry) field.ErrorList {
 	layers := queueLayers(pcs)
+	byOwner := pcs.Spec.QueueAdmission == grovev1alpha1.QueueAdmissionOwner
+	if byOwner {
+		p := field.NewPath("spec", "queueAdmission")
+		if len(layers) == 0 {
+			return field.ErrorList{field.Forbidden(p, "Owner needs the kueue.x-k8s.io/queue-name label: it says who holds Kueue's admission for a queued PodCliqueSet")}
+		}
+		if metav1.GetControllerOf(pcs) == nil {
+			return field.ErrorList{field.Forbidden(p, "Owner needs a controlling owner reference, the object Kueue admits as a whole (a TrainJob); a PodCliqueSet of its own is queued PerGang")}
+		}
+	}
 	if len(layers) == 0 {
 		return nil
 	}
@@ -61,7 +76,7 @@ func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry
 			}
 		}
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 || byOwner {
 		return errs
 	}
 	if !enabled {
@@ -109,8 +124,13 @@ func basePodGroups(pcs *grovev1alpha1.PodCliqueSet) int {
 	return n
 }
 
-// validateQueueUpdate keeps the queue: a gang's admitted Workload cannot move to another queue.
+// validateQueueUpdate keeps the queue and who holds its admission: a gang's admitted Workload
+// cannot move to another queue, and a gang cannot start or stop holding quota of its own.
 func validateQueueUpdate(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	if old.Spec.QueueAdmission != pcs.Spec.QueueAdmission {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "queueAdmission"), pcs.Spec.QueueAdmission,
+			fmt.Sprintf("field is immutable (was %q): the gangs either hold Kueue's quota themselves or through their owner for the PodCliqueSet's life", old.Spec.QueueAdmission))}
+	}
 	was, is := grovev1alpha1.QueueNameOf(old), grovev1alpha1.QueueNameOf(pcs)
 	if was == is {
 		return nil

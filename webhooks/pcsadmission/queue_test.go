@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -59,6 +60,19 @@ func TestQueuedPodCliqueSetsAreRefusedWithTheLabelsPath(t *testing.T) {
 		{"scaled gangs beyond minAvailable queue on their own", queued(func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.PodCliqueScalingGroupConfigs[0].Replicas = ptr.To[int32](10)
 		}), true, kubeOnly, nil},
+		{"admitted through its owning TrainJob: no per-gang rule applies", queued(func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionOwner
+			p.OwnerReferences = trainJobOwner
+		}), false, gangMode, nil},
+		{"admitted through an owner but not queued", withOwnerAdmission(valid(), trainJobOwner), true, kubeOnly, []string{queueAdmissionPath}},
+		{"admitted through an owner it does not have", queued(func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionOwner
+		}), true, kubeOnly, []string{queueAdmissionPath}},
+		{"admitted through an owner with a bad queue name", queued(func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionOwner
+			p.OwnerReferences = trainJobOwner
+			p.Labels[grovev1alpha1.LabelKueueQueueName] = "Team_A"
+		}), true, kubeOnly, []string{pcsLabel}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +83,30 @@ func TestQueuedPodCliqueSetsAreRefusedWithTheLabelsPath(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+const queueAdmissionPath = "spec.queueAdmission"
+
+var trainJobOwner = []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "tj", UID: "u1", Controller: ptr.To(true)}}
+
+func withOwnerAdmission(p *grovev1alpha1.PodCliqueSet, owners []metav1.OwnerReference) *grovev1alpha1.PodCliqueSet {
+	p.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionOwner
+	p.OwnerReferences = owners
+	return p
+}
+
+func TestWhoHoldsTheQueuesAdmissionIsImmutable(t *testing.T) {
+	old := queued(func(p *grovev1alpha1.PodCliqueSet) { withOwnerAdmission(p, trainJobOwner) })
+	perGang := old.DeepCopy()
+	perGang.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionPerGang
+	errs := validateQueueUpdate(old, perGang)
+	if assert.Len(t, errs, 1) {
+		assert.Equal(t, queueAdmissionPath, errs[0].Field)
+		assert.Contains(t, errs[0].Detail, "immutable")
+	}
+	same := old.DeepCopy()
+	same.Spec.Replicas = 2
+	assert.Empty(t, validateQueueUpdate(old, same))
 }
 
 func TestTheQueueIsImmutable(t *testing.T) {

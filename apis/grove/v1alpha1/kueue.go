@@ -14,7 +14,29 @@ const (
 	ConditionQueueAdmitted = "QueueAdmitted"
 	// ReasonAllGangsAdmitted: Kueue admitted every gang.
 	ReasonAllGangsAdmitted = "AllGangsAdmitted"
+	// ReasonAdmittedWithOwner: Kueue admitted the PodCliqueSet's owner as a whole
+	// (queueAdmission: Owner); the gangs hold no quota of their own.
+	ReasonAdmittedWithOwner = "AdmittedWithOwner"
 )
+
+// QueueAdmission says who obtains Kueue's admission for a queued PodCliqueSet's gangs.
+// +kubebuilder:validation:Enum=PerGang;Owner
+type QueueAdmission string
+
+const (
+	// QueueAdmissionPerGang queues every PodGang as a Kueue Workload of its own (the default).
+	QueueAdmissionPerGang QueueAdmission = "PerGang"
+	// QueueAdmissionOwner: the controlling owner holds Kueue's admission for the whole
+	// PodCliqueSet. Kueue keeps the owner suspended until it is admitted and suspends it on
+	// eviction, and its owner's controller creates the PodCliqueSet only while it runs, so the
+	// gangs neither wait nor hold quota twice.
+	QueueAdmissionOwner QueueAdmission = "Owner"
+)
+
+// AdmittedByOwner reports whether a queued PodCliqueSet's gangs are admitted through its owner.
+func AdmittedByOwner(pcs *PodCliqueSet) bool {
+	return pcs.Spec.QueueAdmission == QueueAdmissionOwner && QueueNameOf(pcs) != ""
+}
 
 // QueueNameOf is the LocalQueue a PodCliqueSet's gangs queue in: the PodCliqueSet's label, else
 // the first clique template's (admission makes all that carry one agree); "" when not queued.

@@ -70,6 +70,15 @@ type PodCliqueSetSpec struct {
 	// +optional
 	TrainingSpec *TrainingSpec `json:"trainingSpec,omitempty"`
 
+	// QueueAdmission says who obtains Kueue's admission for a PodCliqueSet labelled with a queue
+	// (docs/kueue.md): PerGang (the default) queues each PodGang as a Kueue Workload of its own;
+	// Owner says the PodCliqueSet's controlling owner was admitted by Kueue as a whole (a TrainJob
+	// under Kueue's TrainJob integration), so its gangs carry the queue but hold no quota of their
+	// own. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="queueAdmission is immutable"
+	// +optional
+	QueueAdmission QueueAdmission `json:"queueAdmission,omitempty"`
+
 	// Template describes every replica.
 	Template PodCliqueSetTemplateSpec `json:"template"`
 }

@@ -62,6 +62,12 @@ type PodGangSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	QueueName string `json:"queueName,omitempty"`
+
+	// QueueAdmittedByOwner says Kueue admitted the gang's PodCliqueSet through its owner as a
+	// whole (PodCliqueSet spec.queueAdmission: Owner): the gang has no Workload of its own and
+	// never waits for the queue.
+	// +optional
+	QueueAdmittedByOwner bool `json:"queueAdmittedByOwner,omitempty"`
 }
 
 // PodGroup is the set of pods of one PodClique within a gang.
@@ -248,11 +254,17 @@ func (pg *PodGang) Acknowledged() bool {
 	return false
 }
 
+// QueuedOnItsOwn reports whether the gang is admitted by Kueue as a Workload of its own: it names
+// a queue and its PodCliqueSet's owner does not hold the admission for it.
+func (pg *PodGang) QueuedOnItsOwn() bool {
+	return pg != nil && pg.Spec.QueueName != "" && !pg.Spec.QueueAdmittedByOwner
+}
+
 // AwaitsQueue reports whether the gang is queued and Kueue has not admitted it (yet, or any more):
 // its pods are held by Kueue's admission gate or have been evicted, so missing pods are no
 // breach and no failure.
 func (pg *PodGang) AwaitsQueue() bool {
-	if pg == nil || pg.Spec.QueueName == "" {
+	if !pg.QueuedOnItsOwn() {
 		return false
 	}
 	for _, c := range pg.Status.Conditions {

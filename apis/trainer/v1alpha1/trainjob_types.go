@@ -204,6 +204,29 @@ type Trainer struct {
 	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
 }
 
+// RuntimePatchManagerKueue is the manager of the runtime patch Kueue's TrainJob webhook adds to
+// the TrainJobs it handles; once Kueue admits the TrainJob it carries the admission's node
+// selectors, tolerations, labels and annotations per replicated job.
+const RuntimePatchManagerKueue = "kueue.x-k8s.io/manager"
+
+// LabelKueueQueueName is Kueue's label naming the LocalQueue of a TrainJob.
+const LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
+
+// AdmittedByKueue reports whether Kueue's TrainJob integration admits the TrainJob as a whole: it
+// names a queue and carries Kueue's runtime patch. Kueue then keeps it suspended until its
+// Workload holds the quota for every pod, and suspends it again on eviction.
+func (tj *TrainJob) AdmittedByKueue() bool {
+	if tj.Labels[LabelKueueQueueName] == "" {
+		return false
+	}
+	for _, p := range tj.Spec.RuntimePatches {
+		if p.Manager == RuntimePatchManagerKueue {
+			return true
+		}
+	}
+	return false
+}
+
 // RuntimePatch is one manager's patch of the runtime template.
 type RuntimePatch struct {
 	// +kubebuilder:validation:MinLength=1

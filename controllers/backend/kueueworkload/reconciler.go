@@ -54,7 +54,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	queued := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pg, ok := o.(*schedulerv1alpha1.PodGang)
-		return ok && pg.Spec.QueueName != "" && pg.Labels[grovev1alpha1.LabelSchedulerName] == r.Backend
+		return ok && pg.QueuedOnItsOwn() && pg.Labels[grovev1alpha1.LabelSchedulerName] == r.Backend
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kueue-workload-"+r.Backend).
@@ -75,7 +75,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A deleted gang's Workload goes with it (owner reference).
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !pg.DeletionTimestamp.IsZero() || pg.Spec.QueueName == "" || pg.Labels[grovev1alpha1.LabelSchedulerName] != r.Backend {
+	// A gang admitted through its PodCliqueSet's owner has no Workload: Kueue holds the owner's.
+	if !pg.DeletionTimestamp.IsZero() || !pg.QueuedOnItsOwn() || pg.Labels[grovev1alpha1.LabelSchedulerName] != r.Backend {
 		return ctrl.Result{}, nil
 	}
 	log := log.FromContext(ctx).WithValues("podGang", req.NamespacedName, "queue", pg.Spec.QueueName)

@@ -179,10 +179,11 @@ func TestAWorkloadOfAnotherOwnerIsNeverAdopted(t *testing.T) {
 	assert.Equal(t, kueuev1beta2.LocalQueueName("other"), w.workload(t).Spec.QueueName, "left as it was")
 }
 
-func TestAGangOfAnotherBackendOrNotQueuedIsLeftAlone(t *testing.T) {
+func TestAGangOfAnotherBackendNotQueuedOrAdmittedByItsOwnerIsLeftAlone(t *testing.T) {
 	for name, pg := range map[string]*schedulerv1alpha1.PodGang{
 		"not queued":      builders.PodGang("ns", "inf-0").Backend("kube-scheduler").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj(),
 		"another backend": gang("inf-0-worker-0").Backend("kai-scheduler").Obj(),
+		"admitted through the PodCliqueSet's owner": gang("inf-0-worker-0").AdmittedByOwner().Obj(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, pg, localQueue())

@@ -232,9 +232,10 @@ func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.
 	return nil
 }
 
-// queueOf is the Kueue LocalQueue of a clique's gang, "" when it is not queued (or unknown yet).
+// queueOf is the Kueue LocalQueue that admits a clique's gang as a Workload of its own, "" when
+// it is not queued on its own (or unknown yet).
 func queueOf(pg *schedulerv1alpha1.PodGang) string {
-	if pg == nil {
+	if !pg.QueuedOnItsOwn() {
 		return ""
 	}
 	return pg.Spec.QueueName

@@ -134,7 +134,8 @@ func hasLabels(have, want map[string]string) bool {
 // stable name, with its minimum and one pod's requests. missing names the members whose pods do
 // not all exist yet.
 func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedulerv1alpha1.PodGangSpec, []string) {
-	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName, QueueName: grovev1alpha1.QueueNameOf(pcs)}
+	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName, QueueName: grovev1alpha1.QueueNameOf(pcs),
+		QueueAdmittedByOwner: grovev1alpha1.AdmittedByOwner(pcs)}
 	var missing []string
 	for _, m := range g.members {
 		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}

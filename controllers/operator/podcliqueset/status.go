@@ -329,6 +329,10 @@ func queueAdmitted(pcs *grovev1alpha1.PodCliqueSet, obs *observed) *metav1.Condi
 		return nil
 	}
 	names := wantedGangNames(obs)
+	if grovev1alpha1.AdmittedByOwner(pcs) {
+		return &metav1.Condition{Type: grovev1alpha1.ConditionQueueAdmitted, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonAdmittedWithOwner,
+			Message: fmt.Sprintf("Kueue admitted the owner as a whole in LocalQueue %s; its %d gangs hold no quota of their own", queue, len(names)), ObservedGeneration: pcs.Generation}
+	}
 	rank := len(queueWorst)
 	var waiting []string
 	for _, name := range names {

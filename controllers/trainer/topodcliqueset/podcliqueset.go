@@ -46,9 +46,10 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCl
 			Annotations: p.Template.Annotations,
 		},
 		Spec: grovev1alpha1.PodCliqueSetSpec{
-			Replicas:     1,
-			WorkloadType: grovev1alpha1.WorkloadTypeTraining,
-			TrainingSpec: trainingSpec(tj, p),
+			Replicas:       1,
+			WorkloadType:   grovev1alpha1.WorkloadTypeTraining,
+			TrainingSpec:   trainingSpec(tj, p),
+			QueueAdmission: queueAdmission(tj),
 			Template: grovev1alpha1.PodCliqueSetTemplateSpec{
 				Cliques:               cliques,
 				StartupType:           ptr.To(grovev1alpha1.CliqueStartupTypeExplicit),
@@ -85,6 +86,18 @@ func pcsLabels(tj *trainerv1alpha1.TrainJob, p *plan.Plan) map[string]string {
 	maps.Copy(labels, tj.Labels)
 	labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
 	return labels
+}
+
+// queueAdmission says who holds Kueue's admission for the PodCliqueSet: a TrainJob that Kueue's
+// TrainJob integration admits as a whole keeps it (its Workload holds the quota for every pod and
+// this controller creates the PodCliqueSet only while Kueue lets the TrainJob run), so the gangs
+// carry the queue without queueing again. A queued TrainJob that Kueue's TrainJob integration
+// does not handle (no Kueue runtime patch) has its gangs queued one by one instead.
+func queueAdmission(tj *trainerv1alpha1.TrainJob) grovev1alpha1.QueueAdmission {
+	if tj.AdmittedByKueue() {
+		return grovev1alpha1.QueueAdmissionOwner
+	}
+	return ""
 }
 
 // trainingSpec maps activeDeadlineSeconds to maxRuntime and the JobSet failure policy's

@@ -186,3 +186,28 @@ func TestDependsOnReadyWaitsForReadinessAndCompleteForSuccess(t *testing.T) {
 	assert.Equal(t, []string{plan.Node}, got.Spec.StartsAfter)
 	assert.Empty(t, got.Spec.StartsAfterSucceeded)
 }
+
+func TestAPodCliqueSetOfATrainJobKueueAdmitsWholeIsAdmittedThroughIt(t *testing.T) {
+	kueuePatch := trainerv1alpha1.RuntimePatch{Manager: trainerv1alpha1.RuntimePatchManagerKueue}
+	cases := []struct {
+		name    string
+		labels  map[string]string
+		patches []trainerv1alpha1.RuntimePatch
+		want    grovev1alpha1.QueueAdmission
+	}{
+		{"queued and carrying Kueue's runtime patch", map[string]string{trainerv1alpha1.LabelKueueQueueName: "team-a"}, []trainerv1alpha1.RuntimePatch{kueuePatch}, grovev1alpha1.QueueAdmissionOwner},
+		{"queued without Kueue's TrainJob integration: its gangs queue one by one", map[string]string{trainerv1alpha1.LabelKueueQueueName: "team-a"}, nil, ""},
+		{"Kueue's runtime patch without a queue", nil, []trainerv1alpha1.RuntimePatch{kueuePatch}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tj := torchJob()
+			tj.Labels = tc.labels
+			tj.Spec.RuntimePatches = tc.patches
+			pcs, _, err := Build(tj, torchRuntime())
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, pcs.Spec.QueueAdmission)
+			assert.Equal(t, tc.labels[trainerv1alpha1.LabelKueueQueueName], grovev1alpha1.QueueNameOf(pcs), "the queue label reaches the PodCliqueSet")
+		})
+	}
+}

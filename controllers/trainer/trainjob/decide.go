@@ -64,7 +64,7 @@ func decide(tj *trainerv1alpha1.TrainJob, o *observation) decision {
 			trainerv1alpha1.TrainJobNameCollisionReason, "Create")
 		d.recheck = nameCollisionRecheck
 	case isSuspended(tj):
-		d.suspend()
+		d.suspend(o)
 	case pastDeadline(tj, o.now) || (o.out.done != nil && o.out.done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason):
 		d.finishWith(metav1.Condition{Type: trainerv1alpha1.TrainJobFailed, Status: metav1.ConditionTrue, Reason: trainerv1alpha1.TrainJobDeadlineExceededReason,
 			Message: fmt.Sprintf("the TrainJob ran longer than activeDeadlineSeconds (%ds)", *tj.Spec.ActiveDeadlineSeconds)}, "the job finished")
@@ -98,8 +98,11 @@ func (d *decision) run(tj *trainerv1alpha1.TrainJob, o *observation) {
 	d.act = actRun
 }
 
-// suspend records the suspension once; the pods are freed after the write.
-func (d *decision) suspend() {
+// suspend records the suspension once; the pods are freed after the write. The job counts keep
+// following the workload while its pods go: Kueue finishes an eviction only once no job of the
+// TrainJob counts an active pod.
+func (d *decision) suspend(o *observation) {
+	d.status.JobsStatus = o.out.jobs
 	if c := meta.FindStatusCondition(d.status.Conditions, trainerv1alpha1.TrainJobSuspended); c == nil || c.Status != metav1.ConditionTrue {
 		d.setCondition(trainerv1alpha1.TrainJobSuspended, metav1.ConditionTrue, trainerv1alpha1.TrainJobSuspendedReason, "the TrainJob is suspended")
 		d.setCondition(trainerv1alpha1.TrainJobRunning, metav1.ConditionFalse, trainerv1alpha1.TrainJobSuspendedReason, "the TrainJob is suspended; its pods are gone")

@@ -389,3 +389,26 @@ func TestAnUnsupportedRuntimeFailsTheJobAndItsTTLStillRuns(t *testing.T) {
 	_, exists := h.pcs(t)
 	assert.False(t, exists)
 }
+
+// Kueue finishes evicting a TrainJob only once no job counts an active pod: while suspended, the
+// job counts keep following the workload until its pods are gone.
+func TestASuspendedJobStopsCountingActivePodsOnceItsWorkloadIsGone(t *testing.T) {
+	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h.reconcile(t)
+	pcs, ok := h.pcs(t)
+	require.True(t, ok)
+	pcs.Status.CliqueStatuses = []grovev1alpha1.CliqueStatus{{Name: "node", Replicas: 2, ReadyReplicas: 2}}
+	require.NoError(t, h.c.Status().Update(context.Background(), pcs))
+	h.reconcile(t)
+	require.NotEmpty(t, h.job(t).Status.JobsStatus)
+	assert.EqualValues(t, 2, ptr.Deref(h.job(t).Status.JobsStatus[0].Active, 0), "running: both nodes count as active")
+
+	setSpec(t, h, func(tj *trainerv1alpha1.TrainJob) { tj.Spec.Suspend = ptr.To(true) })
+	h.reconcile(t)
+	_, exists := h.pcs(t)
+	require.False(t, exists)
+	h.reconcile(t)
+	for _, j := range h.job(t).Status.JobsStatus {
+		assert.Zero(t, ptr.Deref(j.Active, 0), "suspended and its PodCliqueSet gone: job %s counts no active pod", j.Name)
+	}
+}

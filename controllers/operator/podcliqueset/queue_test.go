@@ -1,0 +1,58 @@
+package podcliqueset
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+func TestQueueAdmittedSumsUpKueuesDecisionOnTheGangs(t *testing.T) {
+	queued := func(admission grovev1alpha1.QueueAdmission) *grovev1alpha1.PodCliqueSet {
+		pcs := builders.PodCliqueSet("ns", "llm").Clique("worker", 1).Obj()
+		pcs.Labels = map[string]string{grovev1alpha1.LabelKueueQueueName: "team-a"}
+		pcs.Spec.QueueAdmission = admission
+		return pcs
+	}
+	gangs := func(conds ...*metav1.Condition) *observed {
+		obs := &observed{gangs: map[string]*schedulerv1alpha1.PodGang{}, wantGangs: map[string]bool{}}
+		for i, c := range conds {
+			name := []string{"llm-0", "llm-1"}[i]
+			obs.wantGangs[name] = true
+			pg := builders.PodGang("ns", name).Queue("team-a").Obj()
+			if c != nil {
+				pg.Status.Conditions = []metav1.Condition{*c}
+			}
+			obs.gangs[name] = pg
+		}
+		return obs
+	}
+	admitted := &metav1.Condition{Type: schedulerv1alpha1.ConditionQueueAdmitted, Status: metav1.ConditionTrue, Reason: schedulerv1alpha1.ReasonQueueAdmitted}
+	evicted := &metav1.Condition{Type: schedulerv1alpha1.ConditionQueueAdmitted, Status: metav1.ConditionFalse, Reason: schedulerv1alpha1.ReasonQueueEvicted, Message: "Preempted"}
+	cases := []struct {
+		name       string
+		pcs        *grovev1alpha1.PodCliqueSet
+		obs        *observed
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		{"every gang admitted", queued(""), gangs(admitted, admitted), metav1.ConditionTrue, grovev1alpha1.ReasonAllGangsAdmitted},
+		{"a gang evicted, another not reported yet", queued(""), gangs(nil, evicted), metav1.ConditionFalse, schedulerv1alpha1.ReasonQueueEvicted},
+		{"admitted through the owner: the gangs' own conditions do not matter", queued(grovev1alpha1.QueueAdmissionOwner), gangs(nil, nil), metav1.ConditionTrue, grovev1alpha1.ReasonAdmittedWithOwner},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := queueAdmitted(tc.pcs, tc.obs)
+			require.NotNil(t, c)
+			assert.Equal(t, tc.wantStatus, c.Status)
+			assert.Equal(t, tc.wantReason, c.Reason)
+			assert.Contains(t, c.Message, "LocalQueue team-a")
+		})
+	}
+	assert.Nil(t, queueAdmitted(builders.PodCliqueSet("ns", "llm").Clique("worker", 1).Obj(), gangs()), "not queued: no condition")
+}

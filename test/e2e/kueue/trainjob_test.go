@@ -1,0 +1,230 @@
+package kueuee2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// gpuRuntime is a torch runtime of the given workload kind whose node pods ask for 4 GPUs each
+// and run until stopped.
+func gpuRuntime(t *testing.T, ns string, kind trainerv1alpha1.WorkloadKind) string {
+	t.Helper()
+	requests := corev1.ResourceList{gpu: *resource.NewQuantity(4, resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("100m")}
+	node := jobsetv1alpha2.ReplicatedJob{Name: "node", Replicas: 1, Template: batchv1.JobTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1), BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{
+				// kwok completes a Job's pod at once unless told when to exit: never, here.
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{cluster.LabelExitCode: "0"}, Annotations: map[string]string{cluster.AnnotationExitAfter: "87600h"}},
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox:1.36",
+					Resources: corev1.ResourceRequirements{Requests: requests, Limits: requests}}}},
+			}},
+	}}
+	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch-gpu"}, Spec: trainerv1alpha1.TrainingRuntimeSpec{
+		WorkloadKind: kind,
+		MLPolicy:     &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](1), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}},
+		Template:     trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{node}}},
+	}}
+	require.NoError(t, k8s().Create(context.Background(), rt))
+	return rt.Name
+}
+
+// workloadPriority makes a Kueue WorkloadPriorityClass for the test.
+func workloadPriority(t *testing.T, name string, value int32) {
+	t.Helper()
+	wpc := &kueuev1beta2.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+	require.NoError(t, k8s().Create(context.Background(), wpc))
+	t.Cleanup(func() { _ = k8s().Delete(context.Background(), wpc) })
+}
+
+// queuedTrainJob is a TrainJob of two 4-GPU nodes in queue, with a Kueue workload priority. It
+// is created unsuspended, as users write it: Kueue's webhook suspends it until admitted.
+func queuedTrainJob(ns, name, runtime, queue, priority string) *trainerv1alpha1.TrainJob {
+	return &trainerv1alpha1.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
+			trainerv1alpha1.LabelKueueQueueName: queue, "kueue.x-k8s.io/priority-class": priority}},
+		Spec: trainerv1alpha1.TrainJobSpec{
+			RuntimeRef: trainerv1alpha1.RuntimeRef{Name: runtime, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
+			Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](2)},
+		},
+	}
+}
+
+func getTrainJob(t *testing.T, ns, name string) *trainerv1alpha1.TrainJob {
+	t.Helper()
+	tj := &trainerv1alpha1.TrainJob{}
+	require.NoError(t, k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, tj))
+	return tj
+}
+
+// trainJobPods are the live pods of a TrainJob on either path.
+func trainJobPods(t *testing.T, ns, name string, kind trainerv1alpha1.WorkloadKind) []corev1.Pod {
+	t.Helper()
+	sel := client.MatchingLabels{trainerv1alpha1.LabelTrainJobName: name}
+	if kind == trainerv1alpha1.WorkloadKindJobSet {
+		sel = client.MatchingLabels{jobsetv1alpha2.JobSetNameKey: name}
+	}
+	list := &corev1.PodList{}
+	require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(ns), sel))
+	return slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() })
+}
+
+// waitTrainJobRunning waits until Kueue admitted the TrainJob (unsuspended it) and its n pods run.
+func waitTrainJobRunning(t *testing.T, ns, name string, kind trainerv1alpha1.WorkloadKind, n int) {
+	t.Helper()
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		tj := getTrainJob(t, ns, name)
+		if ptr.Deref(tj.Spec.Suspend, false) {
+			return false, "suspended"
+		}
+		ps := trainJobPods(t, ns, name, kind)
+		running := 0
+		for _, p := range ps {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, fmt.Sprintf("%d of %d pods running: %s", running, n, describe(ps))
+	})
+}
+
+// waitTrainJobSuspended waits until the TrainJob is suspended by Kueue, says so, and has no pod.
+func waitTrainJobSuspended(t *testing.T, ns, name string, kind trainerv1alpha1.WorkloadKind) {
+	t.Helper()
+	eventually(t, 2*time.Minute, func() (bool, string) {
+		tj := getTrainJob(t, ns, name)
+		c := meta.FindStatusCondition(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended)
+		ps := trainJobPods(t, ns, name, kind)
+		return ptr.Deref(tj.Spec.Suspend, false) && c != nil && c.Status == metav1.ConditionTrue && len(ps) == 0,
+			fmt.Sprintf("suspend=%v condition=%+v pods=%s", ptr.Deref(tj.Spec.Suspend, false), c, describe(ps))
+	})
+}
+
+// kueueWorkloadOf is the Workload Kueue keeps for a TrainJob.
+func kueueWorkloadOf(t *testing.T, ns, trainJob string) *kueuev1beta2.Workload {
+	t.Helper()
+	list := &kueuev1beta2.WorkloadList{}
+	require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(ns)))
+	for i := range list.Items {
+		for _, ref := range list.Items[i].OwnerReferences {
+			if ref.Kind == trainerv1alpha1.TrainJobKind && ref.Name == trainJob {
+				return &list.Items[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Kueue's own TrainJob integration queues TrainJobs on both paths unchanged: a TrainJob waits
+// suspended until Kueue admits its two 4-GPU nodes in a queue of 8; a higher-priority one
+// preempts it (Kueue suspends it, its pods go, its jobs stop counting active pods so Kueue
+// finishes the eviction) and it runs again once the quota is free. On the PodCliqueSet path the
+// queue reaches the PodCliqueSet and its gangs, whose admission is the TrainJob's: no gang holds
+// quota of its own and no pod waits for Kueue's gate.
+func TestKueueQueuesAndPreemptsTrainJobsOnBothPaths(t *testing.T) {
+	for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet, trainerv1alpha1.WorkloadKindPodCliqueSet} {
+		t.Run(string(kind), func(t *testing.T) {
+			ctx := context.Background()
+			queue := "tj-" + map[trainerv1alpha1.WorkloadKind]string{trainerv1alpha1.WorkloadKindJobSet: "js", trainerv1alpha1.WorkloadKindPodCliqueSet: "pcs"}[kind]
+			ns := queueWithGPUs(t, queue, 8)
+			low, high := queue+"-low", queue+"-high"
+			workloadPriority(t, low, 100)
+			workloadPriority(t, high, 1000)
+			rt := gpuRuntime(t, ns, kind)
+
+			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "first", rt, queue, low)))
+			waitTrainJobRunning(t, ns, "first", kind, 2)
+			wl := kueueWorkloadOf(t, ns, "first")
+			require.NotNil(t, wl, "Kueue keeps a Workload for the TrainJob")
+			assert.True(t, meta.IsStatusConditionTrue(wl.Status.Conditions, kueuev1beta2.WorkloadAdmitted))
+			var counted int32
+			for _, ps := range wl.Spec.PodSets {
+				counted += ps.Count
+			}
+			assert.Equal(t, int32(2), counted, "the TrainJob's Workload counts both nodes")
+			if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
+				assertAdmittedThroughTheTrainJob(t, ns, "first", queue)
+			}
+
+			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "second", rt, queue, low)))
+			waitTrainJobSuspended(t, ns, "second", kind)
+			time.Sleep(3 * time.Second)
+			assert.True(t, ptr.Deref(getTrainJob(t, ns, "second").Spec.Suspend, false), "no quota left: the second TrainJob stays suspended")
+			assert.Empty(t, trainJobPods(t, ns, "second", kind))
+
+			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "urgent", rt, queue, high)))
+			waitTrainJobSuspended(t, ns, "first", kind)
+			waitTrainJobRunning(t, ns, "urgent", kind, 2)
+			evicted := kueueWorkloadOf(t, ns, "first")
+			require.NotNil(t, evicted)
+			assert.False(t, meta.IsStatusConditionTrue(evicted.Status.Conditions, kueuev1beta2.WorkloadAdmitted), "the preempted TrainJob waits in the queue again")
+			for _, j := range getTrainJob(t, ns, "first").Status.JobsStatus {
+				assert.Zero(t, ptr.Deref(j.Active, 0), "job %s of the preempted TrainJob counts no active pod", j.Name)
+			}
+
+			require.NoError(t, k8s().Delete(ctx, getTrainJob(t, ns, "urgent")))
+			eventually(t, 2*time.Minute, func() (bool, string) {
+				running := 0
+				for _, name := range []string{"first", "second"} {
+					if !ptr.Deref(getTrainJob(t, ns, name).Spec.Suspend, true) {
+						running++
+					}
+				}
+				return running == 1, fmt.Sprintf("%d of the two waiting TrainJobs admitted", running)
+			})
+			for _, name := range []string{"first", "second"} {
+				if !ptr.Deref(getTrainJob(t, ns, name).Spec.Suspend, true) {
+					waitTrainJobRunning(t, ns, name, kind, 2)
+				}
+			}
+		})
+	}
+}
+
+// assertAdmittedThroughTheTrainJob checks the PodCliqueSet path's contract: the queue label on
+// the PodCliqueSet, spec.queueAdmission Owner, every gang naming the queue as admitted by the
+// owner, no gang Workload, ungated pods without Kueue's pod labels, and QueueAdmitted True.
+func assertAdmittedThroughTheTrainJob(t *testing.T, ns, name, queue string) {
+	t.Helper()
+	ctx := context.Background()
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pcs))
+	assert.Equal(t, queue, pcs.Labels[grovev1alpha1.LabelKueueQueueName])
+	assert.Equal(t, grovev1alpha1.QueueAdmissionOwner, pcs.Spec.QueueAdmission)
+	waitQueueAdmitted(t, ns, name, metav1.ConditionTrue, grovev1alpha1.ReasonAdmittedWithOwner, time.Minute)
+
+	gangs := &schedulerv1alpha1.PodGangList{}
+	require.NoError(t, k8s().List(ctx, gangs, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: name}))
+	require.NotEmpty(t, gangs.Items)
+	for _, pg := range gangs.Items {
+		assert.Equal(t, queue, pg.Spec.QueueName, "gang %s carries the queue", pg.Name)
+		assert.True(t, pg.Spec.QueueAdmittedByOwner, "gang %s is admitted through the TrainJob", pg.Name)
+		wl := &kueuev1beta2.Workload{}
+		assert.Error(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: pg.Name}, wl), "gang %s holds no quota of its own", pg.Name)
+	}
+	for _, p := range trainJobPods(t, ns, name, trainerv1alpha1.WorkloadKindPodCliqueSet) {
+		assert.False(t, gated(&p, kueue.SchedulingGateAdmission), "pod %s is not held by Kueue", p.Name)
+		assert.NotContains(t, p.Labels, grovev1alpha1.LabelKueueQueueName, "pod %s is not a Kueue pod group member", p.Name)
+	}
+}
