@@ -134,6 +134,7 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		}},
 		{"s5", b.s5},
 		{"s4", b.s4},
+		{"s6", b.s6},
 		{"memory", b.memory},
 	}
 	for _, s := range steps {
@@ -225,17 +226,24 @@ func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base ph
 	if err != nil {
 		return "", err
 	}
+	return ns, b.scenarioIn(ctx, ns, id, desc, pods, base, objs)
+}
+
+// scenarioIn is a scenario in a namespace made (and furnished) beforehand.
+func (b *bench) scenarioIn(ctx context.Context, ns, id, desc string, pods int, base phases, objs func(ns string) []client.Object) error {
 	begin, before := time.Now(), b.usage()
 	list := objs(ns)
 	if err := parallel(len(list), 32, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
-		return ns, err
+		return err
 	}
 	ph, err := b.w.waitPhases(ctx, ns, pods, begin, 10*time.Minute)
 	if err != nil {
-		return ns, err
+		return err
 	}
-	return ns, b.record(ctx, id, desc, ns, pods, begin, before, ph, base)
+	return b.record(ctx, id, desc, ns, pods, begin, before, ph, base)
 }
+
+func secondsToDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin time.Time, before map[string]usage, ph, base phases) error {
 	time.Sleep(3 * time.Second) // the last status writes of the scenario land in its window

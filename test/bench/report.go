@@ -10,17 +10,18 @@ import (
 
 // Report is one run's figures, as printed and as saved for later comparison.
 type Report struct {
-	Mode        string           `json:"mode"`
-	Started     time.Time        `json:"started"`
-	Baselines   []Baseline       `json:"baselines"`
-	Scenarios   []Scenario       `json:"scenarios"`
-	Rest        *Rest            `json:"rest,omitempty"`
-	Training    *Training        `json:"training,omitempty"`
-	ManagedPods int              `json:"managedPods,omitempty"`
-	GangVsPlain *GangVsPlain     `json:"gangVsPlain,omitempty"`
-	Usage       map[string]usage `json:"usage"`
-	Targets     []Target         `json:"targets"`
-	Missed      int              `json:"missed"`
+	Mode         string           `json:"mode"`
+	Started      time.Time        `json:"started"`
+	Baselines    []Baseline       `json:"baselines"`
+	Scenarios    []Scenario       `json:"scenarios"`
+	Rest         *Rest            `json:"rest,omitempty"`
+	Training     *Training        `json:"training,omitempty"`
+	ManagedPods  int              `json:"managedPods,omitempty"`
+	GangVsPlain  *GangVsPlain     `json:"gangVsPlain,omitempty"`
+	KueueVsPlain *KueueVsPlain    `json:"kueueVsPlain,omitempty"`
+	Usage        map[string]usage `json:"usage"`
+	Targets      []Target         `json:"targets"`
+	Missed       int              `json:"missed"`
 }
 
 // Seconds are the phase times of a scenario or baseline.
@@ -139,6 +140,9 @@ func (r *Report) print(out io.Writer) {
 	}
 	if g := r.GangVsPlain; g != nil {
 		fmt.Fprintf(out, "\ns1 in gang mode: %d pods Running in %.1fs against %.1fs in plain mode: %.2f×\n", g.Pods, g.GangRunning, g.PlainRunning, g.Ratio)
+	}
+	if k := r.KueueVsPlain; k != nil {
+		fmt.Fprintf(out, "\ns6: %d PodCliqueSets × %d pods Running through Kueue in %.1fs against %.1fs without: %.2f×\n", k.Sets, k.PodsPerSet, k.KueueRunning, k.PlainRunning, k.Ratio)
 	}
 	if t := r.Training; t != nil {
 		fmt.Fprintf(out, "\ns4: %d TrainJobs × %d pods Complete in %.1fs; the same PodCliqueSets applied directly Succeeded in %.1fs: %.2f×; %d writes\n",

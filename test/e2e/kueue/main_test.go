@@ -19,6 +19,10 @@ const config = `kueue:
 
 var binDir string
 
+// operator and backend are the running grove-operator and backend-controller; the crash test
+// kills and replaces them.
+var operator, backend *cluster.Process
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -28,13 +32,14 @@ func run(m *testing.M) int {
 		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
 			return err
 		}
-		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", config); err != nil {
+		var err error
+		if operator, err = c.StartBinary(binDir, "grove-operator", "grove-operator", config); err != nil {
 			return err
 		}
-		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", config, "--backend=kube-scheduler"); err != nil {
+		if backend, err = c.StartBinary(binDir, "backend-controller", "backend-controller", config, "--backend=kube-scheduler"); err != nil {
 			return err
 		}
-		_, err := c.StartBinary(binDir, "trainer-controller", "trainer-controller", config)
+		_, err = c.StartBinary(binDir, "trainer-controller", "trainer-controller", config)
 		return err
 	})
 }
