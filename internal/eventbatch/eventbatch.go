@@ -89,9 +89,14 @@ func ControllerOf(apiVersion, kind string) handler.MapFunc {
 // SkipCreate drops creation events of children. A controller learns nothing from the creation of
 // a child it created itself (it looks again after Period instead), and after a restart the
 // parent's own creation event reconciles it anyway; what follows — status changes, deletions —
-// still comes through.
+// still comes through. A child already being deleted when first seen (after a restart) does come
+// through: its parent may be gone, and this event is then all that brings the child's cleanup
+// back (Kueue's finalizer on the pods of a deleted PodClique, which otherwise holds the gang's
+// quota forever; found by the Kueue crash test).
 func SkipCreate() predicate.Predicate {
-	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
+	return predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool {
+		return e.Object != nil && !e.Object.GetDeletionTimestamp().IsZero()
+	}}
 }
 
 // SpecChanged passes creations, deletions and updates of an object's spec, labels or

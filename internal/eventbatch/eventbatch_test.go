@@ -108,3 +108,13 @@ func TestSpecChangedPassesEverythingButAStatusOnlyUpdate(t *testing.T) {
 	assert.True(t, SpecChanged().Create(event.CreateEvent{Object: old}))
 	assert.True(t, SpecChanged().Delete(event.DeleteEvent{Object: old}))
 }
+
+func TestSkipCreatePassesOnlyChildrenAlreadyBeingDeleted(t *testing.T) {
+	p := SkipCreate()
+	live := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "live"}}
+	deleting := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "deleting", DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"kueue.x-k8s.io/managed"}}}
+	assert.False(t, p.Create(event.CreateEvent{Object: live}), "a child's creation teaches its creator nothing")
+	assert.True(t, p.Create(event.CreateEvent{Object: deleting}), "a child seen first while being deleted may have no parent left to bring it back")
+	assert.True(t, p.Update(event.UpdateEvent{ObjectOld: live, ObjectNew: live}))
+	assert.True(t, p.Delete(event.DeleteEvent{Object: live}))
+}
