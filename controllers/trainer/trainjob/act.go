@@ -74,7 +74,8 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 		if _, err := r.applyWorkload(ctx, tj, rt, wl, false, true); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", tj.Name, "runtime", tj.Spec.RuntimeRef.Name)
+		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", tj.Name, "runtime", tj.Spec.RuntimeRef.Name,
+			"admittedByKueueAsAWhole", tj.AdmittedByKueue())
 		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created %s %s", wl.kind(), tj.Name)
 		return nil
 	}

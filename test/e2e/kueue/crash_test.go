@@ -12,6 +12,7 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -27,7 +28,7 @@ func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *te
 	waitRunning(t, ns, "holder", 2, 2*time.Minute)
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "waiter", "crash-8", 2, 4)))
 	waitHeldByKueue(t, ns, "waiter", 2, time.Minute)
-	waitQueueAdmitted(t, ns, "waiter", metav1.ConditionFalse, "Pending", time.Minute)
+	waitQueueAdmitted(t, ns, "waiter", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	before := &kueuev1beta2.Workload{}
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "waiter-0"}, before))
 
@@ -50,7 +51,7 @@ func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *te
 	assert.Equal(t, before.UID, after.UID, "the waiting gang keeps the Workload it queued with")
 
 	waitHeldByKueue(t, ns, "latecomer", 2, time.Minute)
-	waitQueueAdmitted(t, ns, "latecomer", metav1.ConditionFalse, "Pending", time.Minute)
+	waitQueueAdmitted(t, ns, "latecomer", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	list := &kueuev1beta2.WorkloadList{}
 	require.NoError(t, k8s().List(ctx, list, client.InNamespace(ns)))
 	var names []string

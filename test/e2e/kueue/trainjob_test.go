@@ -143,10 +143,13 @@ func kueueWorkloadOf(t *testing.T, ns, trainJob string) *kueuev1beta2.Workload {
 // queue reaches the PodCliqueSet and its gangs, whose admission is the TrainJob's: no gang holds
 // quota of its own and no pod waits for Kueue's gate.
 func TestKueueQueuesAndPreemptsTrainJobsOnBothPaths(t *testing.T) {
-	for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet, trainerv1alpha1.WorkloadKindPodCliqueSet} {
+	for _, path := range []struct {
+		kind  trainerv1alpha1.WorkloadKind
+		queue string
+	}{{trainerv1alpha1.WorkloadKindJobSet, "tj-js"}, {trainerv1alpha1.WorkloadKindPodCliqueSet, "tj-pcs"}} {
+		kind, queue := path.kind, path.queue
 		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
-			queue := "tj-" + map[trainerv1alpha1.WorkloadKind]string{trainerv1alpha1.WorkloadKindJobSet: "js", trainerv1alpha1.WorkloadKindPodCliqueSet: "pcs"}[kind]
 			ns := queueWithGPUs(t, queue, 8)
 			low, high := queue+"-low", queue+"-high"
 			workloadPriority(t, low, 100)
