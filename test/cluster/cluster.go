@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -109,6 +110,8 @@ type Cluster struct {
 	components []*process
 	stopOnce   sync.Once
 	stopSig    chan os.Signal
+	// tailsShown is set once a failed test printed the log tails, so Main does not repeat them.
+	tailsShown atomic.Bool
 	StartedIn  time.Duration
 }
 

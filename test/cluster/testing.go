@@ -39,7 +39,7 @@ func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
 		}
 		Current = c
 		code = m.Run()
-		if code != 0 {
+		if code != 0 && !c.tailsShown.Load() {
 			fmt.Fprintln(os.Stderr, c.LogTails(20))
 		}
 	}()
@@ -58,7 +58,19 @@ func (c *Cluster) NewNamespace(t testing.TB) string {
 	t.Cleanup(func() {
 		_ = c.client.Delete(context.Background(), ns, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	})
+	t.Cleanup(func() { c.showTailsIfFailed(t) })
 	return ns.Name
+}
+
+// showTailsIfFailed prints the end of every component's log when t failed, at once: go test
+// prints a test's own failure messages after it ends, so they come after the logs and are the
+// last thing a CI excerpt of the output shows.
+func (c *Cluster) showTailsIfFailed(t testing.TB) {
+	if !t.Failed() {
+		return
+	}
+	c.tailsShown.Store(true)
+	fmt.Fprintf(os.Stderr, "=== %s failed; the end of each component's log follows (all of it in %s) ===\n%s", t.Name(), c.Dir(), c.LogTails(20))
 }
 
 // FailPod makes a Running pod exit 1 now through kwok's exit stage, as a crash would.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,21 @@ func queuedTrainJob(ns, name, runtime, queue, priority string) *trainerv1alpha1.
 			Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](2)},
 		},
 	}
+}
+
+// createTrainJob creates a TrainJob. Kueue's TrainJob webhook reads the runtime from its own
+// cache to validate the TrainJob and refuses it while that cache has not seen a runtime created
+// a moment before ("runtime '<name>' not found"): such a refusal is retried, any other error
+// fails the test.
+func createTrainJob(t *testing.T, tj *trainerv1alpha1.TrainJob) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		err := k8s().Create(context.Background(), tj.DeepCopy())
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("runtime '%s' not found", tj.Spec.RuntimeRef.Name)) {
+			require.NoError(t, err, "creating TrainJob %s", tj.Name)
+		}
+		return err == nil, fmt.Sprintf("creating TrainJob %s: %v", tj.Name, err)
+	})
 }
 
 func getTrainJob(t *testing.T, ns, name string) *trainerv1alpha1.TrainJob {
@@ -156,7 +172,7 @@ func TestKueueQueuesAndPreemptsTrainJobsOnBothPaths(t *testing.T) {
 			workloadPriority(t, high, 1000)
 			rt := gpuRuntime(t, ns, kind)
 
-			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "first", rt, queue, low)))
+			createTrainJob(t, queuedTrainJob(ns, "first", rt, queue, low))
 			waitTrainJobRunning(t, ns, "first", kind, 2)
 			wl := kueueWorkloadOf(t, ns, "first")
 			require.NotNil(t, wl, "Kueue keeps a Workload for the TrainJob")
@@ -170,13 +186,13 @@ func TestKueueQueuesAndPreemptsTrainJobsOnBothPaths(t *testing.T) {
 				assertAdmittedThroughTheTrainJob(t, ns, "first", queue)
 			}
 
-			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "second", rt, queue, low)))
+			createTrainJob(t, queuedTrainJob(ns, "second", rt, queue, low))
 			waitTrainJobSuspended(t, ns, "second", kind)
 			time.Sleep(3 * time.Second)
 			assert.True(t, ptr.Deref(getTrainJob(t, ns, "second").Spec.Suspend, false), "no quota left: the second TrainJob stays suspended")
 			assert.Empty(t, trainJobPods(t, ns, "second", kind))
 
-			require.NoError(t, k8s().Create(ctx, queuedTrainJob(ns, "urgent", rt, queue, high)))
+			createTrainJob(t, queuedTrainJob(ns, "urgent", rt, queue, high))
 			waitTrainJobSuspended(t, ns, "first", kind)
 			waitTrainJobRunning(t, ns, "urgent", kind, 2)
 			evicted := kueueWorkloadOf(t, ns, "first")
