@@ -424,12 +424,17 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // group's own required level is admitted in gang mode: a hierarchical gang keeps it on its
 // level, a flat one does not, and the PodCliqueSet's SchedulingConstraintsHonored says so
 // (admission cannot tell which the backend-controller runs).
+//
+// A PodCliqueSet queued gang by gang in Kueue is placed by Kueue's topology-aware scheduling
+// (docs/kueue.md): its required levels are admitted, and the gang's QueueAdmitted condition says
+// when the queue's ClusterQueue has no topology to honour them.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
+	kueueTAS := kueuePlaced(pcs)
 	for _, c := range constraints.All(pcs) {
 		required, preferred := constraints.Required(c.Constraint), constraints.Preferred(c.Constraint)
 		switch {
-		case !b.cfg.GangScheduling && required != "":
+		case !b.cfg.GangScheduling && required != "" && !kueueTAS:
 			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), required,
 				"kube-scheduler without gangScheduling cannot keep pods within a topology domain; use a topology-aware backend or enable gangScheduling"))
 		case b.cfg.GangScheduling && preferred != "":
@@ -441,7 +446,8 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 }
 
 // NotHonoured reports, in plain mode, that gangs are not kept together and preferred levels
-// are ignored.
+// are ignored. The levels of a PodCliqueSet queued gang by gang go to Kueue's topology-aware
+// scheduling instead; its QueueAdmitted condition says when the queue cannot honour them.
 func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 	if b.cfg.GangScheduling {
 		return nil
@@ -450,12 +456,21 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 	if constraints.MaxGangSize(pcs) > 1 {
 		out = append(out, "gang scheduling: kube-scheduler places pods one by one (enable gangScheduling in the kube-scheduler profile)")
 	}
+	if kueuePlaced(pcs) {
+		return out
+	}
 	for _, c := range constraints.All(pcs) {
 		if p := constraints.Preferred(c.Constraint); p != "" {
 			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by kube-scheduler", c.Path.Child("pack", "preferred"), p))
 		}
 	}
 	return out
+}
+
+// kueuePlaced reports whether Kueue admits the PodCliqueSet gang by gang, and so places its
+// gangs' pack constraints where the queue's ClusterQueue has a topology.
+func kueuePlaced(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return grovev1alpha1.QueueNameOf(pcs) != "" && !grovev1alpha1.AdmittedByOwner(pcs)
 }
 
 // OwnedTypes are the Workload API kinds in gang mode.

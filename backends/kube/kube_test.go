@@ -281,6 +281,24 @@ func TestNotHonouredInPlainModeReportsGangsAndPreferredLevels(t *testing.T) {
 	assert.Contains(t, got[2], "spec.template.cliques[1].topologyConstraint.pack.preferred")
 }
 
+func TestAPodCliqueSetQueuedGangByGangLeavesItsPackLevelsToKueue(t *testing.T) {
+	queued := func(owner bool) *grovev1alpha1.PodCliqueSet {
+		p := constraintsAt{pcs: pack("rack", "host"), clique1: pack("host", "")}.apply(pcs())
+		p.Labels = map[string]string{grovev1alpha1.LabelKueueQueueName: "team-a"}
+		if owner {
+			p.Spec.QueueAdmission = grovev1alpha1.QueueAdmissionOwner
+		}
+		return p
+	}
+	assert.Empty(t, New(plainCfg, nil).ValidatePodCliqueSet(queued(false)), "Kueue's topology-aware scheduling places required levels")
+	got := New(plainCfg, nil).NotHonoured(queued(false))
+	require.Len(t, got, 1, "preferred levels go to Kueue too: only the pod-by-pod placement is reported")
+	assert.Contains(t, got[0], "gang scheduling")
+
+	assert.Equal(t, []string{"spec.template.topologyConstraint.pack.required", "spec.template.cliques[1].topologyConstraint.pack.required"},
+		fieldPaths(New(plainCfg, nil).ValidatePodCliqueSet(queued(true))), "admitted through its owner, no gang reaches Kueue on its own")
+}
+
 func TestNotHonouredInGangModeReportsNothing(t *testing.T) {
 	got := New(gangCfg, nil).NotHonoured(constraintsAt{pcs: pack("zone", "rack"), clique1: pack("", "host")}.apply(pcs()))
 

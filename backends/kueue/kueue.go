@@ -34,6 +34,12 @@ const (
 	AnnotationRoleHash           = "kueue.x-k8s.io/role-hash"
 	AnnotationPodGroupServing    = "kueue.x-k8s.io/pod-group-serving"
 	AnnotationIsGroupWorkload    = "kueue.x-k8s.io/is-group-workload"
+	// AnnotationRequiredTopology and AnnotationPreferredTopology are Kueue's topology requests on
+	// a pod template (kueuev1beta2.PodSetRequiredTopologyAnnotation and its preferred twin).
+	// Kueue's topology ungater lifts its topology gate only from pods that carry one (it watches
+	// no other pod), so a pod of a pod group with a pack constraint carries its level.
+	AnnotationRequiredTopology  = kueuev1beta2.PodSetRequiredTopologyAnnotation
+	AnnotationPreferredTopology = kueuev1beta2.PodSetPreferredTopologyAnnotation
 	// SchedulingGateAdmission holds a pod until Kueue admits its group. The operator adds it
 	// itself, so a pod that Kueue's webhook missed still waits (fails closed).
 	SchedulingGateAdmission = "kueue.x-k8s.io/admission"
@@ -57,10 +63,16 @@ var WorkloadGVK = kueuev1beta2.GroupVersion.WithKind("Workload")
 // counting every pod the gang references, each pod asking for the group's requests, and the
 // gang's priority. Controlled by nothing and owned by the PodGang (Kueue ignores a prebuilt
 // Workload with a controller of another kind), so it goes with the gang. priority is the value of
-// the gang's PriorityClass, nil when it names none.
-func Workload(pg *schedulerv1alpha1.PodGang, priority *int32) *kueuev1beta2.Workload {
+// the gang's PriorityClass, nil when it names none. With tas (the queue's ClusterQueue has a
+// flavor with a topology) each podSet carries its pack constraint as a topology request
+// (TopologyRequests).
+func Workload(pg *schedulerv1alpha1.PodGang, priority *int32, tas bool) *kueuev1beta2.Workload {
 	groups := slices.Clone(pg.Spec.PodGroups)
 	slices.SortFunc(groups, func(a, b schedulerv1alpha1.PodGroup) int { return strings.Compare(a.Name, b.Name) })
+	var requests map[string]*kueuev1beta2.PodSetTopologyRequest
+	if tas {
+		requests, _ = TopologyRequests(pg)
+	}
 	podSets := make([]kueuev1beta2.PodSet, 0, len(groups))
 	for _, g := range groups {
 		podSets = append(podSets, kueuev1beta2.PodSet{
@@ -73,6 +85,7 @@ func Workload(pg *schedulerv1alpha1.PodGang, priority *int32) *kueuev1beta2.Work
 					Resources: corev1.ResourceRequirements{Requests: g.PodResourceRequests.DeepCopy()},
 				}},
 			}},
+			TopologyRequest: requests[g.Name],
 		})
 	}
 	wl := &kueuev1beta2.Workload{
@@ -100,6 +113,88 @@ func Workload(pg *schedulerv1alpha1.PodGang, priority *int32) *kueuev1beta2.Work
 	return wl
 }
 
+// TopologyRequests maps a gang's pack constraints onto Kueue's topology-aware scheduling, one
+// request per pod group that has a constraint: the group's own, else that of the constraint group
+// it belongs to, else the gang's (required and preferred node-label keys, which Kueue's Topology
+// levels name too). Pods are ranked by their stable index. Kueue co-locates podSets only in
+// pairs where one podSet has a single pod (its LeaderWorkerSet rule): such a pair sharing a
+// constraint gets one podSetGroupName and no ranks. Any other constraint shared by several pod groups is applied to each
+// of them on its own, and note says so, naming the constraint, for the gang's QueueAdmitted
+// condition ("" when Kueue honours every constraint as written).
+func TopologyRequests(pg *schedulerv1alpha1.PodGang) (map[string]*kueuev1beta2.PodSetTopologyRequest, string) {
+	type shared struct {
+		name       string
+		constraint *schedulerv1alpha1.TopologyPackConstraint
+		members    []schedulerv1alpha1.PodGroup
+	}
+	pack := func(c *schedulerv1alpha1.TopologyConstraint) *schedulerv1alpha1.TopologyPackConstraint {
+		if c == nil || c.PackConstraint == nil || (c.PackConstraint.Required == nil && c.PackConstraint.Preferred == nil) {
+			return nil
+		}
+		return c.PackConstraint
+	}
+	out := map[string]*kueuev1beta2.PodSetTopologyRequest{}
+	var groups []*shared
+	byName := map[string]*shared{}
+	for _, g := range pg.Spec.PodGroups {
+		if c := pack(g.TopologyConstraint); c != nil {
+			out[g.Name] = request(c)
+			continue
+		}
+		var from *shared
+		for _, cfg := range pg.Spec.TopologyConstraintGroupConfigs {
+			if c := pack(cfg.TopologyConstraint); c != nil && slices.Contains(cfg.PodGroupNames, g.Name) {
+				from = byName["config/"+cfg.Name]
+				if from == nil {
+					from = &shared{name: cfg.Name, constraint: c}
+					byName["config/"+cfg.Name] = from
+					groups = append(groups, from)
+				}
+				break
+			}
+		}
+		if from == nil {
+			c := pack(pg.Spec.TopologyConstraint)
+			if c == nil {
+				continue
+			}
+			from = byName["gang"]
+			if from == nil {
+				from = &shared{name: pg.Name, constraint: c}
+				byName["gang"] = from
+				groups = append(groups, from)
+			}
+		}
+		from.members = append(from.members, g)
+	}
+	var apart []string
+	for _, sh := range groups {
+		pairable := len(sh.members) == 2 && (len(sh.members[0].PodReferences) == 1 || len(sh.members[1].PodReferences) == 1)
+		for _, m := range sh.members {
+			r := request(sh.constraint)
+			if pairable {
+				// Kueue ranks a pair's workers after its one leader (from 1, as LeaderWorkerSet
+				// numbers them); a PodClique numbers its pods from 0, so the pair is placed
+				// without ranks.
+				r.PodSetGroupName, r.PodIndexLabel = ptr.To(sh.name), nil
+			}
+			out[m.Name] = r
+		}
+		if len(sh.members) > 1 && !pairable {
+			apart = append(apart, fmt.Sprintf("%s (%d pod groups)", sh.name, len(sh.members)))
+		}
+	}
+	note := ""
+	if len(apart) > 0 {
+		note = fmt.Sprintf("Kueue packs each pod group of %s within the topology on its own, not together: it co-locates only a pod group of one pod with one other", strings.Join(apart, ", "))
+	}
+	return out, note
+}
+
+func request(c *schedulerv1alpha1.TopologyPackConstraint) *kueuev1beta2.PodSetTopologyRequest {
+	return &kueuev1beta2.PodSetTopologyRequest{Required: c.Required, Preferred: c.Preferred, PodIndexLabel: ptr.To(grovev1alpha1.LabelPodIndex)}
+}
+
 // PodSetsMatch reports whether a stored Workload's podSets are those wanted: same names, counts
 // and requests (Kueue defaults the rest of a template, which is not compared).
 func PodSetsMatch(have, want []kueuev1beta2.PodSet) bool {
@@ -108,6 +203,7 @@ func PodSetsMatch(have, want []kueuev1beta2.PodSet) bool {
 	}
 	for i := range have {
 		if have[i].Name != want[i].Name || have[i].Count != want[i].Count || len(have[i].Template.Spec.Containers) != 1 ||
+			!equality.Semantic.DeepEqual(have[i].TopologyRequest, want[i].TopologyRequest) ||
 			!equality.Semantic.DeepEqual(have[i].Template.Spec.Containers[0].Resources.Requests, want[i].Template.Spec.Containers[0].Resources.Requests) {
 			return false
 		}
@@ -130,8 +226,9 @@ func Finished(wl *kueuev1beta2.Workload) bool {
 // PreparePod labels and gates a pod of a queued PodGang for Kueue's pod-group integration: its
 // queue, the gang's Workload as its group and prebuilt Workload, the group's total pod count,
 // its pod group as role (the podSet it counts against), serving (Kueue does not finish the
-// group when pods exit: the operator replaces them) and Kueue's admission gate. A pod of a gang
-// that is not queued on its own (not queued, or admitted through its PodCliqueSet's owner) is
+// group when pods exit: the operator replaces them), Kueue's admission gate and, when its pod
+// group has a pack constraint, that constraint's level as Kueue's topology annotation (the only
+// pods whose topology gate Kueue's ungater lifts). A pod of a gang that is not queued on its own (not queued, or admitted through its PodCliqueSet's owner) is
 // left alone.
 func PreparePod(pod *corev1.Pod, pg *schedulerv1alpha1.PodGang) {
 	if !pg.QueuedOnItsOwn() {
@@ -157,6 +254,13 @@ func PreparePod(pod *corev1.Pod, pg *schedulerv1alpha1.PodGang) {
 	pod.Annotations[AnnotationPodGroupTotalCount] = strconv.Itoa(total)
 	pod.Annotations[AnnotationRoleHash] = role
 	pod.Annotations[AnnotationPodGroupServing] = "true"
+	if requests, _ := TopologyRequests(pg); requests[role] != nil {
+		if r := requests[role]; r.Required != nil {
+			pod.Annotations[AnnotationRequiredTopology] = *r.Required
+		} else if r.Preferred != nil {
+			pod.Annotations[AnnotationPreferredTopology] = *r.Preferred
+		}
+	}
 	if !slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == SchedulingGateAdmission }) {
 		pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: SchedulingGateAdmission})
 	}

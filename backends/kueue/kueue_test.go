@@ -28,7 +28,7 @@ func gang() *builders.PodGangBuilder {
 }
 
 func TestWorkloadCountsEveryPodOfTheGangInPodSetsSortedByName(t *testing.T) {
-	wl := Workload(gang().Obj(), nil)
+	wl := Workload(gang().Obj(), nil, false)
 
 	require.Len(t, wl.Spec.PodSets, 2)
 	assert.Equal(t, kueuev1beta2.PodSetReference("inf-0-leader"), wl.Spec.PodSets[0].Name, "Kueue matches role hashes to podSets in name order")
@@ -46,7 +46,7 @@ func TestWorkloadCountsEveryPodOfTheGangInPodSetsSortedByName(t *testing.T) {
 }
 
 func TestWorkloadCarriesTheGangsPriority(t *testing.T) {
-	wl := Workload(gang().Priority("high").Obj(), ptr.To(int32(1000)))
+	wl := Workload(gang().Priority("high").Obj(), ptr.To(int32(1000)), false)
 
 	require.NotNil(t, wl.Spec.PriorityClassRef)
 	assert.Equal(t, "high", wl.Spec.PriorityClassRef.Name)
@@ -55,15 +55,15 @@ func TestWorkloadCarriesTheGangsPriority(t *testing.T) {
 }
 
 func TestPodSetsMatch(t *testing.T) {
-	base := Workload(gang().Obj(), nil).Spec.PodSets
-	bigger := Workload(gang().PodGroup("inf-0-router", 1, "inf-0-router-0").Obj(), nil).Spec.PodSets
-	moreGPUs := Workload(gang().Requests("inf-0-leader", gpus(4)).Obj(), nil).Spec.PodSets
+	base := Workload(gang().Obj(), nil, false).Spec.PodSets
+	bigger := Workload(gang().PodGroup("inf-0-router", 1, "inf-0-router-0").Obj(), nil, false).Spec.PodSets
+	moreGPUs := Workload(gang().Requests("inf-0-leader", gpus(4)).Obj(), nil, false).Spec.PodSets
 	for _, tc := range []struct {
 		name      string
 		have      []kueuev1beta2.PodSet
 		wantMatch bool
 	}{
-		{"the same gang", Workload(gang().Obj(), nil).Spec.PodSets, true},
+		{"the same gang", Workload(gang().Obj(), nil, false).Spec.PodSets, true},
 		{"another pod group", bigger, false},
 		{"other requests", moreGPUs, false},
 	} {
@@ -88,6 +88,34 @@ func TestPreparePodJoinsTheGangsPrebuiltWorkload(t *testing.T) {
 
 	PreparePod(pod, gang().Obj())
 	assert.Len(t, pod.Spec.SchedulingGates, 2, "the gate is added once")
+}
+
+func TestPreparePodNamesItsPodGroupsPackLevelForKueuesTopologyUngater(t *testing.T) {
+	const rack, host = "topology.kubernetes.io/rack", "kubernetes.io/hostname"
+	for _, tc := range []struct {
+		name                string
+		gang                *schedulerv1alpha1.TopologyConstraint
+		own                 *schedulerv1alpha1.TopologyConstraint
+		required, preferred string
+	}{
+		{"no pack constraint: no topology annotation", nil, nil, "", ""},
+		{"the gang's required level", packed(rack, host), nil, rack, ""},
+		{"a preferred level alone", packed("", host), nil, "", host},
+		{"the pod group's own constraint wins", packed(rack, ""), packed(host, ""), host, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pg := gang().Obj()
+			pg.Spec.TopologyConstraint = tc.gang
+			pg.Spec.PodGroups[0].TopologyConstraint = tc.own // inf-0-worker
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker-1", Labels: map[string]string{grovev1alpha1.LabelPodClique: "inf-0-worker"}}}
+			PreparePod(pod, pg)
+			assert.Equal(t, tc.required, pod.Annotations[AnnotationRequiredTopology])
+			assert.Equal(t, tc.preferred, pod.Annotations[AnnotationPreferredTopology])
+			if tc.required != "" {
+				assert.NotContains(t, pod.Annotations, AnnotationPreferredTopology, "Kueue takes one of the two")
+			}
+		})
+	}
 }
 
 func TestPreparePodLeavesPodsOfAGangNotQueuedOnItsOwnAlone(t *testing.T) {
@@ -150,4 +178,80 @@ func TestEvictedByKueue(t *testing.T) {
 	assert.False(t, EvictedByKueue(pod))
 	pod.Status.Conditions = []corev1.PodCondition{{Type: PodConditionTerminationTarget, Status: corev1.ConditionTrue, Reason: "WorkloadEvictedDueToPreempted"}}
 	assert.True(t, EvictedByKueue(pod))
+}
+
+func packed(required, preferred string) *schedulerv1alpha1.TopologyConstraint {
+	c := &schedulerv1alpha1.TopologyPackConstraint{}
+	if required != "" {
+		c.Required = ptr.To(required)
+	}
+	if preferred != "" {
+		c.Preferred = ptr.To(preferred)
+	}
+	return &schedulerv1alpha1.TopologyConstraint{PackConstraint: c}
+}
+
+func TestPackConstraintsBecomeKueueTopologyRequests(t *testing.T) {
+	const rack, host = "topology.kubernetes.io/rack", "kubernetes.io/hostname"
+	type want struct {
+		required, preferred, group string
+	}
+	cases := []struct {
+		name     string
+		pg       *schedulerv1alpha1.PodGang
+		want     map[string]want
+		noteHas  string
+		withTAS  bool
+		requests int
+	}{
+		{"the gang's constraint on a leader of one pod and its workers: one podSet group", func() *schedulerv1alpha1.PodGang {
+			pg := gang().Obj()
+			pg.Spec.TopologyConstraint = packed(rack, host)
+			return pg
+		}(), map[string]want{"inf-0-leader": {rack, host, "inf-0"}, "inf-0-worker": {rack, host, "inf-0"}}, "", true, 2},
+		{"a pod group's own constraint wins over the gang's", func() *schedulerv1alpha1.PodGang {
+			pg := gang().Obj()
+			pg.Spec.TopologyConstraint = packed(rack, "")
+			pg.Spec.PodGroups[0].TopologyConstraint = packed(host, "") // the workers
+			return pg
+		}(), map[string]want{"inf-0-leader": {rack, "", ""}, "inf-0-worker": {host, "", ""}}, "", true, 2},
+		{"a constraint Kueue cannot co-locate is applied to each pod group and said so", func() *schedulerv1alpha1.PodGang {
+			pg := gang().PodGroup("inf-0-router", 2, "inf-0-router-0", "inf-0-router-1").Obj()
+			pg.Spec.TopologyConstraint = packed(rack, "")
+			return pg
+		}(), map[string]want{"inf-0-leader": {rack, "", ""}, "inf-0-worker": {rack, "", ""}, "inf-0-router": {rack, "", ""}}, "inf-0 (3 pod groups)", true, 3},
+		{"no topology on the queue: no request", func() *schedulerv1alpha1.PodGang {
+			pg := gang().Obj()
+			pg.Spec.TopologyConstraint = packed(rack, "")
+			return pg
+		}(), nil, "", false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, note := TopologyRequests(tc.pg)
+			if tc.noteHas == "" {
+				assert.Empty(t, note)
+			} else {
+				assert.Contains(t, note, tc.noteHas)
+			}
+			got := 0
+			for _, ps := range Workload(tc.pg, nil, tc.withTAS).Spec.PodSets {
+				r := ps.TopologyRequest
+				if r == nil {
+					continue
+				}
+				got++
+				w := tc.want[string(ps.Name)]
+				assert.Equal(t, w.required, ptr.Deref(r.Required, ""), "%s required", ps.Name)
+				assert.Equal(t, w.preferred, ptr.Deref(r.Preferred, ""), "%s preferred", ps.Name)
+				assert.Equal(t, w.group, ptr.Deref(r.PodSetGroupName, ""), "%s podSetGroupName", ps.Name)
+				if w.group == "" {
+					assert.Equal(t, grovev1alpha1.LabelPodIndex, ptr.Deref(r.PodIndexLabel, ""), "Kueue places pods in the order of their index")
+				} else {
+					assert.Nil(t, r.PodIndexLabel, "a pair is placed without ranks: its workers' indices start at 0, not after the leader")
+				}
+			}
+			assert.Equal(t, tc.requests, got)
+		})
+	}
 }

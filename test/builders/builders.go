@@ -322,6 +322,20 @@ func (b *PodGangBuilder) Requests(group string, requests corev1.ResourceList) *P
 	return b
 }
 
+// Pack gives the whole gang a pack constraint: required and preferred node-label keys, "" for
+// none.
+func (b *PodGangBuilder) Pack(required, preferred string) *PodGangBuilder {
+	c := &schedulerv1alpha1.TopologyPackConstraint{}
+	if required != "" {
+		c.Required = &required
+	}
+	if preferred != "" {
+		c.Preferred = &preferred
+	}
+	b.obj.Spec.TopologyConstraint = &schedulerv1alpha1.TopologyConstraint{PackConstraint: c}
+	return b
+}
+
 // Priority names its PriorityClass.
 func (b *PodGangBuilder) Priority(class string) *PodGangBuilder {
 	b.obj.Spec.PriorityClassName = class

@@ -166,6 +166,12 @@ const (
 const (
 	// ReasonQueueAdmitted: Kueue reserved quota for the whole gang and admitted it.
 	ReasonQueueAdmitted = "Admitted"
+	// ReasonQueueAdmittedWithoutTopology: Kueue admitted the gang, but not every pack constraint
+	// reached its topology-aware scheduling as written: the queue's ClusterQueue has no flavor
+	// with a topology, or a constraint shared by pod groups Kueue cannot co-locate was applied to
+	// each of them on its own (the message says which). The grove-operator reports it in the
+	// PodCliqueSet's SchedulingConstraintsHonored condition.
+	ReasonQueueAdmittedWithoutTopology = "AdmittedWithoutTopology"
 	// ReasonQueuePending: the Workload waits in its queue for quota.
 	ReasonQueuePending = "Pending"
 	// ReasonQueueEvicted: Kueue evicted or preempted the admitted gang; it waits to be admitted

@@ -47,6 +47,7 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues;resourceflavors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 
 // SetupWithManager watches the backend's queued PodGangs, their Workloads (Kueue's decisions are
@@ -81,14 +82,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log := log.FromContext(ctx).WithValues("podGang", req.NamespacedName, "queue", pg.Spec.QueueName)
 
-	queueExists, err := r.queueExists(ctx, pg)
+	queueExists, tas, err := r.queue(ctx, pg)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	wl, syncErr := r.syncWorkload(ctx, log, pg)
+	wl, syncErr := r.syncWorkload(ctx, log, pg, tas)
 	cond := kueue.Admission(pg, wl, queueExists)
 	if syncErr != nil {
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
+	} else if note := topologyNote(pg, queueExists, tas); note != "" {
+		cond.Message += "; " + note
+		if cond.Status == metav1.ConditionTrue {
+			cond.Reason = schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology
+		}
 	}
 	if err := r.report(ctx, log, pg, cond); err != nil {
 		return ctrl.Result{}, err
@@ -98,12 +104,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // syncWorkload creates the gang's Workload or brings it in line with the gang. It returns the
 // Workload as stored, nil while there is none.
-func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang) (*kueuev1beta2.Workload, error) {
+func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, tas bool) (*kueuev1beta2.Workload, error) {
 	priority, err := r.priority(ctx, pg)
 	if err != nil {
 		return nil, err
 	}
-	want := kueue.Workload(pg, priority)
+	want := kueue.Workload(pg, priority, tas)
 	have := &kueuev1beta2.Workload{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -112,7 +118,8 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 		if err := r.Client.Create(ctx, want); err != nil {
 			return nil, fmt.Errorf("creating Workload %s: %w", want.Name, err)
 		}
-		log.Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", want.Name, "podSets", len(want.Spec.PodSets))
+		log.Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", want.Name, "podSets", len(want.Spec.PodSets),
+			"topologyAware", tas)
 		return want, nil
 	}
 	owner := metav1.GetControllerOfNoCopy(have)
@@ -129,13 +136,13 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 		if kueue.QuotaReserved(have) {
 			// Kueue refuses to change the podSets of a Workload holding quota: the gang is
 			// admitted again at its new size, as Kueue does for a resized job.
-			return nil, r.replace(ctx, log, have, "the gang changed size while admitted")
+			return nil, r.replace(ctx, log, have, "the gang changed size or topology requests while admitted")
 		}
 		have.Spec.PodSets = want.Spec.PodSets
 		if err := r.Client.Update(ctx, have); err != nil {
 			return nil, err
 		}
-		log.Info("updated the waiting Workload to the gang's new size", "workload", have.Name)
+		log.Info("updated the waiting Workload to the gang's new size and topology requests", "workload", have.Name, "topologyAware", tas)
 	case have.Spec.QueueName != want.Spec.QueueName || !reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) ||
 		ptr.Deref(have.Spec.Priority, 0) != ptr.Deref(want.Spec.Priority, 0):
 		have.Spec.QueueName, have.Spec.PriorityClassRef, have.Spec.Priority = want.Spec.QueueName, want.Spec.PriorityClassRef, want.Spec.Priority
@@ -172,13 +179,51 @@ func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv
 	return nil
 }
 
-func (r *Reconciler) queueExists(ctx context.Context, pg *schedulerv1alpha1.PodGang) (bool, error) {
-	lq := &kueuev1beta2.LocalQueue{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: pg.Spec.QueueName}, lq)
-	if apierrors.IsNotFound(err) {
-		return false, nil
+// topologyNote says which of the gang's pack constraints Kueue does not honour as written, ""
+// when it honours them all (or the gang has none).
+func topologyNote(pg *schedulerv1alpha1.PodGang, queueExists, tas bool) string {
+	requests, note := kueue.TopologyRequests(pg)
+	switch {
+	case len(requests) == 0 || !queueExists:
+		return ""
+	case !tas:
+		return "its pack constraints are not honoured: no flavor of the queue's ClusterQueue has a topology"
 	}
-	return err == nil, err
+	return note
+}
+
+// queue reports whether the gang's LocalQueue exists and whether its ClusterQueue has a flavor
+// with a topology (Kueue's topology-aware scheduling): only then do the gang's pack constraints
+// become topology requests, which Kueue would otherwise find no flavor for.
+func (r *Reconciler) queue(ctx context.Context, pg *schedulerv1alpha1.PodGang) (exists, tas bool, err error) {
+	lq := &kueuev1beta2.LocalQueue{}
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: pg.Spec.QueueName}, lq)
+	if apierrors.IsNotFound(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	cq := &kueuev1beta2.ClusterQueue{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(lq.Spec.ClusterQueue)}, cq); err != nil {
+		// A LocalQueue of a missing ClusterQueue: Kueue reports the Workload inadmissible.
+		return true, false, client.IgnoreNotFound(err)
+	}
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, fq := range rg.Flavors {
+			rf := &kueuev1beta2.ResourceFlavor{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Name: string(fq.Name)}, rf); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return true, false, err
+			}
+			if rf.Spec.TopologyName != nil {
+				return true, true, nil
+			}
+		}
+	}
+	return true, false, nil
 }
 
 // priority is the value of the gang's PriorityClass; nil when it names none or it is missing

@@ -126,6 +126,61 @@ func TestKueuesAdmissionIsReported(t *testing.T) {
 	assert.Contains(t, c.Message, "ClusterQueue gpus")
 }
 
+// clusterQueue is the ClusterQueue "gpus" of one flavor, bound to a Kueue Topology when topology
+// is not "".
+func clusterQueue(topology string) []client.Object {
+	flavor := &kueuev1beta2.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}}
+	if topology != "" {
+		flavor.Spec.TopologyName = ptr.To(kueuev1beta2.TopologyReference(topology))
+	}
+	cq := &kueuev1beta2.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: kueuev1beta2.ClusterQueueSpec{
+		ResourceGroups: []kueuev1beta2.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
+			Flavors: []kueuev1beta2.FlavorQuotas{{Name: "a100", Resources: []kueuev1beta2.ResourceQuota{{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("8")}}}}}},
+	}}
+	return []client.Object{flavor, cq}
+}
+
+func TestAPackConstraintBecomesATopologyRequestOnlyWhereTheClusterQueueHasATopology(t *testing.T) {
+	const rack = "topology.kubernetes.io/rack"
+	for _, tc := range []struct {
+		name        string
+		topology    string
+		wantRequest bool
+		wantMessage string
+		wantReason  string
+	}{
+		{"a flavor with a topology: Kueue places the gang", "dc", true, "", schedulerv1alpha1.ReasonQueueAdmitted},
+		{"no topology: no request Kueue could never admit, and the condition says so", "", false, "pack constraints are not honoured", schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, append(clusterQueue(tc.topology), gang("inf-0-worker-0").Pack(rack, "").Obj(), localQueue())...)
+			require.NoError(t, w.pass(t))
+			wl := w.workload(t)
+			require.NotNil(t, wl)
+			if tc.wantRequest {
+				require.NotNil(t, wl.Spec.PodSets[0].TopologyRequest)
+				assert.Equal(t, rack, ptr.Deref(wl.Spec.PodSets[0].TopologyRequest.Required, ""))
+			} else {
+				assert.Nil(t, wl.Spec.PodSets[0].TopologyRequest)
+			}
+			meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+			meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
+			wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
+			require.NoError(t, w.c.Status().Update(context.Background(), wl))
+			require.NoError(t, w.pass(t))
+
+			c := w.admission(t)
+			assert.Equal(t, metav1.ConditionTrue, c.Status)
+			assert.Equal(t, tc.wantReason, c.Reason, "the operator reads the reason into SchedulingConstraintsHonored")
+			if tc.wantMessage == "" {
+				assert.NotContains(t, c.Message, "not honoured")
+			} else {
+				assert.Contains(t, c.Message, tc.wantMessage)
+			}
+		})
+	}
+}
+
 func TestAMissingLocalQueueIsNamed(t *testing.T) {
 	w := newWorld(t, gang("inf-0-worker-0").Obj())
 	require.NoError(t, w.pass(t))

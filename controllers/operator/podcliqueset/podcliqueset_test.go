@@ -159,6 +159,11 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 	compositeGang.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "inf-0-a", Name: "inf-0-a"}, {PodGroup: "inf-0-b", Name: "inf-0-b"}}
 	cliquePacked := samplePCS()
 	cliquePacked.Spec.Template.Cliques[0].TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Required: "host"}}
+	admittedWithoutTopology := builders.PodGang("ns", "inf-0").PodGroup("inf-0-a", 1).
+		Condition(schedulerv1alpha1.ConditionQueueAdmitted, metav1.ConditionTrue, schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology).Obj()
+	admittedWithoutTopology.Status.Conditions[0].Message = "Kueue admitted the gang; its pack constraints are not honoured: no flavor of the queue's ClusterQueue has a topology"
+	admittedInItsTopology := builders.PodGang("ns", "inf-0").PodGroup("inf-0-a", 1).
+		Condition(schedulerv1alpha1.ConditionQueueAdmitted, metav1.ConditionTrue, schedulerv1alpha1.ReasonQueueAdmitted).Obj()
 	cases := []struct {
 		name     string
 		pcs      *grovev1alpha1.PodCliqueSet
@@ -175,6 +180,9 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 		{"plain kube-scheduler does not keep a gang together", samplePCS(), plain, nil, false, []string{"gang scheduling"}},
 		{"plain kube-scheduler with a one-pod gang loses nothing", single, plain, nil, true, nil},
 		{"gang mode honours a gang without startup order", samplePCS(), gang, nil, true, nil},
+		{"a gang Kueue admitted without its topology says so in Kueue's words", cliquePacked, gang, []*schedulerv1alpha1.PodGang{admittedWithoutTopology}, false,
+			[]string{"topology through Kueue, gang inf-0", "no flavor of the queue's ClusterQueue has a topology"}},
+		{"a gang Kueue placed in its topology loses nothing", cliquePacked, gang, []*schedulerv1alpha1.PodGang{admittedInItsTopology}, true, nil},
 		{"gang mode does not wait for startup order", ordered, gang, nil, false, []string{"startup ordering"}},
 		{"plain mode keeps startup order but not the gang", ordered, plain, nil, false, []string{"gang scheduling"}},
 	}

@@ -236,6 +236,7 @@ func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.Schedul
 		missing = append(missing, "startup ordering: a gang is placed and started whole, so cliques do not wait for the ones they start after")
 	}
 	missing = append(missing, sharedMinimums(pcs, backend, gangs)...)
+	missing = append(missing, queueTopology(gangs)...)
 	if len(missing) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonConstraintsNotHonored
 		cond.Message = fmt.Sprintf("scheduler backend %s does not honour: %s", backend.Name(), strings.Join(missing, "; "))
@@ -270,6 +271,21 @@ func sharedMinimums(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerB
 		}
 	}
 	return out
+}
+
+// queueTopology reports the gangs Kueue admitted without placing all of their pack constraints
+// (the backend-controller's QueueAdmitted reason AdmittedWithoutTopology, docs/kueue.md), in
+// its words.
+func queueTopology(gangs map[string]*schedulerv1alpha1.PodGang) []string {
+	var out []string
+	for name, pg := range gangs {
+		if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionQueueAdmitted); c != nil &&
+			c.Reason == schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology {
+			out = append(out, fmt.Sprintf("topology through Kueue, gang %s: %s", name, c.Message))
+		}
+	}
+	sort.Strings(out)
+	return firstNames(out, 3)
 }
 
 // firstNames lists up to n names and how many more there are.

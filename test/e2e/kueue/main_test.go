@@ -12,8 +12,10 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// config turns the Kueue integration on for every binary.
+// config turns the Kueue integration and topology-aware scheduling on for every binary.
 const config = `kueue:
+  enabled: true
+topologyAwareScheduling:
   enabled: true
 `
 
