@@ -61,6 +61,11 @@ func (b *bench) s6(ctx context.Context) error {
 		return err
 	}
 
+	// Kueue starts only now: the scenarios before are measured without its controller on the
+	// machine (it watches every pod and node).
+	if err := b.c.StartKueue(ctx); err != nil {
+		return err
+	}
 	if err := b.schedulerMode(kueueConfig, "-kueue"); err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 		return nil, err
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
-		CompositePodGroups: true, Kueue: true})
+		CompositePodGroups: true})
 	if err != nil {
 		return nil, err
 	}

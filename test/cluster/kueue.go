@@ -71,6 +71,25 @@ func (c *Cluster) installKueueCRDs(ctx context.Context) error {
 	return err
 }
 
+// StartKueue installs Kueue's CRDs and starts its controller on a cluster started without
+// Options.Kueue, for a run that wants Kueue for part of it only: the bench measures its other
+// scenarios without Kueue's controller competing for the machine's cores.
+func (c *Cluster) StartKueue(ctx context.Context) error {
+	if c.opts.Kueue {
+		return nil
+	}
+	if err := kueuev1beta2.AddToScheme(c.opts.Scheme); err != nil {
+		return err
+	}
+	for _, step := range []func(context.Context) error{c.installKueueCRDs, c.startKueue} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	c.opts.Kueue = true
+	return nil
+}
+
 // startKueue runs the Kueue controller with the pod and TrainJob integrations, its webhooks served
 // on loopback and registered by URL (there is no Service network here) and narrowed to objects
 // that name a queue.
