@@ -110,6 +110,8 @@ type Cluster struct {
 	components []*process
 	stopOnce   sync.Once
 	stopSig    chan os.Signal
+	// kueue is the Kueue controller's process, once started.
+	kueue *process
 	// tailsShown is set once a failed test printed the log tails, so Main does not repeat them.
 	tailsShown atomic.Bool
 	StartedIn  time.Duration

@@ -74,20 +74,20 @@ func (c *Cluster) installKueueCRDs(ctx context.Context) error {
 // StartKueue installs Kueue's CRDs and starts its controller on a cluster started without
 // Options.Kueue, for a run that wants Kueue for part of it only: the bench measures its other
 // scenarios without Kueue's controller competing for the machine's cores.
-func (c *Cluster) StartKueue(ctx context.Context) error {
-	if c.opts.Kueue {
-		return nil
-	}
-	if err := kueuev1beta2.AddToScheme(c.opts.Scheme); err != nil {
-		return err
-	}
-	for _, step := range []func(context.Context) error{c.installKueueCRDs, c.startKueue} {
-		if err := step(ctx); err != nil {
-			return err
+// It returns the Kueue process (also when Kueue was already running).
+func (c *Cluster) StartKueue(ctx context.Context) (*Process, error) {
+	if !c.opts.Kueue {
+		if err := kueuev1beta2.AddToScheme(c.opts.Scheme); err != nil {
+			return nil, err
 		}
+		for _, step := range []func(context.Context) error{c.installKueueCRDs, c.startKueue} {
+			if err := step(ctx); err != nil {
+				return nil, err
+			}
+		}
+		c.opts.Kueue = true
 	}
-	c.opts.Kueue = true
-	return nil
+	return &Process{p: c.kueue}, nil
 }
 
 // startKueue runs the Kueue controller with the pod and TrainJob integrations, its webhooks served
@@ -147,6 +147,7 @@ featureGates:
 	if err != nil {
 		return err
 	}
+	c.kueue = p
 	procs := []*process{p}
 	// A dry-run create passes through Kueue's ResourceFlavor webhooks: once it succeeds, Kueue
 	// answers admission.
