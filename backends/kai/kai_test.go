@@ -22,18 +22,8 @@ import (
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
-
-func packKeys(required, preferred string) *schedulerv1alpha1.TopologyConstraint {
-	pc := &schedulerv1alpha1.TopologyPackConstraint{}
-	if required != "" {
-		pc.Required = ptr.To(required)
-	}
-	if preferred != "" {
-		pc.Preferred = ptr.To(preferred)
-	}
-	return &schedulerv1alpha1.TopologyConstraint{PackConstraint: pc}
-}
 
 // podGang has a standalone router and a scaling-group replica (leader + worker) packed in one
 // rack, listed out of name order.
@@ -46,15 +36,15 @@ func podGang() *schedulerv1alpha1.PodGang {
 		},
 		Spec: schedulerv1alpha1.PodGangSpec{
 			PodGroups: []schedulerv1alpha1.PodGroup{
-				{Name: "inf-0-sg-0-worker", MinReplicas: 3, TopologyConstraint: packKeys("", "kubernetes.io/hostname")},
+				{Name: "inf-0-sg-0-worker", MinReplicas: 3, TopologyConstraint: builders.PackKeys("", "kubernetes.io/hostname")},
 				{Name: "inf-0-router", MinReplicas: 2},
 				{Name: "inf-0-sg-0-leader", MinReplicas: 1},
 			},
-			TopologyConstraint: packKeys("topology.kubernetes.io/zone", "topology.kubernetes.io/block"),
+			TopologyConstraint: builders.PackKeys("topology.kubernetes.io/zone", "topology.kubernetes.io/block"),
 			TopologyConstraintGroupConfigs: []schedulerv1alpha1.TopologyConstraintGroupConfig{{
 				Name:               "inf-0-sg-0",
 				PodGroupNames:      []string{"inf-0-sg-0-leader", "inf-0-sg-0-worker"},
-				TopologyConstraint: packKeys("topology.kubernetes.io/rack", ""),
+				TopologyConstraint: builders.PackKeys("topology.kubernetes.io/rack", ""),
 			}},
 			PriorityClassName: "high",
 		},

@@ -99,9 +99,9 @@ func TestPreparePodNamesItsPodGroupsPackLevelForKueuesTopologyUngater(t *testing
 		required, preferred string
 	}{
 		{"no pack constraint: no topology annotation", nil, nil, "", ""},
-		{"the gang's required level", packed(rack, host), nil, rack, ""},
-		{"a preferred level alone", packed("", host), nil, "", host},
-		{"the pod group's own constraint wins", packed(rack, ""), packed(host, ""), host, ""},
+		{"the gang's required level", builders.PackKeys(rack, host), nil, rack, ""},
+		{"a preferred level alone", builders.PackKeys("", host), nil, "", host},
+		{"the pod group's own constraint wins", builders.PackKeys(rack, ""), builders.PackKeys(host, ""), host, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pg := gang().Obj()
@@ -180,17 +180,6 @@ func TestEvictedByKueue(t *testing.T) {
 	assert.True(t, EvictedByKueue(pod))
 }
 
-func packed(required, preferred string) *schedulerv1alpha1.TopologyConstraint {
-	c := &schedulerv1alpha1.TopologyPackConstraint{}
-	if required != "" {
-		c.Required = ptr.To(required)
-	}
-	if preferred != "" {
-		c.Preferred = ptr.To(preferred)
-	}
-	return &schedulerv1alpha1.TopologyConstraint{PackConstraint: c}
-}
-
 func TestPackConstraintsBecomeKueueTopologyRequests(t *testing.T) {
 	const rack, host = "topology.kubernetes.io/rack", "kubernetes.io/hostname"
 	type want struct {
@@ -206,23 +195,23 @@ func TestPackConstraintsBecomeKueueTopologyRequests(t *testing.T) {
 	}{
 		{"the gang's constraint on a leader of one pod and its workers: one podSet group", func() *schedulerv1alpha1.PodGang {
 			pg := gang().Obj()
-			pg.Spec.TopologyConstraint = packed(rack, host)
+			pg.Spec.TopologyConstraint = builders.PackKeys(rack, host)
 			return pg
 		}(), map[string]want{"inf-0-leader": {rack, host, "inf-0"}, "inf-0-worker": {rack, host, "inf-0"}}, "", true, 2},
 		{"a pod group's own constraint wins over the gang's", func() *schedulerv1alpha1.PodGang {
 			pg := gang().Obj()
-			pg.Spec.TopologyConstraint = packed(rack, "")
-			pg.Spec.PodGroups[0].TopologyConstraint = packed(host, "") // the workers
+			pg.Spec.TopologyConstraint = builders.PackKeys(rack, "")
+			pg.Spec.PodGroups[0].TopologyConstraint = builders.PackKeys(host, "") // the workers
 			return pg
 		}(), map[string]want{"inf-0-leader": {rack, "", ""}, "inf-0-worker": {host, "", ""}}, "", true, 2},
 		{"a constraint Kueue cannot co-locate is applied to each pod group and said so", func() *schedulerv1alpha1.PodGang {
 			pg := gang().PodGroup("inf-0-router", 2, "inf-0-router-0", "inf-0-router-1").Obj()
-			pg.Spec.TopologyConstraint = packed(rack, "")
+			pg.Spec.TopologyConstraint = builders.PackKeys(rack, "")
 			return pg
 		}(), map[string]want{"inf-0-leader": {rack, "", ""}, "inf-0-worker": {rack, "", ""}, "inf-0-router": {rack, "", ""}}, "inf-0 (3 pod groups)", true, 3},
 		{"no topology on the queue: no request", func() *schedulerv1alpha1.PodGang {
 			pg := gang().Obj()
-			pg.Spec.TopologyConstraint = packed(rack, "")
+			pg.Spec.TopologyConstraint = builders.PackKeys(rack, "")
 			return pg
 		}(), nil, "", false, 0},
 	}

@@ -322,18 +322,23 @@ func (b *PodGangBuilder) Requests(group string, requests corev1.ResourceList) *P
 	return b
 }
 
-// Pack gives the whole gang a pack constraint: required and preferred node-label keys, "" for
-// none.
+// Pack gives the whole gang a pack constraint (PackKeys).
 func (b *PodGangBuilder) Pack(required, preferred string) *PodGangBuilder {
+	b.obj.Spec.TopologyConstraint = PackKeys(required, preferred)
+	return b
+}
+
+// PackKeys is a PodGang's pack constraint of required and preferred node-label keys, "" for
+// none.
+func PackKeys(required, preferred string) *schedulerv1alpha1.TopologyConstraint {
 	c := &schedulerv1alpha1.TopologyPackConstraint{}
 	if required != "" {
-		c.Required = &required
+		c.Required = ptr.To(required)
 	}
 	if preferred != "" {
-		c.Preferred = &preferred
+		c.Preferred = ptr.To(preferred)
 	}
-	b.obj.Spec.TopologyConstraint = &schedulerv1alpha1.TopologyConstraint{PackConstraint: c}
-	return b
+	return &schedulerv1alpha1.TopologyConstraint{PackConstraint: c}
 }
 
 // Priority names its PriorityClass.

@@ -85,6 +85,15 @@ func (w *world) workload(t *testing.T) *kueuev1beta2.Workload {
 	return wl
 }
 
+// admit records Kueue's admission of wl in the ClusterQueue gpus, as Kueue writes it.
+func (w *world) admit(t *testing.T, wl *kueuev1beta2.Workload) {
+	t.Helper()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
+	wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
+	require.NoError(t, w.c.Status().Update(context.Background(), wl))
+}
+
 func gang(pods ...string) *builders.PodGangBuilder {
 	return builders.PodGang("ns", "inf-0").Backend("kube-scheduler").Queue("team-a").PodGroup("inf-0-worker", 1, pods...).
 		Requests("inf-0-worker", corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")})
@@ -115,10 +124,7 @@ func TestKueuesAdmissionIsReported(t *testing.T) {
 	w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue())
 	require.NoError(t, w.pass(t))
 	wl := w.workload(t)
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
-	wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
-	require.NoError(t, w.c.Status().Update(context.Background(), wl))
+	w.admit(t, wl)
 
 	require.NoError(t, w.pass(t))
 	c := w.admission(t)
@@ -163,10 +169,7 @@ func TestAPackConstraintBecomesATopologyRequestOnlyWhereTheClusterQueueHasATopol
 			} else {
 				assert.Nil(t, wl.Spec.PodSets[0].TopologyRequest)
 			}
-			meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
-			meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
-			wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
-			require.NoError(t, w.c.Status().Update(context.Background(), wl))
+			w.admit(t, wl)
 			require.NoError(t, w.pass(t))
 
 			c := w.admission(t)
