@@ -198,12 +198,25 @@ func request(c *schedulerv1alpha1.TopologyPackConstraint) *kueuev1beta2.PodSetTo
 // PodSetsMatch reports whether a stored Workload's podSets are those wanted: same names, counts
 // and requests (Kueue defaults the rest of a template, which is not compared).
 func PodSetsMatch(have, want []kueuev1beta2.PodSet) bool {
+	if !SameSize(have, want) {
+		return false
+	}
+	for i := range have {
+		if !equality.Semantic.DeepEqual(have[i].TopologyRequest, want[i].TopologyRequest) {
+			return false
+		}
+	}
+	return true
+}
+
+// SameSize reports whether two Workloads' podSets reserve the same quota: same names, counts and
+// requests, whatever their topology requests.
+func SameSize(have, want []kueuev1beta2.PodSet) bool {
 	if len(have) != len(want) {
 		return false
 	}
 	for i := range have {
 		if have[i].Name != want[i].Name || have[i].Count != want[i].Count || len(have[i].Template.Spec.Containers) != 1 ||
-			!equality.Semantic.DeepEqual(have[i].TopologyRequest, want[i].TopologyRequest) ||
 			!equality.Semantic.DeepEqual(have[i].Template.Spec.Containers[0].Resources.Requests, want[i].Template.Spec.Containers[0].Resources.Requests) {
 			return false
 		}

@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cond := kueue.Admission(pg, wl, queueExists)
 	if syncErr != nil {
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
-	} else if note := topologyNote(pg, queueExists, tas); note != "" {
+	} else if note := topologyNote(pg, wl, queueExists, tas); note != "" {
 		cond.Message += "; " + note
 		if cond.Status == metav1.ConditionTrue {
 			cond.Reason = schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology
@@ -133,10 +133,17 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 	case kueue.Finished(have):
 		return nil, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
 	case !kueue.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
+		if kueue.QuotaReserved(have) && kueue.SameSize(have.Spec.PodSets, want.Spec.PodSets) {
+			// Only the topology requests differ (the queue's flavors gained or lost a topology,
+			// or the pack constraint changed): an admitted gang keeps its placement, and the new
+			// requests apply when it next waits for admission.
+			log.V(1).Info("the admitted Workload keeps its topology requests until the gang waits again", "workload", have.Name, "topologyAware", tas)
+			break
+		}
 		if kueue.QuotaReserved(have) {
 			// Kueue refuses to change the podSets of a Workload holding quota: the gang is
 			// admitted again at its new size, as Kueue does for a resized job.
-			return nil, r.replace(ctx, log, have, "the gang changed size or topology requests while admitted")
+			return nil, r.replace(ctx, log, have, "the gang changed size while admitted")
 		}
 		have.Spec.PodSets = want.Spec.PodSets
 		if err := r.Client.Update(ctx, have); err != nil {
@@ -180,16 +187,22 @@ func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv
 }
 
 // topologyNote says which of the gang's pack constraints Kueue does not honour as written, ""
-// when it honours them all (or the gang has none).
-func topologyNote(pg *schedulerv1alpha1.PodGang, queueExists, tas bool) string {
+// when it honours them all (or the gang has none). wl is the gang's Workload as stored: an
+// admitted one keeps the topology requests it was admitted with.
+func topologyNote(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload, queueExists, tas bool) string {
 	requests, note := kueue.TopologyRequests(pg)
-	switch {
-	case len(requests) == 0 || !queueExists:
+	if len(requests) == 0 || !queueExists {
 		return ""
+	}
+	asked := wl != nil && slices.ContainsFunc(wl.Spec.PodSets, func(ps kueuev1beta2.PodSet) bool { return ps.TopologyRequest != nil })
+	switch {
+	case asked:
+		return note
 	case !tas:
 		return "its pack constraints are not honoured: no flavor of the queue's ClusterQueue has a topology"
+	default:
+		return "its pack constraints are not honoured: Kueue admitted it before its queue had a topology; they apply when it next waits for admission"
 	}
-	return note
 }
 
 // queue reports whether the gang's LocalQueue exists and whether its ClusterQueue has a flavor

@@ -184,6 +184,43 @@ func TestAPackConstraintBecomesATopologyRequestOnlyWhereTheClusterQueueHasATopol
 	}
 }
 
+func TestAnAdmittedGangKeepsItsPlacementWhenItsQueueGainsATopology(t *testing.T) {
+	const rack = "topology.kubernetes.io/rack"
+	objs := append(clusterQueue(""), gang("inf-0-worker-0").Pack(rack, "").Obj(), localQueue())
+	w := newWorld(t, objs...)
+	require.NoError(t, w.pass(t))
+	wl := w.workload(t)
+	require.Nil(t, wl.Spec.PodSets[0].TopologyRequest)
+	w.admit(t, wl)
+	require.NoError(t, w.pass(t))
+
+	flavor := &kueuev1beta2.ResourceFlavor{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Name: "a100"}, flavor))
+	flavor.Spec.TopologyName = ptr.To(kueuev1beta2.TopologyReference("dc"))
+	require.NoError(t, w.c.Update(context.Background(), flavor))
+	w.writes = 0
+	require.NoError(t, w.pass(t))
+
+	kept := w.workload(t)
+	require.NotNil(t, kept, "an admitted gang is not evicted for a topology it did not ask for")
+	assert.Equal(t, wl.UID, kept.UID)
+	assert.Nil(t, kept.Spec.PodSets[0].TopologyRequest, "Kueue refuses changes to a Workload holding quota")
+	c := w.admission(t)
+	assert.Equal(t, schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology, c.Reason, "its placement still ignores the constraint")
+	assert.Contains(t, c.Message, "before its queue had a topology")
+	assert.Equal(t, 1, w.writes, "only the condition's new words")
+
+	meta.RemoveStatusCondition(&kept.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
+	meta.RemoveStatusCondition(&kept.Status.Conditions, kueuev1beta2.WorkloadAdmitted)
+	kept.Status.Admission = nil
+	require.NoError(t, w.c.Status().Update(context.Background(), kept))
+	require.NoError(t, w.pass(t))
+	waiting := w.workload(t)
+	assert.Equal(t, wl.UID, waiting.UID)
+	require.NotNil(t, waiting.Spec.PodSets[0].TopologyRequest, "once the gang waits again, its Workload asks for the topology")
+	assert.Equal(t, rack, ptr.Deref(waiting.Spec.PodSets[0].TopologyRequest.Required, ""))
+}
+
 func TestAMissingLocalQueueIsNamed(t *testing.T) {
 	w := newWorld(t, gang("inf-0-worker-0").Obj())
 	require.NoError(t, w.pass(t))
