@@ -430,11 +430,11 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // when the queue's ClusterQueue has no topology to honour them.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
-	kueueTAS := kueuePlaced(pcs)
+	placedByKueue := kueuePlaced(pcs)
 	for _, c := range constraints.All(pcs) {
 		required, preferred := constraints.Required(c.Constraint), constraints.Preferred(c.Constraint)
 		switch {
-		case !b.cfg.GangScheduling && required != "" && !kueueTAS:
+		case !b.cfg.GangScheduling && required != "" && !placedByKueue:
 			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), required,
 				"kube-scheduler without gangScheduling cannot keep pods within a topology domain; use a topology-aware backend or enable gangScheduling"))
 		case b.cfg.GangScheduling && preferred != "":

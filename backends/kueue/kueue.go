@@ -118,9 +118,9 @@ func Workload(pg *schedulerv1alpha1.PodGang, priority *int32, tas bool) *kueuev1
 // it belongs to, else the gang's (required and preferred node-label keys, which Kueue's Topology
 // levels name too). Pods are ranked by their stable index. Kueue co-locates podSets only in
 // pairs where one podSet has a single pod (its LeaderWorkerSet rule): such a pair sharing a
-// constraint gets one podSetGroupName and no ranks. Any other constraint shared by several pod groups is applied to each
-// of them on its own, and note says so, naming the constraint, for the gang's QueueAdmitted
-// condition ("" when Kueue honours every constraint as written).
+// constraint gets one podSetGroupName and no ranks. Any other constraint shared by several pod
+// groups is applied to each of them on its own, and note says so, naming the constraint, for the
+// gang's QueueAdmitted condition ("" when Kueue honours every constraint as written).
 func TopologyRequests(pg *schedulerv1alpha1.PodGang) (map[string]*kueuev1beta2.PodSetTopologyRequest, string) {
 	type shared struct {
 		name       string
@@ -191,12 +191,22 @@ func TopologyRequests(pg *schedulerv1alpha1.PodGang) (map[string]*kueuev1beta2.P
 	return out, note
 }
 
+// request is one pod group's topology request, its own copy of the constraint's levels (the
+// PodGang comes from the cache).
 func request(c *schedulerv1alpha1.TopologyPackConstraint) *kueuev1beta2.PodSetTopologyRequest {
-	return &kueuev1beta2.PodSetTopologyRequest{Required: c.Required, Preferred: c.Preferred, PodIndexLabel: ptr.To(grovev1alpha1.LabelPodIndex)}
+	r := &kueuev1beta2.PodSetTopologyRequest{PodIndexLabel: ptr.To(grovev1alpha1.LabelPodIndex)}
+	if c.Required != nil {
+		r.Required = ptr.To(*c.Required)
+	}
+	if c.Preferred != nil {
+		r.Preferred = ptr.To(*c.Preferred)
+	}
+	return r
 }
 
-// PodSetsMatch reports whether a stored Workload's podSets are those wanted: same names, counts
-// and requests (Kueue defaults the rest of a template, which is not compared).
+// PodSetsMatch reports whether a stored Workload's podSets are those wanted: the same size
+// (SameSize) and the same topology requests (Kueue defaults the rest of a template, which is not
+// compared).
 func PodSetsMatch(have, want []kueuev1beta2.PodSet) bool {
 	if !SameSize(have, want) {
 		return false
