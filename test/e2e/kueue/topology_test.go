@@ -62,6 +62,14 @@ func topologyQueue(t *testing.T, name string, gpus int64, withTopology bool) (st
 			_ = k8s().Delete(context.Background(), objs[i])
 		}
 	})
+	// Kueue builds its topology of the flavor's nodes before the ClusterQueue turns Active; a gang
+	// queued before that may be set aside as inadmissible and not looked at again.
+	eventually(t, time.Minute, func() (bool, string) {
+		got := &kueuev1beta2.ClusterQueue{}
+		require.NoError(t, k8s().Get(ctx, client.ObjectKey{Name: name}, got))
+		c := meta.FindStatusCondition(got.Status.Conditions, kueuev1beta2.ClusterQueueActive)
+		return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("ClusterQueue %s Active: %+v", name, c)
+	})
 	return ns, binding.Name
 }
 
@@ -96,6 +104,14 @@ func TestPackConstraintsReachKueuesTopologyAwareScheduling(t *testing.T) {
 			}
 			pcs.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: binding, Pack: &grovev1alpha1.TopologyPackConstraint{Required: "rack"}}
 			require.NoError(t, k8s().Create(ctx, pcs))
+			t.Cleanup(func() {
+				if t.Failed() { // Kueue's own words on the gang, for the failure's output
+					wl := &kueuev1beta2.Workload{}
+					if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "packed-0"}, wl) == nil {
+						t.Logf("Workload packed-0 conditions: %+v", wl.Status.Conditions)
+					}
+				}
+			})
 			waitRunning(t, ns, "packed", 4, 2*time.Minute)
 			waitQueueAdmitted(t, ns, "packed", metav1.ConditionTrue, grovev1alpha1.ReasonAllGangsAdmitted, time.Minute)
 
