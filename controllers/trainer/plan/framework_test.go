@@ -57,7 +57,8 @@ func TestTorchRankComesFromTheNetwork(t *testing.T) {
 	tj := trainJobYAML(t, "runtimeRef: {name: rt}\ntrainer: {}")
 	p := newPlan(t, tj, runtimeYAML(t, torchRuntime))
 	_, err := ApplyFramework(tj, runtimeYAML(t, torchRuntime), p, Network{
-		Host:          func(job string, index int) string { return "pod." + job },
+		Hostname:      func(job string, index int) string { return "pod" },
+		Subdomain:     "node",
 		RankFieldPath: JobCompletionIndexFieldPath,
 	})
 	require.NoError(t, err)

@@ -31,7 +31,8 @@ func trainJobYAML(t *testing.T, spec string) *trainerv1alpha1.TrainJob {
 
 // testNetwork addresses pod i of job j as j-i.net and ranks nodes by the field "rank".
 var testNetwork = Network{
-	Host:          func(job string, index int) string { return fmt.Sprintf("%s-%d.net", job, index) },
+	Hostname:      func(job string, index int) string { return fmt.Sprintf("%s-%d", job, index) },
+	Subdomain:     "net",
 	RankFieldPath: "rank",
 }
 
@@ -168,3 +169,27 @@ template:
               - name: node
                 image: mpi:1
 `
+
+// oneJob is a runtime template with one trainer job "node" whose "node" container asks for
+// resources.
+const oneJob = `
+template:
+  spec:
+    replicatedJobs:
+    - name: node
+      template:
+        metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+        spec:
+          template:
+            spec:
+              containers:
+              - name: node
+                image: img
+                args: [--from-runtime]
+                resources: {limits: {nvidia.com/gpu: 2}}
+`
+
+const jaxRuntime = "mlPolicy: {numNodes: 1, jax: {}}" + oneJob
+const xgboostRuntime = "mlPolicy: {numNodes: 1, xgboost: {}}" + oneJob
+const fluxRuntime = "mlPolicy: {numNodes: 1, flux: {numProcPerNode: 2}}" + oneJob
+const plainRuntime = "mlPolicy: {numNodes: 1}" + oneJob

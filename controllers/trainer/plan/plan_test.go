@@ -394,9 +394,6 @@ func TestUnsupportedPoliciesAreUnsupportedErrorsNamingTheField(t *testing.T) {
 		runtime string
 		field   string
 	}{
-		{"mlPolicy: {flux: {}}", "spec.mlPolicy.flux"},
-		{"mlPolicy: {jax: {}}", "spec.mlPolicy.jax"},
-		{"mlPolicy: {xgboost: {}}", "spec.mlPolicy.xgboost"},
 		{"mlPolicy: {mpi: {mpiImplementation: Intel}}", "spec.mlPolicy.mpi.mpiImplementation"},
 		{"podGroupPolicy: {volcano: {}}", "spec.podGroupPolicy.volcano"},
 	}
@@ -420,7 +417,7 @@ func TestUnsupportedPoliciesAreUnsupportedErrorsNamingTheField(t *testing.T) {
 }
 
 func TestSupportedPoliciesAreNotUnsupported(t *testing.T) {
-	for _, spec := range []string{torchRuntime, mpiRuntime, "podGroupPolicy: {coscheduling: {}}\n" + torchRuntime} {
+	for _, spec := range []string{torchRuntime, mpiRuntime, jaxRuntime, xgboostRuntime, fluxRuntime, plainRuntime, "podGroupPolicy: {coscheduling: {}}\n" + torchRuntime} {
 		assert.NoError(t, CheckSupported(runtimeYAML(t, spec)))
 	}
 }

@@ -22,21 +22,13 @@ func (e *UnsupportedError) Error() string {
 }
 
 // CheckSupported returns an *UnsupportedError for the first policy of the runtime that cannot be
-// built: the flux, jax and xgboost ML policies, volcano gang scheduling and MPI implementations
-// other than OpenMPI.
+// built: volcano gang scheduling and MPI implementations other than OpenMPI.
 func CheckSupported(rt *Runtime) error {
 	unsupported := func(field, detail string) error {
 		return &UnsupportedError{Kind: rt.Kind, Name: rt.Name, Field: field, Detail: detail}
 	}
-	const frameworks = "the supported ML policies are torch and mpi"
 	if p := rt.Spec.MLPolicy; p != nil {
 		switch {
-		case p.Flux != nil:
-			return unsupported("spec.mlPolicy.flux", frameworks)
-		case p.JAX != nil:
-			return unsupported("spec.mlPolicy.jax", frameworks)
-		case p.XGBoost != nil:
-			return unsupported("spec.mlPolicy.xgboost", frameworks)
 		case p.MPI != nil && p.MPI.MPIImplementation != nil && *p.MPI.MPIImplementation != trainerv1alpha1.MPIImplementationOpenMPI:
 			return unsupported("spec.mlPolicy.mpi.mpiImplementation",
 				fmt.Sprintf("%q is not implemented; the supported implementation is %s", *p.MPI.MPIImplementation, trainerv1alpha1.MPIImplementationOpenMPI))

@@ -1,7 +1,6 @@
 package tojobset
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -236,17 +235,33 @@ func keys(m map[string][]byte) []string {
 	return out
 }
 
-func TestKubeflowRuntimesThisProjectDoesNotRunAreUnsupported(t *testing.T) {
-	for file, field := range map[string]string{
-		"jax_distributed.yaml":     "spec.mlPolicy.jax",
-		"xgboost_distributed.yaml": "spec.mlPolicy.xgboost",
+func TestKubeflowJAXAndXGBoostRuntimesAddressNodeZeroOfTheJobSet(t *testing.T) {
+	rank := "fieldRef:" + plan.JobCompletionIndexFieldPath
+	for file, want := range map[string]map[string]string{
+		"jax_distributed.yaml": {
+			"JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": rank, "JAX_COORDINATOR_ADDRESS": "tj-node-0-0.tj:29500",
+		},
+		"xgboost_distributed.yaml": {
+			"DMLC_TRACKER_URI": "tj-node-0-0.tj", "DMLC_TRACKER_PORT": "29500", "DMLC_TASK_ID": rank, "DMLC_NUM_WORKER": "2",
+		},
 	} {
 		t.Run(file, func(t *testing.T) {
 			rt := kubeflowRuntime(t, file)
-			_, _, err := Build(kubeflowTrainJob(t, rt.Name, ""), rt, false)
-			var unsupported *plan.UnsupportedError
-			require.True(t, errors.As(err, &unsupported), "got %v", err)
-			assert.Equal(t, field, unsupported.Field)
+			js, objs, err := Build(kubeflowTrainJob(t, rt.Name, "trainer: {numNodes: 2}"), rt, false)
+			require.NoError(t, err)
+			assert.Empty(t, objs)
+			require.Len(t, js.Spec.ReplicatedJobs, 1)
+			c := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+			got := map[string]string{}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil {
+					got[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
+				} else {
+					got[e.Name] = e.Value
+				}
+			}
+			assert.Equal(t, want, got)
+			assert.Equal(t, []corev1.ContainerPort{{ContainerPort: plan.TrainerPort}}, c.Ports)
 		})
 	}
 }

@@ -70,10 +70,11 @@ func Network(tj *trainerv1alpha1.TrainJob, js *jobsetv1alpha2.JobSetSpec) plan.N
 		perJob[rj.Name] = int(max(ptr.Deref(rj.Template.Spec.Parallelism, 1), 1))
 	}
 	return plan.Network{
-		Host: func(job string, index int) string {
+		Hostname: func(job string, index int) string {
 			pods := max(perJob[job], 1)
-			return fmt.Sprintf("%s-%s-%d-%d.%s", tj.Name, job, index/pods, index%pods, sub)
+			return fmt.Sprintf("%s-%s-%d-%d", tj.Name, job, index/pods, index%pods)
 		},
+		Subdomain:     sub,
 		RankFieldPath: plan.JobCompletionIndexFieldPath,
 	}
 }

@@ -69,9 +69,10 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCl
 func Network(tj *trainerv1alpha1.TrainJob) plan.Network {
 	service := fmt.Sprintf("%s-%d", tj.Name, replica)
 	return plan.Network{
-		Host: func(job string, index int) string {
-			return grovev1alpha1.PodHostname(grovev1alpha1.PodCliqueName(tj.Name, replica, job), index) + "." + service
+		Hostname: func(job string, index int) string {
+			return grovev1alpha1.PodHostname(grovev1alpha1.PodCliqueName(tj.Name, replica, job), index)
 		},
+		Subdomain:     service,
 		RankFieldPath: fmt.Sprintf("metadata.labels['%s']", grovev1alpha1.LabelPodIndex),
 	}
 }

@@ -157,12 +157,12 @@ func TestNetworkNamesPodsByCliqueAndIndexInTheReplicaService(t *testing.T) {
 
 func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 	rt := torchRuntime()
+	rt.Spec.MLPolicy.MPI = &trainerv1alpha1.MPIMLPolicySource{MPIImplementation: ptr.To(trainerv1alpha1.MPIImplementationIntel)}
 	rt.Spec.MLPolicy.Torch = nil
-	rt.Spec.MLPolicy.XGBoost = &trainerv1alpha1.XGBoostMLPolicySource{}
 	_, _, err := Build(torchJob(), rt)
 	var unsupported *plan.UnsupportedError
 	require.ErrorAs(t, err, &unsupported)
-	assert.Contains(t, err.Error(), "xgboost")
+	assert.Contains(t, err.Error(), "spec.mlPolicy.mpi.mpiImplementation")
 }
 
 func TestBuiltPodCliqueSetPassesAdmission(t *testing.T) {
