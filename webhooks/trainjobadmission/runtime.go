@@ -84,5 +84,6 @@ func ValidateRuntimeSpec(spec *trainerv1alpha1.TrainingRuntimeSpec) (field.Error
 	if p := spec.MLPolicy; p != nil && p.NumNodes != nil && *p.NumNodes < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "mlPolicy", "numNodes"), *p.NumNodes, "must be at least 1"))
 	}
+	errs = append(errs, validateRuntimeFramework(spec)...)
 	return errs, warnings
 }

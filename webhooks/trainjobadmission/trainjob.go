@@ -45,9 +45,12 @@ type TrainJobValidator struct {
 // TrainJob waits for it.
 func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
 	errs := ValidateTrainJob(tj)
-	warnings, err := v.checkRuntime(ctx, tj)
+	spec, warnings, err := v.checkRuntime(ctx, tj)
 	if err != nil {
 		return warnings, err
+	}
+	if spec != nil {
+		errs = append(errs, validateAgainstFramework(tj, spec)...)
 	}
 	return warnings, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
 }
@@ -97,8 +100,8 @@ func ValidateTrainJob(tj *trainerv1alpha1.TrainJob) field.ErrorList {
 	return errs
 }
 
-// checkRuntime warns when the referenced runtime does not exist (yet).
-func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha1.TrainJob) (admission.Warnings, error) {
+// checkRuntime returns the referenced runtime's spec, or warns when it does not exist (yet).
+func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha1.TrainJob) (*trainerv1alpha1.TrainingRuntimeSpec, admission.Warnings, error) {
 	kind := trainerv1alpha1.ClusterTrainingRuntimeKind
 	if tj.Spec.RuntimeRef.Kind != nil {
 		kind = *tj.Spec.RuntimeRef.Kind
@@ -111,16 +114,17 @@ func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha
 	case trainerv1alpha1.ClusterTrainingRuntimeKind:
 		obj = &trainerv1alpha1.ClusterTrainingRuntime{}
 	default:
-		return nil, nil // reported by ValidateTrainJob
+		return nil, nil, nil // reported by ValidateTrainJob
 	}
 	err := v.Client.Get(ctx, key, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits until it does", kind, key.Name)}, nil
+		return nil, admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits until it does", kind, key.Name)}, nil
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
-	return nil, nil
+	spec, _ := specOf(obj)
+	return spec, nil, nil
 }
 
 func invalid(kind, name string, errs field.ErrorList) error {

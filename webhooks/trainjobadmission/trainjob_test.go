@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -117,4 +120,73 @@ func TestTrainJobRules(t *testing.T) {
 		_, err = v.ValidateUpdate(ctx, old, patched)
 		require.NoError(t, err)
 	})
+}
+
+func frameworkRuntime(name string, policy trainerv1alpha1.MLPolicySource, gpus string) *trainerv1alpha1.TrainingRuntime {
+	node := corev1.Container{Name: "node", Image: "img"}
+	if gpus != "" {
+		node.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}
+	}
+	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	rt.Spec.MLPolicy = &trainerv1alpha1.MLPolicy{MLPolicySource: policy}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{{Name: "node"}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{node}
+	return rt
+}
+
+func TestTrainJobRulesOfTheRuntimesFramework(t *testing.T) {
+	s := runtime.NewScheme()
+	require.NoError(t, trainerv1alpha1.AddToScheme(s))
+	v := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(
+		frameworkRuntime("jax", trainerv1alpha1.MLPolicySource{JAX: &trainerv1alpha1.JAXMLPolicySource{}}, ""),
+		frameworkRuntime("xgboost-gpu", trainerv1alpha1.MLPolicySource{XGBoost: &trainerv1alpha1.XGBoostMLPolicySource{}}, "4"),
+		frameworkRuntime("xgboost-cpu", trainerv1alpha1.MLPolicySource{XGBoost: &trainerv1alpha1.XGBoostMLPolicySource{}}, ""),
+	).Build()}
+	cases := []struct {
+		name, runtime string
+		trainer       trainerv1alpha1.Trainer
+		wantPaths     []string
+	}{
+		{"JAX: one process per node is accepted", "jax", trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](4), NumProcPerNode: ptr.To[int32](1)}, nil},
+		{"JAX: more processes per node cannot run", "jax", trainerv1alpha1.Trainer{NumProcPerNode: ptr.To[int32](8)}, []string{"spec.trainer.numProcPerNode"}},
+		{"XGBoost: one worker per GPU is accepted", "xgboost-gpu", trainerv1alpha1.Trainer{NumProcPerNode: ptr.To[int32](4)}, nil},
+		{"XGBoost: another worker count cannot run", "xgboost-gpu", trainerv1alpha1.Trainer{NumProcPerNode: ptr.To[int32](2)}, []string{"spec.trainer.numProcPerNode"}},
+		{"XGBoost: the TrainJob's resources decide", "xgboost-gpu", trainerv1alpha1.Trainer{
+			NumProcPerNode:   ptr.To[int32](2),
+			ResourcesPerNode: &corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}},
+		}, nil},
+		{"XGBoost: a CPU node runs one worker", "xgboost-cpu", trainerv1alpha1.Trainer{NumProcPerNode: ptr.To[int32](3)}, []string{"spec.trainer.numProcPerNode"}},
+		{"XGBoost: the collective's variables are reserved", "xgboost-cpu", trainerv1alpha1.Trainer{Env: []corev1.EnvVar{
+			{Name: "OK", Value: "1"}, {Name: "DMLC_NUM_WORKER", Value: "9"}, {Name: "DMLC_TRACKER_URI", Value: "x"},
+		}}, []string{"spec.trainer.env[1].name", "spec.trainer.env[2].name"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tj := trainJob("ns")
+			tj.Spec.RuntimeRef.Name = tc.runtime
+			tj.Spec.Trainer = &tc.trainer
+			_, err := v.ValidateCreate(context.Background(), tj)
+			if tc.wantPaths == nil {
+				require.NoError(t, err)
+				return
+			}
+			var status apierrors.APIStatus
+			require.ErrorAs(t, err, &status)
+			var got []string
+			for _, c := range status.Status().Details.Causes {
+				got = append(got, c.Field)
+			}
+			assert.ElementsMatch(t, tc.wantPaths, got)
+		})
+	}
+}
+
+func TestFluxRuntimeReservesTheInstallerInitContainer(t *testing.T) {
+	rt := frameworkRuntime("flux", trainerv1alpha1.MLPolicySource{Flux: &trainerv1alpha1.FluxMLPolicySource{}}, "")
+	errs, _ := ValidateRuntimeSpec(&rt.Spec)
+	assert.Empty(t, errs)
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "setup"}, {Name: "flux-installer"}}
+	errs, _ = ValidateRuntimeSpec(&rt.Spec)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[1].name", errs[0].Field)
 }

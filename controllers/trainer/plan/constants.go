@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
 
 // Names of the replicated jobs and containers a runtime template is read by. A job is found by
@@ -11,15 +13,15 @@ import (
 const (
 	// AncestorLabel on a replicated job's Job template says which part of the TrainJob spec
 	// configures it: AncestorTrainer, DatasetInitializer or ModelInitializer.
-	AncestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step"
+	AncestorLabel = trainerv1alpha1.LabelTrainJobAncestor
 	// AncestorTrainer marks the job that spec.trainer configures.
-	AncestorTrainer = "trainer"
+	AncestorTrainer = trainerv1alpha1.AncestorTrainer
 	// DatasetInitializer names the dataset initializer's ancestor value and container.
 	DatasetInitializer = "dataset-initializer"
 	// ModelInitializer names the model initializer's ancestor value and container.
 	ModelInitializer = "model-initializer"
 	// Node names the trainer container, and the job of the MPI worker nodes.
-	Node = "node"
+	Node = trainerv1alpha1.NodeName
 	// Launcher names the MPI launcher job.
 	Launcher = "launcher"
 )

@@ -23,7 +23,7 @@ import (
 const (
 	// FluxInstallerContainer is the init container that installs Flux; a runtime may not name
 	// one of its own init containers so.
-	FluxInstallerContainer = "flux-installer"
+	FluxInstallerContainer = trainerv1alpha1.FluxInstallerContainer
 	// FluxDefaultViewImage is the image the installer copies Flux from, unless FLUX_VIEW_IMAGE
 	// says otherwise.
 	FluxDefaultViewImage = "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy"

@@ -160,7 +160,6 @@ func TestFluxCurveKeyIsTheTrainJobsAndStable(t *testing.T) {
 	}
 }
 
-
 func TestZ85EncodesRFC32sTestVector(t *testing.T) {
 	// The test vector of ZeroMQ RFC 32.
 	assert.Equal(t, "HelloWorld", z85([]byte{0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B}))

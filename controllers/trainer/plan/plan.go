@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -295,40 +294,13 @@ func resourcesPerNode(tj *trainerv1alpha1.TrainJob, spec *jobsetv1alpha2.JobSetS
 	return nodeResources(spec)
 }
 
-// nodeResources is the resources of the first "node" container, in the "node" job or the
-// trainer job, that sets any.
+// nodeResources is the resources a node of the template asks for.
 func nodeResources(spec *jobsetv1alpha2.JobSetSpec) corev1.ResourceRequirements {
-	for i := range spec.ReplicatedJobs {
-		rj := &spec.ReplicatedJobs[i]
-		if rj.Name != Node && ancestorOf(rj) != AncestorTrainer {
-			continue
-		}
-		if c := container(&rj.Template.Spec.Template.Spec, Node); c != nil && (len(c.Resources.Limits) > 0 || len(c.Resources.Requests) > 0) {
-			return c.Resources
-		}
-	}
-	return corev1.ResourceRequirements{}
+	return trainerv1alpha1.NodeResources(spec)
 }
 
-// gpusPerNode is the count of the first resource whose name mentions "gpu", from the requests,
-// else from the limits.
-func gpusPerNode(res corev1.ResourceRequirements) int {
-	if n := gpus(res.Requests); n > 0 {
-		return n
-	}
-	return gpus(res.Limits)
-}
-
-func gpus(list corev1.ResourceList) int {
-	names := slices.Sorted(maps.Keys(list))
-	for _, name := range names {
-		if strings.Contains(strings.ToLower(string(name)), "gpu") {
-			q := list[name]
-			return int(q.Value())
-		}
-	}
-	return 0
-}
+// gpusPerNode counts a node's GPUs as Kubeflow Trainer does.
+func gpusPerNode(res corev1.ResourceRequirements) int { return trainerv1alpha1.GPUsPerNode(res) }
 
 // cpusPerNode is the CPU request, else limit, rounded up to whole CPUs.
 func cpusPerNode(res corev1.ResourceRequirements) int {

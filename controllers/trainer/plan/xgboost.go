@@ -12,14 +12,11 @@ import (
 
 // XGBoost's collective (Rabit) environment.
 const (
-	EnvXGBoostTrackerURI  = "DMLC_TRACKER_URI"
-	EnvXGBoostTrackerPort = "DMLC_TRACKER_PORT"
-	EnvXGBoostTaskID      = "DMLC_TASK_ID"
-	EnvXGBoostNumWorker   = "DMLC_NUM_WORKER"
+	EnvXGBoostTrackerURI  = trainerv1alpha1.EnvXGBoostTrackerURI
+	EnvXGBoostTrackerPort = trainerv1alpha1.EnvXGBoostTrackerPort
+	EnvXGBoostTaskID      = trainerv1alpha1.EnvXGBoostTaskID
+	EnvXGBoostNumWorker   = trainerv1alpha1.EnvXGBoostNumWorker
 )
-
-// XGBoostReservedEnv are the variables the XGBoost runtime sets; a TrainJob may not set them.
-var XGBoostReservedEnv = []string{EnvXGBoostTrackerURI, EnvXGBoostTrackerPort, EnvXGBoostTaskID, EnvXGBoostNumWorker}
 
 // applyXGBoost gives the trainer's "node" container the Rabit tracker's address (node 0, port
 // 29500), the node's rank as DMLC_TASK_ID and DMLC_NUM_WORKER: one worker per GPU of a node (one
