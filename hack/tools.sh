@@ -13,7 +13,8 @@ mkdir -p "$cache" "$link_dir"
 group() {
   local dir=$1 ldflags=$2; shift 2
   local key out missing=() names=() pkgs=()
-  key=$( (cat "$root/hack/tools/$dir/go.mod" "$root/hack/tools/$dir/go.sum"; go env GOVERSION) | sha256sum | cut -c1-12)
+  # The key covers the module's own sources too (kubeflow-render is a main package of ours).
+  key=$( (cat "$root/hack/tools/$dir/go.mod" "$root/hack/tools/$dir/go.sum"; find "$root/hack/tools/$dir" -name '*.go' | sort | xargs -r cat; go env GOVERSION) | sha256sum | cut -c1-12)
   out="$cache/$dir-$key"
   for spec in "$@"; do
     names+=("${spec%%=*}"); pkgs+=("${spec#*=}")
@@ -70,6 +71,10 @@ if [ "$only" = all ] || [ "$only" = kueue ]; then
   # v0.17.0, not v0.15.0: its TrainJob integration speaks Kubeflow Trainer's v2.2+ API
   # (runtimePatches), which this project serves; v0.15.0's would strip runtimePatches.
   group kueue "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" kueue=sigs.k8s.io/kueue/cmd/kueue
+fi
+if [ "$only" = all ] || [ "$only" = kubeflow ]; then
+  # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with.
+  group kubeflow "" kubeflow-render=./render
 fi
 if [ "$only" = all ] || [ "$only" = plugins ]; then
   group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler

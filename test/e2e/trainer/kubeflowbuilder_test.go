@@ -1,0 +1,218 @@
+package trainere2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	"sigs.k8s.io/yaml"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// kubeflowFrameworkRuntimes are Kubeflow Trainer v2.3's runtimes of every ML policy: torch,
+// DeepSpeed and MLX (MPI), JAX, XGBoost (manifests/base/runtimes) and Flux (examples/flux).
+var kubeflowFrameworkRuntimes = []string{
+	"manifests/base/runtimes/torch_distributed.yaml",
+	"manifests/base/runtimes/deepspeed_distributed.yaml",
+	"manifests/base/runtimes/mlx_distributed.yaml",
+	"manifests/base/runtimes/jax_distributed.yaml",
+	"manifests/base/runtimes/xgboost_distributed.yaml",
+	"examples/flux/flux-runtime.yaml",
+}
+
+// kubeflowBuild runs Kubeflow Trainer v2.3.0's own runtime framework (the kubeflow-render tool,
+// built from its pinned module) on a TrainJob and its runtime as the API server stores them, and
+// returns the JobSet it builds.
+func kubeflowBuild(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alpha1.TrainingRuntime) *jobsetv1alpha2.JobSet {
+	t.Helper()
+	bin, err := toolpath.Bin("kubeflow-render")
+	require.NoError(t, err)
+	tj, rt = tj.DeepCopy(), rt.DeepCopy()
+	tj.TypeMeta = metav1.TypeMeta{APIVersion: trainerv1alpha1.GroupVersion.String(), Kind: trainerv1alpha1.TrainJobKind}
+	rt.TypeMeta = metav1.TypeMeta{APIVersion: trainerv1alpha1.GroupVersion.String(), Kind: trainerv1alpha1.TrainingRuntimeKind}
+	var in bytes.Buffer
+	for _, obj := range []any{rt, tj} {
+		data, err := json.Marshal(obj)
+		require.NoError(t, err)
+		in.Write(data)
+		in.WriteByte('\n')
+	}
+	cmd := exec.Command(bin)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "kubeflow-render: %s", stderr.String())
+	var objs []json.RawMessage
+	require.NoError(t, json.Unmarshal(out, &objs))
+	for _, raw := range objs {
+		var meta metav1.TypeMeta
+		require.NoError(t, json.Unmarshal(raw, &meta))
+		if meta.Kind == "JobSet" {
+			js := &jobsetv1alpha2.JobSet{}
+			require.NoError(t, json.Unmarshal(raw, js))
+			return js
+		}
+	}
+	require.FailNow(t, "Kubeflow built no JobSet", "%s", out)
+	return nil
+}
+
+// podContract is what a container sees of its TrainJob: env (valueFrom as its field path),
+// command and args.
+func podContract(c corev1.Container, translate func(string) string) map[string]string {
+	out := map[string]string{
+		"command": translate(strings.Join(c.Command, " ")),
+		"args":    translate(strings.Join(c.Args, " ")),
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			out["env "+e.Name] = "fieldRef:" + translate(e.ValueFrom.FieldRef.FieldPath)
+		case e.ValueFrom != nil:
+			out["env "+e.Name] = fmt.Sprintf("valueFrom:%v", e.ValueFrom)
+		default:
+			out["env "+e.Name] = translate(e.Value)
+		}
+	}
+	return out
+}
+
+// TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives runs a TrainJob of each
+// framework runtime on both workload paths to Complete, and checks every pod's env, command and
+// args against the JobSet Kubeflow Trainer v2.3.0's framework builds for the same TrainJob. On
+// the PodCliqueSet path the contract is the same with the pods' own addresses: Kubeflow's
+// `<trainjob>-<job>-0-<i>.<trainjob>` is `<trainjob>-0-<job>-<i>.<trainjob>-0` (the PodClique's
+// pod behind the PodCliqueSet's headless Service) and the rank comes from the pod index label.
+func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) {
+	t.Parallel()
+	dir, err := apiserver.ModuleDir("github.com/kubeflow/trainer/v2", "v2.3.0")
+	require.NoError(t, err)
+	for _, file := range kubeflowFrameworkRuntimes {
+		for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet, trainerv1alpha1.WorkloadKindPodCliqueSet} {
+			t.Run(filepath.Base(file)+"/"+string(kind), func(t *testing.T) {
+				t.Parallel()
+				data, err := os.ReadFile(filepath.Join(dir, file))
+				require.NoError(t, err)
+				ctr := &trainerv1alpha1.ClusterTrainingRuntime{}
+				require.NoError(t, yaml.UnmarshalStrict(data, ctr), "Kubeflow's runtime decodes unchanged")
+
+				ns := cluster.Current.NewNamespace(t)
+				rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ctr.Name}, Spec: *ctr.Spec.DeepCopy()}
+				rt.Spec.WorkloadKind = kind
+				if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
+					// Only Job pods complete by themselves on kwok.
+					for i := range rt.Spec.Template.Spec.ReplicatedJobs {
+						pod := &rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
+						if pod.Labels == nil {
+							pod.Labels = map[string]string{}
+						}
+						pod.Labels[cluster.LabelExitCode] = "0"
+					}
+				}
+				create(t, rt)
+				tj := &trainerv1alpha1.TrainJob{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kf"},
+					Spec: trainerv1alpha1.TrainJobSpec{
+						RuntimeRef: trainerv1alpha1.RuntimeRef{Name: rt.Name, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
+						Trainer: &trainerv1alpha1.Trainer{
+							NumNodes: ptr.To[int32](2),
+							Command:  []string{"python", "train.py"},
+							Env:      []corev1.EnvVar{{Name: "EPOCHS", Value: "3"}},
+						},
+					},
+				}
+				create(t, tj)
+				done := waitCondition(t, tj, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
+				stored := &trainerv1alpha1.TrainingRuntime{}
+				require.NoError(t, k8s().Get(context.Background(), client.ObjectKeyFromObject(rt), stored))
+				want := kubeflowBuild(t, done, stored)
+
+				selector, jobOf := map[string]string{jobsetv1alpha2.JobSetNameKey: tj.Name}, func(p corev1.Pod) string {
+					return p.Labels[jobsetv1alpha2.ReplicatedJobNameKey]
+				}
+				translate, ignored := func(s string) string { return s }, map[string]bool{"env JOB_COMPLETION_INDEX": true}
+				if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
+					selector, jobOf = map[string]string{grovev1alpha1.LabelPartOf: tj.Name}, func(p corev1.Pod) string {
+						return strings.TrimPrefix(p.Labels[grovev1alpha1.LabelPodClique], tj.Name+"-0-")
+					}
+					translate = pcsAddresses(tj.Name, want)
+					ignored = map[string]bool{}
+					for _, name := range []string{grovev1alpha1.EnvPCSName, grovev1alpha1.EnvPCSIndex, grovev1alpha1.EnvPCLQName,
+						grovev1alpha1.EnvHeadlessService, grovev1alpha1.EnvPCLQPodIndex} {
+						ignored["env "+name] = true
+					}
+				}
+
+				podsPerJob := map[string]int{}
+				for _, pod := range pods(t, ns, selector) {
+					job := jobOf(pod)
+					podsPerJob[job]++
+					var template *corev1.PodSpec
+					for _, rj := range want.Spec.ReplicatedJobs {
+						if rj.Name == job {
+							template = &rj.Template.Spec.Template.Spec
+						}
+					}
+					require.NotNil(t, template, "pod %s belongs to job %q, which Kubeflow does not build", pod.Name, job)
+					kubeflow := map[string]corev1.Container{}
+					for _, c := range append(template.InitContainers, template.Containers...) {
+						kubeflow[c.Name] = c
+					}
+					ours := append(pod.Spec.InitContainers, pod.Spec.Containers...)
+					assert.Len(t, ours, len(kubeflow), "pod %s: containers", pod.Name)
+					for _, c := range ours {
+						kc, ok := kubeflow[c.Name]
+						if !assert.True(t, ok, "pod %s: container %s is not Kubeflow's", pod.Name, c.Name) {
+							continue
+						}
+						got := podContract(c, func(s string) string { return s })
+						for k := range ignored {
+							delete(got, k)
+						}
+						assert.Equal(t, podContract(kc, translate), got, "pod %s container %s", pod.Name, c.Name)
+					}
+				}
+				for _, rj := range want.Spec.ReplicatedJobs {
+					assert.Equal(t, int(max(rj.Replicas, 1)*ptr.Deref(rj.Template.Spec.Parallelism, 1)), podsPerJob[rj.Name], "pods of job %s", rj.Name)
+				}
+			})
+		}
+	}
+}
+
+// pcsAddresses maps the JobSet path's pod addresses and rank field in Kubeflow's JobSet to the
+// PodCliqueSet path's.
+func pcsAddresses(trainJob string, js *jobsetv1alpha2.JobSet) func(string) string {
+	var pairs []string
+	for _, rj := range js.Spec.ReplicatedJobs {
+		for i := range int(ptr.Deref(rj.Template.Spec.Parallelism, 1)) {
+			pairs = append(pairs,
+				fmt.Sprintf("%s-%s-0-%d.%s", trainJob, rj.Name, i, trainJob),
+				fmt.Sprintf("%s-0-%s-%d.%s-0", trainJob, rj.Name, i, trainJob))
+		}
+	}
+	pairs = append(pairs,
+		"metadata.annotations['batch.kubernetes.io/job-completion-index']",
+		fmt.Sprintf("metadata.labels['%s']", grovev1alpha1.LabelPodIndex))
+	return strings.NewReplacer(pairs...).Replace
+}
