@@ -3,6 +3,9 @@ package trainjobadmission
 import (
 	"fmt"
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -61,6 +64,48 @@ func validateAgainstFramework(tj *trainerv1alpha1.TrainJob, spec *trainerv1alpha
 		for i, e := range tr.Env {
 			if slices.Contains(trainerv1alpha1.XGBoostReservedEnv, e.Name) {
 				errs = append(errs, field.Forbidden(p.Child("env").Index(i).Child("name"), e.Name+" is set by the XGBoost runtime"))
+			}
+		}
+	}
+	return errs
+}
+
+// jobMetadataPrefixes are the label and annotation prefixes only JobSet and Job pods carry.
+var jobMetadataPrefixes = []string{"metadata.labels['jobset.sigs.k8s.io/", "metadata.annotations['jobset.sigs.k8s.io/",
+	"metadata.labels['batch.kubernetes.io/", "metadata.annotations['batch.kubernetes.io/"}
+
+// validatePodCliqueSetPath refuses what the PodCliqueSet path cannot build faithfully: JobSet's
+// volumeClaimPolicies (a PodCliqueSet has no per-workload PersistentVolumeClaim templates) and a
+// container reading a JobSet or Job label or annotation through the downward API (PodClique pods
+// carry neither; the variable would be empty).
+func validatePodCliqueSetPath(spec *trainerv1alpha1.TrainingRuntimeSpec) field.ErrorList {
+	if spec.WorkloadKind != trainerv1alpha1.WorkloadKindPodCliqueSet {
+		return nil
+	}
+	var errs field.ErrorList
+	js := field.NewPath("spec", "template", "spec")
+	if len(spec.Template.Spec.VolumeClaimPolicies) > 0 {
+		errs = append(errs, field.Forbidden(js.Child("volumeClaimPolicies"),
+			"JobSet's volume claim templates have no PodCliqueSet equivalent; use workloadKind JobSet or pre-created PersistentVolumeClaims"))
+	}
+	for i, rj := range spec.Template.Spec.ReplicatedJobs {
+		pod := js.Child("replicatedJobs").Index(i).Child("template", "spec", "template", "spec")
+		for _, list := range []struct {
+			name       string
+			containers []corev1.Container
+		}{{"initContainers", rj.Template.Spec.Template.Spec.InitContainers}, {"containers", rj.Template.Spec.Template.Spec.Containers}} {
+			for j, c := range list.containers {
+				for k, e := range c.Env {
+					if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+						continue
+					}
+					for _, prefix := range jobMetadataPrefixes {
+						if strings.HasPrefix(e.ValueFrom.FieldRef.FieldPath, prefix) {
+							errs = append(errs, field.Invalid(pod.Child(list.name).Index(j).Child("env").Index(k).Child("valueFrom", "fieldRef", "fieldPath"),
+								e.ValueFrom.FieldRef.FieldPath, "PodCliqueSet pods carry no JobSet or Job labels and annotations; use workloadKind JobSet"))
+						}
+					}
+				}
 			}
 		}
 	}

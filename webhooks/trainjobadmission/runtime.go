@@ -85,5 +85,6 @@ func ValidateRuntimeSpec(spec *trainerv1alpha1.TrainingRuntimeSpec) (field.Error
 		errs = append(errs, field.Invalid(field.NewPath("spec", "mlPolicy", "numNodes"), *p.NumNodes, "must be at least 1"))
 	}
 	errs = append(errs, validateRuntimeFramework(spec)...)
+	errs = append(errs, validatePodCliqueSetPath(spec)...)
 	return errs, warnings
 }

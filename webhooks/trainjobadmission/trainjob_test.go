@@ -190,3 +190,45 @@ func TestFluxRuntimeReservesTheInstallerInitContainer(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[1].name", errs[0].Field)
 }
+
+func TestPodCliqueSetPathRefusesWhatItCannotBuild(t *testing.T) {
+	jobsetName := corev1.EnvVar{Name: "TRAIN_JOB_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		FieldPath: "metadata.labels['jobset.sigs.k8s.io/jobset-name']",
+	}}}
+	cases := []struct {
+		name   string
+		kind   trainerv1alpha1.WorkloadKind
+		mutate func(*trainerv1alpha1.TrainingRuntimeSpec)
+		paths  []string
+	}{
+		{"volume claim templates on the JobSet path", trainerv1alpha1.WorkloadKindJobSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.VolumeClaimPolicies = []jobsetv1alpha2.VolumeClaimPolicy{{}}
+		}, nil},
+		{"volume claim templates on the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.VolumeClaimPolicies = []jobsetv1alpha2.VolumeClaimPolicy{{}}
+		}, []string{"spec.template.spec.volumeClaimPolicies"}},
+		{"a JobSet label read by the JobSet path", trainerv1alpha1.WorkloadKindJobSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{jobsetName}
+		}, nil},
+		{"a JobSet label read by the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "i", Env: []corev1.EnvVar{{Name: "A", Value: "b"}, jobsetName}}}
+		}, []string{"spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[0].env[1].valueFrom.fieldRef.fieldPath"}},
+		{"the pod's own name is fine on the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := frameworkRuntime("rt", trainerv1alpha1.MLPolicySource{}, "")
+			rt.Spec.WorkloadKind = tc.kind
+			tc.mutate(&rt.Spec)
+			errs, _ := ValidateRuntimeSpec(&rt.Spec)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			assert.ElementsMatch(t, tc.paths, got)
+		})
+	}
+}
