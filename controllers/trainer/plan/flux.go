@@ -86,7 +86,7 @@ func applyFlux(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, net Network) 
 	if tr := tj.Spec.Trainer; tr != nil && tr.NumProcPerNode != nil {
 		perNode = int(*tr.NumProcPerNode)
 	}
-	gpus := gpusPerNode(resourcesPerNode(tj, spec))
+	gpus := trainerv1alpha1.GPUsPerNode(resourcesPerNode(tj, spec))
 	settings := fluxSettings(trainerContainer)
 
 	hosts := make([]string, nodes)

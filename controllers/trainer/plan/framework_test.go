@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func applyFramework(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *Runtime) (*Plan, []client.Object) {
@@ -45,7 +46,7 @@ func TestTorchEnvAndPortOnTheTrainerNodeContainer(t *testing.T) {
 		EnvTorchNodeRank:       "fieldRef:rank",
 		EnvTorchMasterAddr:     "node-0.net",
 		EnvTorchMasterPort:     "29500",
-	}, envMap(node))
+	}, builders.EnvOf(*node))
 	assert.Equal(t, []corev1.ContainerPort{{ContainerPort: 29500}}, node.Ports)
 
 	assert.Empty(t, containerOf(t, p, Node, "sidecar").Env, "other containers are left alone")
@@ -62,7 +63,7 @@ func TestTorchRankComesFromTheNetwork(t *testing.T) {
 		RankFieldPath: JobCompletionIndexFieldPath,
 	})
 	require.NoError(t, err)
-	env := envMap(containerOf(t, p, Node, Node))
+	env := builders.EnvOf(*containerOf(t, p, Node, Node))
 	assert.Equal(t, "fieldRef:metadata.annotations['batch.kubernetes.io/job-completion-index']", env[EnvTorchNodeRank])
 	assert.Equal(t, "pod.node", env[EnvTorchMasterAddr])
 }
@@ -97,9 +98,9 @@ func TestTorchEnvInjectionTargetsGetTheFullEnvironment(t *testing.T) {
 	}
 	for _, trainer := range []string{"", "trainer: {}"} {
 		p, _ := applyFramework(t, trainJobYAML(t, "runtimeRef: {name: rt}\n"+trainer), rt)
-		assert.Equal(t, want, envMap(containerOf(t, p, Node, "sidecar")))
-		assert.Equal(t, want, envMap(containerOf(t, p, Node, "preflight")))
-		assert.Equal(t, want, envMap(containerOf(t, p, ModelInitializer, ModelInitializer)))
+		assert.Equal(t, want, builders.EnvOf(*containerOf(t, p, Node, "sidecar")))
+		assert.Equal(t, want, builders.EnvOf(*containerOf(t, p, Node, "preflight")))
+		assert.Equal(t, want, builders.EnvOf(*containerOf(t, p, ModelInitializer, ModelInitializer)))
 		assert.Empty(t, containerOf(t, p, Node, "sidecar").Ports, "targets get env, not the port")
 	}
 }
@@ -178,7 +179,7 @@ template:
 			p, _ := applyFramework(t, tj, rt)
 			node := containerOf(t, p, Node, Node)
 			assert.Equal(t, append(tc.want, fixed...), node.Command)
-			env := envMap(node)
+			env := builders.EnvOf(*node)
 			assert.Contains(t, env, EnvTorchNumNodes)
 			assert.NotContains(t, env, EnvTorchMasterAddr, "torchtune takes the rendezvous on its command line")
 			assert.Equal(t, []corev1.ContainerPort{{ContainerPort: 29500}}, node.Ports)
@@ -226,7 +227,7 @@ func TestMPIHostfileListsEveryNodeWithItsSlots(t *testing.T) {
 			assert.Equal(t, "ConfigMap", cm.Kind)
 			assert.Equal(t, map[string]string{"hostfile": tc.want}, cm.Data)
 			assert.Equal(t, strings.TrimPrefix(strings.Fields(strings.Split(tc.want, "\n")[0])[1], "slots="),
-				envMap(containerOf(t, p, Launcher, Node))[EnvOpenMPIDefaultSlots])
+				builders.EnvOf(*containerOf(t, p, Launcher, Node))[EnvOpenMPIDefaultSlots])
 		})
 	}
 }
@@ -329,10 +330,10 @@ func TestMPIVolumesMountsAndLauncherEnv(t *testing.T) {
 		"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
 		"OMPI_MCA_orte_set_default_slots":   "1",
 		"OMPI_MCA_plm_rsh_args":             "-o ConnectionAttempts=10",
-	}, envMap(launcher))
-	assert.Equal(t, map[string]string{"MINE": "x"}, envMap(containerOf(t, p, Node, Node)), "only the launcher gets OpenMPI's env")
+	}, builders.EnvOf(*launcher))
+	assert.Equal(t, map[string]string{"MINE": "x"}, builders.EnvOf(*containerOf(t, p, Node, Node)), "only the launcher gets OpenMPI's env")
 	for _, c := range []*corev1.Container{launcher, containerOf(t, p, Node, Node)} {
-		assert.NotContains(t, envMap(c), EnvTorchNumNodes)
+		assert.NotContains(t, builders.EnvOf(*c), EnvTorchNumNodes)
 		assert.Empty(t, c.Ports)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestJAXEnvironmentOnTheTrainerNodeContainer(t *testing.T) {
@@ -46,7 +47,7 @@ func TestJAXEnvironmentOnTheTrainerNodeContainer(t *testing.T) {
 			p, objs := applyFramework(t, trainJobYAML(t, "runtimeRef: {name: rt}\n"+tc.trainer), runtimeYAML(t, jaxRuntime))
 			assert.Empty(t, objs)
 			c := containerOf(t, p, Node, Node)
-			assert.Equal(t, tc.want, envMap(c))
+			assert.Equal(t, tc.want, builders.EnvOf(*c))
 			if len(tc.want) > 0 {
 				assert.Equal(t, []corev1.ContainerPort{{ContainerPort: TrainerPort}}, c.Ports)
 			} else {
@@ -73,7 +74,7 @@ func TestXGBoostWorkersAreNodesTimesGPUs(t *testing.T) {
 				EnvXGBoostTrackerPort: "29500",
 				EnvXGBoostTaskID:      "fieldRef:rank",
 				EnvXGBoostNumWorker:   tc.workers,
-			}, envMap(c))
+			}, builders.EnvOf(*c))
 			assert.Equal(t, []corev1.ContainerPort{{ContainerPort: TrainerPort}}, c.Ports)
 		})
 	}
@@ -82,7 +83,7 @@ func TestXGBoostWorkersAreNodesTimesGPUs(t *testing.T) {
 func TestPlainRuntimeGetsTheTrainJobsEnvAndNodeCount(t *testing.T) {
 	p, objs := applyFramework(t, trainJobYAML(t, "runtimeRef: {name: rt}\ntrainer: {numNodes: 4, env: [{name: A, value: b}]}"), runtimeYAML(t, plainRuntime))
 	assert.Empty(t, objs)
-	assert.Equal(t, map[string]string{"A": "b"}, envMap(containerOf(t, p, Node, Node)))
+	assert.Equal(t, map[string]string{"A": "b"}, builders.EnvOf(*containerOf(t, p, Node, Node)))
 	assert.Equal(t, int32(4), *jobOf(t, p, Node).Template.Spec.Parallelism)
 }
 

@@ -57,20 +57,6 @@ func containerOf(t *testing.T, p *Plan, job, name string) *corev1.Container {
 	return c
 }
 
-// envMap is a container's plain env values by name; valueFrom variables map to their field path.
-func envMap(c *corev1.Container) map[string]string {
-	out := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
-			out[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
-		default:
-			out[e.Name] = e.Value
-		}
-	}
-	return out
-}
-
 func envNames(c *corev1.Container) []string {
 	var out []string
 	for _, e := range c.Env {

@@ -271,13 +271,13 @@ func numProcPerNode(tj *trainerv1alpha1.TrainJob, rt *Runtime, spec *jobsetv1alp
 	mp := rt.Spec.MLPolicy
 	switch {
 	case mp != nil && mp.Torch != nil:
-		if gpusPerNode(res) > 0 {
+		if trainerv1alpha1.GPUsPerNode(res) > 0 {
 			return NumProcPerNodeAuto
 		}
 		return strconv.Itoa(max(1, cpusPerNode(res)))
 	case mp != nil && mp.MPI != nil:
 		n := int(ptr.Deref(mp.MPI.NumProcPerNode, 1))
-		if g := gpusPerNode(res); n == 1 && g > 1 {
+		if g := trainerv1alpha1.GPUsPerNode(res); n == 1 && g > 1 {
 			n = g
 		}
 		return strconv.Itoa(n)
@@ -291,16 +291,8 @@ func resourcesPerNode(tj *trainerv1alpha1.TrainJob, spec *jobsetv1alpha2.JobSetS
 	if tr := tj.Spec.Trainer; tr != nil && tr.ResourcesPerNode != nil {
 		return *tr.ResourcesPerNode
 	}
-	return nodeResources(spec)
-}
-
-// nodeResources is the resources a node of the template asks for.
-func nodeResources(spec *jobsetv1alpha2.JobSetSpec) corev1.ResourceRequirements {
 	return trainerv1alpha1.NodeResources(spec)
 }
-
-// gpusPerNode counts a node's GPUs as Kubeflow Trainer does.
-func gpusPerNode(res corev1.ResourceRequirements) int { return trainerv1alpha1.GPUsPerNode(res) }
 
 // cpusPerNode is the CPU request, else limit, rounded up to whole CPUs.
 func cpusPerNode(res corev1.ResourceRequirements) int {

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestTrainerOverridesReachOnlyTheTrainerNodeContainer(t *testing.T) {
@@ -49,7 +51,7 @@ func TestTrainerOverridesReachOnlyTheTrainerNodeContainer(t *testing.T) {
 			trainer: "trainer: {env: [{name: NEW, value: job}, {name: SHARED, value: job}]}",
 			check: func(t *testing.T, node *corev1.Container) {
 				assert.Equal(t, []string{"RUNTIME_ENV", "SHARED", "NEW"}, envNames(node))
-				assert.Equal(t, map[string]string{"RUNTIME_ENV": "runtime", "SHARED": "job", "NEW": "job"}, envMap(node))
+				assert.Equal(t, map[string]string{"RUNTIME_ENV": "runtime", "SHARED": "job", "NEW": "job"}, builders.EnvOf(*node))
 			},
 		},
 		{
@@ -101,8 +103,8 @@ trainer:
 			node, launcher := containerOf(t, p, Node, Node), containerOf(t, p, Launcher, Node)
 			assert.Equal(t, "mpi:1", node.Image, "the image is the trainer job's only")
 			assert.Equal(t, "mine:2", launcher.Image)
-			assert.Equal(t, map[string]string{"A": "1"}, envMap(launcher))
-			assert.Equal(t, tc.wantNode, envMap(node))
+			assert.Equal(t, map[string]string{"A": "1"}, builders.EnvOf(*launcher))
+			assert.Equal(t, tc.wantNode, builders.EnvOf(*node))
 			_, hasCPU := node.Resources.Requests[corev1.ResourceCPU]
 			assert.Equal(t, tc.asNode, hasCPU)
 		})
@@ -124,11 +126,11 @@ initializer:
 
 	dataset := containerOf(t, p, DatasetInitializer, DatasetInitializer)
 	assert.Equal(t, []string{EnvStorageURI, "KEEP", "EXTRA"}, envNames(dataset), "STORAGE_URI is replaced in place")
-	assert.Equal(t, map[string]string{EnvStorageURI: "hf://job/dataset", "KEEP": "yes", "EXTRA": "1"}, envMap(dataset))
+	assert.Equal(t, map[string]string{EnvStorageURI: "hf://job/dataset", "KEEP": "yes", "EXTRA": "1"}, builders.EnvOf(*dataset))
 	assert.Equal(t, []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "dataset-creds"}}}}, dataset.EnvFrom)
 
 	model := containerOf(t, p, ModelInitializer, ModelInitializer)
-	assert.Equal(t, map[string]string{EnvStorageURI: "hf://job/model"}, envMap(model))
+	assert.Equal(t, map[string]string{EnvStorageURI: "hf://job/model"}, builders.EnvOf(*model))
 	assert.Empty(t, model.EnvFrom)
 
 	for _, job := range []string{DatasetInitializer, ModelInitializer, Node} {
@@ -210,7 +212,7 @@ runtimePatches:
 	assert.Equal(t, []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}, pod.Spec.Tolerations, "tolerations replace")
 	assert.Equal(t, "trainer", pod.Spec.ServiceAccountName)
 	assert.Equal(t, []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, pod.Spec.Volumes)
-	assert.Equal(t, map[string]string{"SIDE": "1"}, envMap(containerOf(t, p, Node, "sidecar")))
+	assert.Equal(t, map[string]string{"SIDE": "1"}, builders.EnvOf(*containerOf(t, p, Node, "sidecar")))
 	assert.Equal(t, "sidecar:1", containerOf(t, p, Node, "sidecar").Image, "a container patch keeps the container")
 	assert.Equal(t, "trainer:1", containerOf(t, p, Node, Node).Image)
 	assert.Equal(t, []corev1.PodSchedulingGate{{Name: "wait"}}, jobOf(t, p, DatasetInitializer).Template.Spec.Template.Spec.SchedulingGates)

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -21,13 +20,7 @@ import (
 // envInjection target container gets all five variables whatever the TrainJob says.
 func applyTorch(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, net Network) error {
 	spec := &p.Template.Spec
-	var trainerJob *jobsetv1alpha2.ReplicatedJob
-	for i := range spec.ReplicatedJobs {
-		if ancestorOf(&spec.ReplicatedJobs[i]) == AncestorTrainer {
-			trainerJob = &spec.ReplicatedJobs[i]
-			break
-		}
-	}
+	trainerJob, node := trainerNode(spec)
 	numNodes := int32(1)
 	if trainerJob != nil {
 		numNodes = ptr.Deref(trainerJob.Template.Spec.Parallelism, 1)
@@ -35,23 +28,21 @@ func applyTorch(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, net Network)
 	pet := []corev1.EnvVar{
 		{Name: EnvTorchNumNodes, Value: strconv.Itoa(int(numNodes))},
 		{Name: EnvTorchNumProcPerNode, Value: p.NumProcPerNode},
-		{Name: EnvTorchNodeRank, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: net.RankFieldPath}}},
+		rankEnv(EnvTorchNodeRank, net),
 	}
 	master := []corev1.EnvVar{
 		{Name: EnvTorchMasterAddr, Value: net.Host(Node, 0)},
 		{Name: EnvTorchMasterPort, Value: strconv.Itoa(int(TrainerPort))},
 	}
 
-	if tr := tj.Spec.Trainer; tr != nil && trainerJob != nil {
-		if c := container(&trainerJob.Template.Spec.Template.Spec, Node); c != nil {
-			upsertEnv(&c.Env, pet...)
-			if isTorchTune(tr.Command) {
-				c.Command = torchTuneCommand(tj, rt, p, numNodes, net)
-			} else {
-				upsertEnv(&c.Env, master...)
-			}
-			upsertPort(&c.Ports, corev1.ContainerPort{ContainerPort: TrainerPort})
+	if tr := tj.Spec.Trainer; tr != nil && node != nil {
+		upsertEnv(&node.Env, pet...)
+		if isTorchTune(tr.Command) {
+			node.Command = torchTuneCommand(tj, rt, p, numNodes, net)
+		} else {
+			upsertEnv(&node.Env, master...)
 		}
+		upsertPort(&node.Ports, corev1.ContainerPort{ContainerPort: TrainerPort})
 	}
 
 	if inj := rt.Spec.MLPolicy.Torch.EnvInjection; inj != nil {

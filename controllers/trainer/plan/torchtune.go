@@ -24,7 +24,7 @@ func isTorchTune(command []string) bool { return slices.Equal(command, TorchTune
 // torchTuneCommand is "tune run", the rendezvous endpoint when more than one process trains,
 // the recipe and --config, and the runtime's fixed configs.
 func torchTuneCommand(tj *trainerv1alpha1.TrainJob, rt *Runtime, p *Plan, numNodes int32, net Network) []string {
-	gpu := gpusPerNode(resourcesPerNode(tj, &p.Template.Spec))
+	gpu := trainerv1alpha1.GPUsPerNode(resourcesPerNode(tj, &p.Template.Spec))
 	procs, numeric := strconv.Atoi(p.NumProcPerNode)
 	cmd := slices.Clone(tj.Spec.Trainer.Command)
 	if numNodes > 1 || (numeric == nil && procs > 1) || (numeric != nil && gpu > 1) {

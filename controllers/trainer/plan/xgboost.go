@@ -40,5 +40,5 @@ func applyXGBoost(tj *trainerv1alpha1.TrainJob, p *Plan, net Network) {
 // XGBoostWorkersPerNode is one worker per GPU of a node, or one for a node without GPUs; a
 // node's resources are trainer.resourcesPerNode when given, else the runtime's.
 func XGBoostWorkersPerNode(tj *trainerv1alpha1.TrainJob, spec *jobsetv1alpha2.JobSetSpec) int {
-	return max(gpusPerNode(resourcesPerNode(tj, spec)), 1)
+	return max(trainerv1alpha1.GPUsPerNode(resourcesPerNode(tj, spec)), 1)
 }

@@ -16,6 +16,7 @@ import (
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // The expectations below are Kubeflow Trainer v2.3.0's contract, written down from its source
@@ -252,15 +253,7 @@ func TestKubeflowJAXAndXGBoostRuntimesAddressNodeZeroOfTheJobSet(t *testing.T) {
 			assert.Empty(t, objs)
 			require.Len(t, js.Spec.ReplicatedJobs, 1)
 			c := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
-			got := map[string]string{}
-			for _, e := range c.Env {
-				if e.ValueFrom != nil {
-					got[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
-				} else {
-					got[e.Name] = e.Value
-				}
-			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, want, builders.EnvOf(c))
 			assert.Equal(t, []corev1.ContainerPort{{ContainerPort: plan.TrainerPort}}, c.Ports)
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -43,7 +44,7 @@ func TestTrainJobOnJobSetCompletes(t *testing.T) {
 	node := pods(t, ns, map[string]string{jobsetv1alpha2.JobSetNameKey: "mnist"})
 	require.Len(t, node, 2)
 	for _, p := range node {
-		env := envOf(p.Spec.Containers[0])
+		env := builders.EnvOf(p.Spec.Containers[0])
 		assert.Equal(t, "mnist-node-0-0.mnist", env["PET_MASTER_ADDR"])
 		assert.Equal(t, "2", env["PET_NNODES"])
 		assert.Equal(t, "fieldRef:metadata.annotations['batch.kubernetes.io/job-completion-index']", env["PET_NODE_RANK"])

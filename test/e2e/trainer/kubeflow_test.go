@@ -18,6 +18,7 @@ import (
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -75,7 +76,7 @@ func TestKubeflowRuntimesRunPlainTrainJobsToComplete(t *testing.T) {
 						if c.Name == container {
 							found = true
 							if tc.env != "" && job == "node" {
-								assert.Contains(t, envOf(c), tc.env)
+								assert.Contains(t, builders.EnvOf(c), tc.env)
 							}
 						}
 					}

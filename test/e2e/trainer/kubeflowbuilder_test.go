@@ -24,6 +24,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
 )
@@ -84,15 +85,8 @@ func podContract(c corev1.Container, translate func(string) string) map[string]s
 		"command": translate(strings.Join(c.Command, " ")),
 		"args":    translate(strings.Join(c.Args, " ")),
 	}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
-			out["env "+e.Name] = "fieldRef:" + translate(e.ValueFrom.FieldRef.FieldPath)
-		case e.ValueFrom != nil:
-			out["env "+e.Name] = fmt.Sprintf("valueFrom:%v", e.ValueFrom)
-		default:
-			out["env "+e.Name] = translate(e.Value)
-		}
+	for k, v := range builders.EnvOf(c) {
+		out["env "+k] = translate(v)
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -63,7 +64,7 @@ func TestTrainJobOnPodCliqueSetRunsInitializerFirstAndCompletes(t *testing.T) {
 	for i, p := range nodes {
 		require.NotNil(t, p.Status.StartTime)
 		assert.False(t, p.Status.StartTime.Time.Before(initDone), "%s started before the initializer finished", p.Name)
-		env := envOf(p.Spec.Containers[0])
+		env := builders.EnvOf(p.Spec.Containers[0])
 		assert.Equal(t, "3", env["PET_NNODES"])
 		assert.Equal(t, "llm-0-node-0.llm-0", env["PET_MASTER_ADDR"])
 		assert.Equal(t, "29500", env["PET_MASTER_PORT"])

@@ -194,17 +194,4 @@ func assertEvent(t *testing.T, ns, name, reason string) {
 	}, 30*time.Second, 200*time.Millisecond, "event %s on %s", reason, name)
 }
 
-func envOf(c corev1.Container) map[string]string {
-	out := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
-			out[e.Name] = "fieldRef:" + e.ValueFrom.FieldRef.FieldPath
-		default:
-			out[e.Name] = e.Value
-		}
-	}
-	return out
-}
-
 func name(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix, i) }
