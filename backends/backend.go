@@ -57,6 +57,14 @@ type SchedulerBackend interface {
 	OwnedTypes() []client.Object
 }
 
+// ClusterValidator is optional: a backend whose admission rules depend on objects in the cluster
+// (Volcano's queues) implements it, and grove-webhook calls it, after ValidatePodCliqueSet
+// passed, for a new PodCliqueSet and for an update that changes what it checks. An error is a
+// failed read, not a refusal.
+type ClusterValidator interface {
+	ValidatePodCliqueSetInCluster(ctx context.Context, r client.Reader, old, pcs *grovev1alpha1.PodCliqueSet) (field.ErrorList, error)
+}
+
 // TopologySyncer is optional: a backend whose scheduler keeps a topology object of its own (KAI's
 // Topology) implements it, and the backend-controller checks for it with a type assertion. For
 // each ClusterTopologyBinding the backend-controller calls SyncTopology and records the result in

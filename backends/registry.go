@@ -12,6 +12,7 @@ import (
 	"github.com/kubegrove/grove/backends/kai"
 	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/backends/plugins"
+	"github.com/kubegrove/grove/backends/volcano"
 )
 
 // Registry holds the enabled backends of one configuration. Each binary builds its own from the
@@ -44,6 +45,8 @@ func NewRegistry(cfg configv1alpha1.SchedulerConfiguration, c client.Client) (*R
 			b = kai.New(*conf, c)
 		case *configv1alpha1.SchedulerPluginsConfig:
 			b = plugins.New(*conf, c)
+		case *configv1alpha1.VolcanoConfig:
+			b = volcano.New(*conf, c)
 		}
 		r.enabled = append(r.enabled, b)
 		r.byName[name] = b
@@ -113,6 +116,7 @@ var knownPodSchedulers = map[string]configv1alpha1.SchedulerName{
 	kube.SchedulerName:                                  configv1alpha1.SchedulerNameKube,
 	kaiv2alpha2.SchedulerName:                           configv1alpha1.SchedulerNameKAI,
 	configv1alpha1.DefaultSchedulerPluginsSchedulerName: configv1alpha1.SchedulerNamePlugins,
+	configv1alpha1.VolcanoPodSchedulerName:              configv1alpha1.SchedulerNameVolcano,
 }
 
 // KnownPodScheduler returns the backend whose pods carry schedulerName by default, enabled or not.

@@ -119,8 +119,8 @@ func TestNewRegistryRejectsInvalidProfiles(t *testing.T) {
 		},
 		{
 			name:         "unknown backend name",
-			profiles:     []configv1alpha1.SchedulerProfile{profile("volcano", false, "")},
-			wantContains: []string{"scheduler.profiles[0].name", "volcano"},
+			profiles:     []configv1alpha1.SchedulerProfile{profile("yunikorn", false, "")},
+			wantContains: []string{"scheduler.profiles[0].name", "yunikorn"},
 		},
 		{
 			name: "unknown field in a profile's config",

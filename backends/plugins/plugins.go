@@ -76,22 +76,10 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 // BuildPodGroup is the PodGroup of a PodGang: minMember its minimum, minResources every pod
 // group's per-pod requests (podResourceRequests, written by the operator) times its minReplicas.
 func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang) *schedv1alpha1.PodGroup {
-	total := corev1.ResourceList{}
-	for _, g := range pg.Spec.PodGroups {
-		for name, q := range g.PodResourceRequests {
-			q = q.DeepCopy()
-			q.Mul(int64(g.MinReplicas))
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
-	}
 	out := &schedv1alpha1.PodGroup{Spec: schedv1alpha1.PodGroupSpec{
 		MinMember: pg.Spec.MinMember(), ScheduleTimeoutSeconds: b.cfg.ScheduleTimeoutSeconds,
+		MinResources: pg.Spec.MinResources(),
 	}}
-	if len(total) > 0 {
-		out.Spec.MinResources = total
-	}
 	out.Name, out.Namespace = pg.Name, pg.Namespace
 	out.Labels = map[string]string{grovev1alpha1.LabelManagedBy: "backend-controller", grovev1alpha1.LabelPodGang: pg.Name}
 	return out

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
@@ -40,7 +41,7 @@ func main() {
 		Name:           "backend-controller",
 		LeaderElection: true,
 		LeaseName:      func() string { return "grove-backend-controller-" + *backend + "-leader" },
-		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme, kueuev1beta2.AddToScheme},
+		AddToScheme:    []func(*runtime.Scheme) error{kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme, volcanov1beta1.AddToScheme, kueuev1beta2.AddToScheme},
 		Validate: func(cfg *configv1alpha1.OperatorConfiguration) error {
 			if name := configv1alpha1.SchedulerName(*backend); !cfg.Scheduler.IsEnabled(name) {
 				return fmt.Errorf("--backend=%q is not an enabled scheduler backend; enabled: %v (enable one with a scheduler.profiles entry)", *backend, cfg.Scheduler.EnabledBackends())

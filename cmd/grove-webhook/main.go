@@ -3,7 +3,9 @@
 package main
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
@@ -25,7 +27,9 @@ import (
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
-	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup})
+	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup,
+		// Volcano's Queue, which the volcano backend's admission checks read.
+		AddToScheme: []func(*runtime.Scheme) error{volcanov1beta1.AddToScheme}})
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {

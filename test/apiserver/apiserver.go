@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
@@ -42,12 +43,17 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(kaiv1alpha1.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
 	utilruntime.Must(schedv1alpha1.AddToScheme(s))
+	utilruntime.Must(volcanov1beta1.AddToScheme(s))
 	return s
 }
 
-// CRDDirs returns the directories of every CRD to install: the project's generated CRDs,
-// JobSet's and scheduler-plugins' from the module cache and KAI's from the shared folder beside
-// the clone.
+// VolcanoVersion is the Volcano release whose PodGroup and Queue CRDs tests install (its module
+// is read for them, never built).
+const VolcanoVersion = "v1.14.1"
+
+// CRDDirs returns the directories (and single files) of every CRD to install: the project's
+// generated CRDs, JobSet's and scheduler-plugins' from the module cache, Volcano's PodGroup and
+// Queue from its release's module and KAI's from the shared folder beside the clone.
 func CRDDirs() ([]string, error) {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
@@ -61,11 +67,18 @@ func CRDDirs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	volcano, err := ModuleDir("volcano.sh/volcano", VolcanoVersion)
+	if err != nil {
+		return nil, err
+	}
+	volcanoCRDs := filepath.Join(volcano, "config", "crd", "volcano", "bases")
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(jobset, "config", "components", "crd", "bases"),
 		filepath.Join(root, "..", "shared", "crds", "kai"),
 		filepath.Join(plugins, "config", "crd", "bases"),
+		filepath.Join(volcanoCRDs, "scheduling.volcano.sh_podgroups.yaml"),
+		filepath.Join(volcanoCRDs, "scheduling.volcano.sh_queues.yaml"),
 	}, nil
 }
 

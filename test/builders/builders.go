@@ -306,6 +306,12 @@ func (b *PodGangBuilder) Queue(name string) *PodGangBuilder {
 	return b
 }
 
+// SchedulerQueue names the gang scheduler's own queue (Volcano's).
+func (b *PodGangBuilder) SchedulerQueue(name string) *PodGangBuilder {
+	b.obj.Spec.SchedulerQueueName = name
+	return b
+}
+
 // AdmittedByOwner says its PodCliqueSet's owner holds Kueue's admission for it.
 func (b *PodGangBuilder) AdmittedByOwner() *PodGangBuilder {
 	b.obj.Spec.QueueAdmittedByOwner = true

@@ -111,7 +111,9 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 		{"two scheduler backends", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[1].Spec.PodSpec.SchedulerName = "kai-scheduler"
 		}, []string{"spec.template.cliques[1].spec.podSpec.schedulerName"}},
-		{"unknown scheduler", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName = "volcano" }, []string{"spec.template.cliques[0].spec.podSpec.schedulerName"}},
+		{"unknown scheduler", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName = "yunikorn"
+		}, []string{"spec.template.cliques[0].spec.podSpec.schedulerName"}},
 		{"nodeName on create", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.PodSpec.NodeName = "n1" }, []string{"spec.template.cliques[0].spec.podSpec.nodeName"}},
 		{"name not a DNS-1035 label (the headless Service could not be created)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "9lives" }, []string{"metadata.name"}},
 		{"dotted name (pod hostnames would not be DNS labels)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "a.b" }, []string{"metadata.name"}},

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 )
@@ -42,6 +43,9 @@ type Validator struct {
 	// ClaimTemplates reads ResourceClaimTemplates that resourceSharing entries name; nil skips
 	// the check (the operator still reports a missing template).
 	ClaimTemplates client.Reader
+	// SchedulerObjects reads what a backend checks in the cluster (backends.ClusterValidator:
+	// Volcano's queues); nil skips those checks (the backend-controller still reports them).
+	SchedulerObjects client.Reader
 }
 
 // ValidateCreate checks a new PodCliqueSet. One naming a ClusterTopologyBinding that does not
@@ -64,7 +68,38 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 		return nil, err
 	}
 	errs = append(errs, templateErrs...)
-	return append(warnings, overlapWarnings...), logRejection(ctx, pcs, toError(pcs, errs))
+	clusterErrs, err := v.validateInCluster(ctx, nil, pcs, errs)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, clusterErrs...)
+	warnings = append(warnings, overlapWarnings...)
+	warnings = append(warnings, unreadVolcanoQueue(pcs, v.Backends)...)
+	return warnings, logRejection(ctx, pcs, toError(pcs, errs))
+}
+
+// unreadVolcanoQueue warns that a Volcano queue annotation does nothing when the PodCliqueSet's
+// pods go to another backend.
+func unreadVolcanoQueue(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) admission.Warnings {
+	b := registry.ForPodCliqueSet(pcs)
+	if q := grovev1alpha1.VolcanoQueueOf(pcs); q == "" || b == nil || b.Name() == configv1alpha1.SchedulerNameVolcano {
+		return nil
+	}
+	return admission.Warnings{fmt.Sprintf("%s %q is ignored: only the volcano backend reads it, and this PodCliqueSet's pods go to %s",
+		grovev1alpha1.AnnotationVolcanoQueue, grovev1alpha1.VolcanoQueueOf(pcs), b.Name())}
+}
+
+// validateInCluster asks the PodCliqueSet's backend to check the cluster's objects it depends
+// on (backends.ClusterValidator), once the PodCliqueSet passed every other rule.
+func (v *Validator) validateInCluster(ctx context.Context, old, pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) (field.ErrorList, error) {
+	if len(errs) > 0 || v.SchedulerObjects == nil {
+		return nil, nil
+	}
+	cv, ok := v.Backends.ForPodCliqueSet(pcs).(backends.ClusterValidator)
+	if !ok {
+		return nil, nil
+	}
+	return cv.ValidatePodCliqueSetInCluster(ctx, v.SchedulerObjects, old, pcs)
 }
 
 // logRejection notes a refused PodCliqueSet (V(1): the user sees the answer; the log is for
@@ -87,6 +122,11 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)
+	clusterErrs, err := v.validateInCluster(ctx, old, pcs, errs)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, clusterErrs...)
 	return nil, logRejection(ctx, pcs, toError(pcs, errs))
 }
 

@@ -17,6 +17,7 @@ import (
 // +kubebuilder:webhook:path=/validate-grove-io-v1alpha1-podcliqueset,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=grove.io,resources=podcliquesets,verbs=create;update,versions=v1alpha1,name=vpodcliqueset.grove.io,admissionReviewVersions=v1
 
 // +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=queues,verbs=get
 
 // SetupWithManager serves the PodCliqueSet defaulting and validating webhooks.
 func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
@@ -41,6 +42,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 			// Read through: a ResourceClaimTemplate applied just before the PodCliqueSet (as
 			// upstream Grove's manifests do, in one file) is seen.
 			ClaimTemplates: mgr.GetAPIReader(),
+			// Read through: a Volcano queue applied just before its workloads is seen.
+			SchedulerObjects: mgr.GetAPIReader(),
 		}).
 		Complete()
 }

@@ -33,6 +33,14 @@ type SchedulerPluginsConfig struct {
 	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
 }
 
+// VolcanoConfig is the config of the volcano profile. It has no options: a gang's Volcano queue
+// comes from its PodCliqueSet (annotation scheduling.grove.io/volcano-queue, else Volcano's
+// "default" queue), and pods name the scheduler Volcano installs, "volcano".
+type VolcanoConfig struct{}
+
+// VolcanoPodSchedulerName is the pod schedulerName of Volcano's scheduler.
+const VolcanoPodSchedulerName = "volcano"
+
 // DefaultSchedulerPluginsSchedulerName is the pod schedulerName of scheduler-plugins by default.
 const DefaultSchedulerPluginsSchedulerName = "scheduler-plugins-scheduler"
 
@@ -48,6 +56,8 @@ func (s SchedulerConfiguration) BackendConfig(name SchedulerName) (any, error) {
 		cfg = &KAISchedulerConfig{}
 	case SchedulerNamePlugins:
 		cfg = &SchedulerPluginsConfig{}
+	case SchedulerNameVolcano:
+		cfg = &VolcanoConfig{}
 	default:
 		return nil, fmt.Errorf("unknown scheduler backend %q", name)
 	}
@@ -78,7 +88,7 @@ func validateBackendConfig(s SchedulerConfiguration, name SchedulerName, path *f
 		for _, msg := range validation.IsDNS1123Subdomain(c.SchedulerName) {
 			errs = append(errs, field.Invalid(path.Child("schedulerName"), c.SchedulerName, msg))
 		}
-		if c.SchedulerName == "default-scheduler" || c.SchedulerName == "kai-scheduler" {
+		if c.SchedulerName == "default-scheduler" || c.SchedulerName == "kai-scheduler" || c.SchedulerName == VolcanoPodSchedulerName {
 			errs = append(errs, field.Invalid(path.Child("schedulerName"), c.SchedulerName, "is the schedulerName of another backend"))
 		}
 		if t := c.ScheduleTimeoutSeconds; t != nil && *t < 1 {

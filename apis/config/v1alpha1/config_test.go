@@ -67,8 +67,8 @@ func TestSchedulerProfilesAreValidated(t *testing.T) {
 		},
 		{
 			name:     "unknown backend lists the valid names",
-			profiles: []SchedulerProfile{{Name: "volcano"}},
-			want:     []string{"scheduler.profiles[0].name", `Unsupported value: "volcano"`, `"kube-scheduler", "kai-scheduler", "scheduler-plugins"`},
+			profiles: []SchedulerProfile{{Name: "yunikorn"}},
+			want:     []string{"scheduler.profiles[0].name", `Unsupported value: "yunikorn"`, `"kube-scheduler", "kai-scheduler", "scheduler-plugins", "volcano"`},
 		},
 		{
 			name:     "a backend listed twice",
@@ -89,6 +89,16 @@ func TestSchedulerProfilesAreValidated(t *testing.T) {
 			name:     "scheduler-plugins may not take another backend's schedulerName",
 			profiles: []SchedulerProfile{{Name: SchedulerNamePlugins, Config: raw(`{"schedulerName": "kai-scheduler"}`)}},
 			want:     []string{"scheduler.profiles[0].config.schedulerName", "another backend"},
+		},
+		{
+			name:     "scheduler-plugins may not take Volcano's schedulerName",
+			profiles: []SchedulerProfile{{Name: SchedulerNamePlugins, Config: raw(`{"schedulerName": "volcano"}`)}},
+			want:     []string{"scheduler.profiles[0].config.schedulerName", "another backend"},
+		},
+		{
+			name:     "volcano has no options",
+			profiles: []SchedulerProfile{{Name: SchedulerNameVolcano, Config: raw(`{"queue": "gpu"}`)}},
+			want:     []string{"scheduler.profiles[0].config", `unknown field "queue"`},
 		},
 		{
 			name:     "scheduler-plugins timeout must be positive",
@@ -121,6 +131,7 @@ func TestBackendConfigDecodesEachProfileIntoItsType(t *testing.T) {
 		{Name: SchedulerNameKube, Config: raw(`{"gangScheduling": true}`)},
 		{Name: SchedulerNameKAI, Config: raw(`{"defaultQueue": "team-a"}`)},
 		{Name: SchedulerNamePlugins},
+		{Name: SchedulerNameVolcano},
 	}}
 	cases := []struct {
 		backend SchedulerName
@@ -129,6 +140,7 @@ func TestBackendConfigDecodesEachProfileIntoItsType(t *testing.T) {
 		{SchedulerNameKube, &KubeSchedulerConfig{GangScheduling: true}},
 		{SchedulerNameKAI, &KAISchedulerConfig{DefaultQueue: "team-a"}},
 		{SchedulerNamePlugins, &SchedulerPluginsConfig{SchedulerName: DefaultSchedulerPluginsSchedulerName}},
+		{SchedulerNameVolcano, &VolcanoConfig{}},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.backend), func(t *testing.T) {

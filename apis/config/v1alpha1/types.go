@@ -240,10 +240,13 @@ const (
 	SchedulerNameKAI SchedulerName = "kai-scheduler"
 	// SchedulerNamePlugins is scheduler-plugins' coscheduling.
 	SchedulerNamePlugins SchedulerName = "scheduler-plugins"
+	// SchedulerNameVolcano is the Volcano scheduler (pod schedulerName volcano): one Volcano
+	// PodGroup per PodGang.
+	SchedulerNameVolcano SchedulerName = "volcano"
 )
 
 // SupportedSchedulerNames lists every backend a profile may name.
-var SupportedSchedulerNames = []SchedulerName{SchedulerNameKube, SchedulerNameKAI, SchedulerNamePlugins}
+var SupportedSchedulerNames = []SchedulerName{SchedulerNameKube, SchedulerNameKAI, SchedulerNamePlugins, SchedulerNameVolcano}
 
 // SchedulerConfiguration enables scheduler backends (GREP-375). kube-scheduler is always enabled;
 // other backends are enabled by listing a profile.

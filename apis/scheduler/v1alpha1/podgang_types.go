@@ -68,6 +68,13 @@ type PodGangSpec struct {
 	// never waits for the queue.
 	// +optional
 	QueueAdmittedByOwner bool `json:"queueAdmittedByOwner,omitempty"`
+
+	// SchedulerQueueName is the gang scheduler's own queue the gang joins (a Volcano Queue, from
+	// the PodCliqueSet's scheduling.grove.io/volcano-queue annotation); empty: the scheduler's
+	// default. Unrelated to Kueue's QueueName.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SchedulerQueueName string `json:"schedulerQueueName,omitempty"`
 }
 
 // PodGroup is the set of pods of one PodClique within a gang.
@@ -243,6 +250,25 @@ func (s *PodGangSpec) MinMember() int32 {
 		n += g.MinReplicas
 	}
 	return n
+}
+
+// MinResources is what the gang needs at least: each pod group's per-pod requests
+// (podResourceRequests) times its minReplicas, summed; nil when no group declares requests.
+func (s *PodGangSpec) MinResources() corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for _, g := range s.PodGroups {
+		for name, q := range g.PodResourceRequests {
+			q = q.DeepCopy()
+			q.Mul(int64(g.MinReplicas))
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	if len(total) == 0 {
+		return nil
+	}
+	return total
 }
 
 // Acknowledged reports whether the backend-controller acknowledged the PodGang's current

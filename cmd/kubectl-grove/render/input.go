@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	"sigs.k8s.io/yaml"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
@@ -29,7 +30,7 @@ import (
 
 // Scheme holds every kind render reads or prints: the binaries' own and the schedulers'.
 func Scheme() *runtime.Scheme {
-	s, err := app.Scheme(jobsetv1alpha2.AddToScheme, kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme)
+	s, err := app.Scheme(jobsetv1alpha2.AddToScheme, kaiv2alpha2.AddToScheme, kaiv1alpha1.AddToScheme, schedv1alpha1.AddToScheme, volcanov1beta1.AddToScheme)
 	if err != nil {
 		panic(err) // the kinds are compiled in: a conflict is a programming error
 	}

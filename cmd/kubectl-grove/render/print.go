@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -197,6 +198,12 @@ func summary(o client.Object) string {
 		return s
 	case *schedv1alpha1.PodGroup:
 		return fmt.Sprintf(": minMember %d, minResources %s", o.Spec.MinMember, resourceList(o.Spec.MinResources))
+	case *volcanov1beta1.PodGroup:
+		var minResources corev1.ResourceList
+		if o.Spec.MinResources != nil {
+			minResources = *o.Spec.MinResources
+		}
+		return fmt.Sprintf(": queue %s, minMember %d, minResources %s, %d subgroups", o.Spec.Queue, o.Spec.MinMember, resourceList(minResources), len(o.Spec.SubGroupPolicy))
 	case *schedulingv1beta1.Workload:
 		var parts []string
 		for _, t := range o.Spec.PodGroupTemplates {

@@ -50,6 +50,9 @@ const ReasonSyncFailed = "SchedulerSyncFailed"
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups;compositepodgroups,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.run.ai,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=queues,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=podgroups.scheduling.volcano.sh
 
 // SetupWithManager registers the reconciler for PodGangs labelled with this backend, and for
 // the scheduler objects they own, so an edited or deleted object is put back. For a backend

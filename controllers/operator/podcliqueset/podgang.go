@@ -135,7 +135,7 @@ func hasLabels(have, want map[string]string) bool {
 // not all exist yet.
 func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedulerv1alpha1.PodGangSpec, []string) {
 	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName, QueueName: grovev1alpha1.QueueNameOf(pcs),
-		QueueAdmittedByOwner: grovev1alpha1.AdmittedByOwner(pcs)}
+		QueueAdmittedByOwner: grovev1alpha1.AdmittedByOwner(pcs), SchedulerQueueName: grovev1alpha1.VolcanoQueueOf(pcs)}
 	var missing []string
 	for _, m := range g.members {
 		group := schedulerv1alpha1.PodGroup{Name: m.name, MinReplicas: m.minAvailable, PodReferences: []schedulerv1alpha1.NamespacedName{}}

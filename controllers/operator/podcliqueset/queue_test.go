@@ -56,3 +56,32 @@ func TestQueueAdmittedSumsUpKueuesDecisionOnTheGangs(t *testing.T) {
 	}
 	assert.Nil(t, queueAdmitted(builders.PodCliqueSet("ns", "llm").Clique("worker", 1).Obj(), gangs()), "not queued: no condition")
 }
+
+func TestEveryGangCarriesTheVolcanoQueueItsPodCliqueSetNames(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*grovev1alpha1.PodCliqueSet)
+		want string
+	}{
+		{name: "none named", edit: func(*grovev1alpha1.PodCliqueSet) {}, want: ""},
+		{name: "on the PodCliqueSet", edit: func(p *grovev1alpha1.PodCliqueSet) {
+			p.Annotations = map[string]string{grovev1alpha1.AnnotationVolcanoQueue: "gpu"}
+		}, want: "gpu"},
+		{name: "on a clique template only", edit: func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.Template.Cliques[1].Annotations = map[string]string{grovev1alpha1.AnnotationVolcanoQueue: "gpu"}
+		}, want: "gpu"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pcs := builders.PodCliqueSet("ns", "llm").Replicas(2).Clique("router", 1).Clique("worker", 2).Obj()
+			tc.edit(pcs)
+
+			gangs, _ := ExpandPodGangs(pcs, nil, "volcano", TopologyInput{})
+
+			require.Len(t, gangs, 2)
+			for _, pg := range gangs {
+				assert.Equal(t, tc.want, pg.Spec.SchedulerQueueName, pg.Name)
+			}
+		})
+	}
+}

@@ -1,5 +1,6 @@
-// Package backends runs the backend-controller's PodGang reconciler, with the KAI and
-// scheduler-plugins backends, against a real kube-apiserver with those schedulers' real CRDs:
+// Package backends runs the backend-controller's PodGang reconciler, with the KAI,
+// scheduler-plugins and Volcano backends, against a real kube-apiserver with those schedulers'
+// real CRDs:
 // what the backends write is accepted by the schedulers' schemas, and edits by hand are repaired.
 package backendsintegration
 
@@ -25,10 +26,12 @@ import (
 
 var env *apiserver.Env
 
-// schedulerConfig enables KAI without a default queue and scheduler-plugins with a timeout.
+// schedulerConfig enables KAI without a default queue, scheduler-plugins with a timeout and
+// Volcano.
 var schedulerConfig = configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
 	{Name: configv1alpha1.SchedulerNameKAI},
 	{Name: configv1alpha1.SchedulerNamePlugins, Config: &runtime.RawExtension{Raw: []byte(`{"scheduleTimeoutSeconds": 90}`)}},
+	{Name: configv1alpha1.SchedulerNameVolcano},
 }}
 
 func TestMain(m *testing.M) {
@@ -39,7 +42,7 @@ func TestMain(m *testing.M) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	code := 1
-	if err = startBackends(ctx, configv1alpha1.SchedulerNameKAI, configv1alpha1.SchedulerNamePlugins); err != nil {
+	if err = startBackends(ctx, configv1alpha1.SchedulerNameKAI, configv1alpha1.SchedulerNamePlugins, configv1alpha1.SchedulerNameVolcano); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {
 		code = m.Run()

@@ -49,14 +49,18 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 		},
 		"grove-webhook": {
 			grants: []access{{"get", "grove.io", "podcliquesets", ns}, {"list", "trainer.kubeflow.org", "clustertrainingruntimes", ""},
-				{"update", "", "secrets", apiserver.BinaryNamespace}, {"update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""}},
-			refusals: []access{{"list", "", "pods", ns}, {"create", "", "pods", ns}, {"update", "grove.io", "podcliquesets", ns},
+				{"update", "", "secrets", apiserver.BinaryNamespace}, {"update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""},
+				{"get", "scheduling.volcano.sh", "queues", ""}},
+			refusals: []access{{"list", "", "pods", ns}, {"create", "scheduling.volcano.sh", "queues", ""}, {"create", "", "pods", ns}, {"update", "grove.io", "podcliquesets", ns},
 				{"get", "", "secrets", ns}, {"delete", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""}, {"update", "coordination.k8s.io", "leases", apiserver.BinaryNamespace}},
 		},
 		"backend-controller": {
 			grants: []access{{"create", "scheduling.run.ai", "podgroups", ns}, {"create", "scheduling.k8s.io", "workloads", ns},
-				{"update", "scheduler.grove.io", "podgangs/status", ns}, {"create", "kai.scheduler", "topologies", ""}},
-			refusals: []access{{"create", "", "pods", ns}, {"update", "", "pods", ns}, {"delete", "grove.io", "podcliquesets", ns},
+				{"update", "scheduler.grove.io", "podgangs/status", ns}, {"create", "kai.scheduler", "topologies", ""},
+				{"create", "scheduling.volcano.sh", "podgroups", ns}, {"watch", "scheduling.volcano.sh", "queues", ""}},
+			refusals: []access{{"create", "", "pods", ns}, {"update", "scheduling.volcano.sh", "queues", ""},
+				// It reads only Volcano's PodGroup CRD, to check its schema.
+				{"list", "apiextensions.k8s.io", "customresourcedefinitions", ""}, {"update", "", "pods", ns}, {"delete", "grove.io", "podcliquesets", ns},
 				{"update", "grove.io", "podcliques", ns}, {"update", "scheduler.grove.io", "podgangs", ns}, {"get", "", "secrets", ns},
 				// It learns everything from the PodGang (docs/binaries.md): no PodClique is read.
 				{"get", "grove.io", "podcliques", ns}, {"list", "grove.io", "podcliques", ns}},

@@ -232,8 +232,8 @@ func podCliqueSetCorpus() []hostileCase {
 
 		// Scheduling.
 		{name: "unknown scheduler backend",
-			mutate:   func(o map[string]any) { set(o, "volcano", cliqueSpec("podSpec", "schedulerName")...) },
-			rejected: []string{"spec.template.cliques[0].spec.podSpec.schedulerName", `Unsupported value: "volcano"`, `supported values: "default-scheduler"`}},
+			mutate:   func(o map[string]any) { set(o, "yunikorn", cliqueSpec("podSpec", "schedulerName")...) },
+			rejected: []string{"spec.template.cliques[0].spec.podSpec.schedulerName", `Unsupported value: "yunikorn"`, `supported values: "default-scheduler"`}},
 		{name: "scheduler backend that is not enabled",
 			mutate:   func(o map[string]any) { set(o, "kai-scheduler", cliqueSpec("podSpec", "schedulerName")...) },
 			rejected: []string{"spec.template.cliques[0].spec.podSpec.schedulerName", `scheduler backend "kai-scheduler" is not enabled`}},
