@@ -86,5 +86,6 @@ func ValidateRuntimeSpec(spec *trainerv1alpha1.TrainingRuntimeSpec) (field.Error
 	}
 	errs = append(errs, validateRuntimeFramework(spec)...)
 	errs = append(errs, validatePodCliqueSetPath(spec)...)
+	errs = append(errs, validateVolcanoRuntime(spec)...)
 	return errs, warnings
 }

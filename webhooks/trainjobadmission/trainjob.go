@@ -24,10 +24,12 @@ import (
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=trainer.kubeflow.org,resources=clustertrainingruntimes,verbs=create;update,versions=v1alpha1,name=vclustertrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
 
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get
 
 // SetupWithManager serves the TrainJob and runtime validating webhooks.
-func SetupWithManager(mgr ctrl.Manager, _ *configv1alpha1.OperatorConfiguration) error {
-	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainJob{}).WithValidator(&TrainJobValidator{Client: mgr.GetClient()}).Complete(); err != nil {
+func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	v := &TrainJobValidator{Client: mgr.GetClient(), Cluster: mgr.GetAPIReader(), VolcanoBackend: cfg.Scheduler.IsEnabled(configv1alpha1.SchedulerNameVolcano)}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainJob{}).WithValidator(v).Complete(); err != nil {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainingRuntime{}).WithValidator(runtimeValidator[*trainerv1alpha1.TrainingRuntime]{}).Complete(); err != nil {
@@ -38,7 +40,15 @@ func SetupWithManager(mgr ctrl.Manager, _ *configv1alpha1.OperatorConfiguration)
 
 // TrainJobValidator validates TrainJobs.
 type TrainJobValidator struct {
+	// Client reads runtimes (from the cache).
 	Client client.Client
+	// Cluster reads what a runtime's gang scheduler needs to exist (Volcano queues, priority
+	// classes), read through so that objects applied just before the TrainJob are seen; nil
+	// skips those checks.
+	Cluster client.Reader
+	// VolcanoBackend is whether the volcano scheduler backend is enabled, which a Volcano
+	// runtime on the PodCliqueSet path needs.
+	VolcanoBackend bool
 }
 
 // ValidateCreate checks a new TrainJob; a runtime that does not exist yet only warns, since the
@@ -51,6 +61,11 @@ func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alp
 	}
 	if spec != nil {
 		errs = append(errs, validateAgainstFramework(tj, spec)...)
+		volcanoErrs, err := v.validateVolcano(ctx, tj, spec)
+		if err != nil {
+			return warnings, err
+		}
+		errs = append(errs, volcanoErrs...)
 	}
 	return warnings, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
 }
@@ -69,6 +84,20 @@ func (v *TrainJobValidator) ValidateUpdate(ctx context.Context, old, tj *trainer
 	suspended := func(t *trainerv1alpha1.TrainJob) bool { return t.Spec.Suspend != nil && *t.Spec.Suspend }
 	if !reflect.DeepEqual(old.Spec.RuntimePatches, tj.Spec.RuntimePatches) && !suspended(old) && !suspended(tj) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "runtimePatches"), "may only change while the TrainJob is suspended"))
+	}
+	if len(errs) == 0 && !reflect.DeepEqual(old.Spec.RuntimePatches, tj.Spec.RuntimePatches) {
+		// A patch may name another Volcano queue.
+		spec, _, err := v.checkRuntime(ctx, tj)
+		if err != nil {
+			return nil, err
+		}
+		if spec != nil {
+			volcanoErrs, err := v.validateVolcano(ctx, tj, spec)
+			if err != nil {
+				return nil, err
+			}
+			errs = append(errs, volcanoErrs...)
+		}
 	}
 	return nil, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
 }

@@ -397,10 +397,10 @@ func TestUnsupportedPoliciesAreUnsupportedErrorsNamingTheField(t *testing.T) {
 		field   string
 	}{
 		{"mlPolicy: {mpi: {mpiImplementation: Intel}}", "spec.mlPolicy.mpi.mpiImplementation"},
-		{"podGroupPolicy: {volcano: {}}", "spec.podGroupPolicy.volcano"},
+		{"mlPolicy: {mpi: {mpiImplementation: MPICH}}", "spec.mlPolicy.mpi.mpiImplementation"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.field, func(t *testing.T) {
+		t.Run(tc.runtime, func(t *testing.T) {
 			rt := runtimeYAML(t, tc.runtime+node)
 			tj := trainJobYAML(t, "runtimeRef: {name: rt}")
 			for _, build := range []func() error{

@@ -22,7 +22,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 // CheckSupported returns an *UnsupportedError for the first policy of the runtime that cannot be
-// built: volcano gang scheduling and MPI implementations other than OpenMPI.
+// built: MPI implementations other than OpenMPI.
 func CheckSupported(rt *Runtime) error {
 	unsupported := func(field, detail string) error {
 		return &UnsupportedError{Kind: rt.Kind, Name: rt.Name, Field: field, Detail: detail}
@@ -33,9 +33,6 @@ func CheckSupported(rt *Runtime) error {
 			return unsupported("spec.mlPolicy.mpi.mpiImplementation",
 				fmt.Sprintf("%q is not implemented; the supported implementation is %s", *p.MPI.MPIImplementation, trainerv1alpha1.MPIImplementationOpenMPI))
 		}
-	}
-	if p := rt.Spec.PodGroupPolicy; p != nil && p.Volcano != nil {
-		return unsupported("spec.podGroupPolicy.volcano", "the supported gang scheduler is coscheduling")
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 // Package tojobset builds the JobSet a TrainJob becomes on the JobSet path, as Kubeflow Trainer
 // v2.3 builds it: the runtime's JobSet template with the TrainJob's overrides and ML framework
-// applied (package template), addressed by JobSet's DNS hostnames, plus the coscheduling
-// PodGroup when the runtime asks for gang scheduling.
+// applied (package template), addressed by JobSet's DNS hostnames, plus the coscheduling or
+// Volcano PodGroup when the runtime asks for gang scheduling.
 package tojobset
 
 import (
@@ -18,7 +18,7 @@ import (
 )
 
 // Build returns the JobSet of a TrainJob and the objects to apply before it (the MPI Secret and
-// hostfile ConfigMap, the coscheduling PodGroup), without owner references.
+// hostfile ConfigMap, Flux's, the coscheduling or Volcano PodGroup), without owner references.
 //
 // The JobSet is named after the TrainJob and carries the runtime template's labels and
 // annotations (with the runtime patches'); its replicated jobs are the plan's. Its network
@@ -42,7 +42,7 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool) (*jobse
 	if err != nil {
 		return nil, nil, err
 	}
-	if pg := podGroup(tj, rt, spec); pg != nil {
+	if pg := podGroup(tj, rt, p); pg != nil {
 		objs = append(objs, pg)
 	}
 	spec.Suspend = ptr.To(suspend)

@@ -19,6 +19,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	"sigs.k8s.io/yaml"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -262,12 +263,80 @@ template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spe
 
 func TestBuildPassesUnsupportedErrorsThrough(t *testing.T) {
 	rt := simpleRuntime(t, `
-podGroupPolicy: {volcano: {}}
+mlPolicy: {mpi: {mpiImplementation: Intel}}
 template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}}]}}`)
 	_, _, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false)
 	var unsupported *plan.UnsupportedError
 	require.ErrorAs(t, err, &unsupported)
-	assert.Equal(t, "spec.podGroupPolicy.volcano", unsupported.Field)
+	assert.Equal(t, "spec.mlPolicy.mpi.mpiImplementation", unsupported.Field)
+}
+
+func TestVolcanoPodGroupCoversEveryPodInTheTemplatesQueue(t *testing.T) {
+	runtime := `
+podGroupPolicy: {volcano: {networkTopology: {mode: hard, highestTierAllowed: 2}}}
+mlPolicy: {numNodes: 2, torch: {}}
+template:
+  metadata: {annotations: {scheduling.volcano.sh/queue-name: research}}
+  spec:
+    replicatedJobs:
+    - name: dataset-initializer
+      template:
+        metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+        spec: {template: {spec: {priorityClassName: low, containers: [{name: dataset-initializer, image: i, resources: {requests: {cpu: '1'}}}]}}}
+    - name: node
+      template:
+        metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+        spec: {template: {spec: {priorityClassName: high, containers: [{name: node, image: i, resources: {requests: {cpu: '4', nvidia.com/gpu: '1'}}}]}}}`
+	cases := []struct {
+		name      string
+		trainJob  string
+		wantQueue string
+	}{
+		{name: "the runtime's queue", trainJob: "runtimeRef: {name: rt}", wantQueue: "research"},
+		{name: "a runtime patch's queue wins", wantQueue: "prod", trainJob: `
+runtimeRef: {name: rt}
+runtimePatches:
+- manager: example.com/me
+  trainingRuntimeSpec: {template: {metadata: {annotations: {scheduling.volcano.sh/queue-name: prod}}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			js, objs, err := Build(simpleTrainJob(t, tc.trainJob), simpleRuntime(t, runtime), false)
+			require.NoError(t, err)
+			require.Len(t, objs, 1)
+			pg, ok := objs[0].(*volcanov1beta1.PodGroup)
+			require.True(t, ok, "%T", objs[0])
+			assert.Equal(t, "scheduling.volcano.sh/v1beta1", pg.APIVersion)
+			assert.Equal(t, "tj", pg.Name)
+			assert.EqualValues(t, 3, pg.Spec.MinMember, "one initializer and two nodes")
+			require.NotNil(t, pg.Spec.MinResources)
+			assertResources(t, corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("9"), // 1 + 2×4
+				"nvidia.com/gpu":   resource.MustParse("2"),
+			}, *pg.Spec.MinResources)
+			assert.Equal(t, tc.wantQueue, pg.Spec.Queue)
+			assert.Equal(t, "high", pg.Spec.PriorityClassName, "the last job's class, as Kubeflow Trainer")
+			assert.Equal(t, &volcanov1beta1.NetworkTopologySpec{Mode: volcanov1beta1.HardNetworkTopologyMode, HighestTierAllowed: ptr.To(2)}, pg.Spec.NetworkTopology)
+			for _, rj := range js.Spec.ReplicatedJobs {
+				assert.Equal(t, "tj", rj.Template.Spec.Template.Annotations["scheduling.k8s.io/group-name"], "job %s", rj.Name)
+				assert.NotContains(t, rj.Template.Spec.Template.Labels, "scheduling.x-k8s.io/pod-group")
+			}
+		})
+	}
+}
+
+func TestVolcanoPodGroupWithoutQueueLeavesItToVolcano(t *testing.T) {
+	rt := simpleRuntime(t, `
+podGroupPolicy: {volcano: {}}
+template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}}]}}`)
+	_, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false)
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	pg := objs[0].(*volcanov1beta1.PodGroup)
+	assert.Empty(t, pg.Spec.Queue, "Volcano's admission puts it in its default queue")
+	assert.Nil(t, pg.Spec.MinResources)
+	assert.Nil(t, pg.Spec.NetworkTopology)
+	assert.EqualValues(t, 1, pg.Spec.MinMember)
 }
 
 // assertResources compares resource lists by quantity, not by how each quantity is written.

@@ -1,6 +1,7 @@
 // Package topodcliqueset builds the Training PodCliqueSet a TrainJob becomes when its runtime's
 // workloadKind is PodCliqueSet: one clique per replicated job of the runtime template, started
-// in the template's dependsOn order, gang-scheduled through the PodCliqueSet's backend.
+// in the template's dependsOn order, gang-scheduled through the PodCliqueSet's backend (the
+// volcano backend for a runtime whose podGroupPolicy is volcano).
 package topodcliqueset
 
 import (
@@ -17,7 +18,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -58,10 +61,34 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCl
 			},
 		},
 	}
+	gangOnVolcano(rt, p, pcs)
 	for _, o := range extra {
 		o.SetNamespace(tj.Namespace)
 	}
 	return pcs, extra, nil
+}
+
+// gangOnVolcano sends the gang to the volcano scheduler backend when the runtime's
+// podGroupPolicy is volcano: every clique's pods name Volcano's scheduler (unless the template
+// names one) and the queue of the template's scheduling.volcano.sh/queue-name annotation becomes
+// the PodCliqueSet's scheduling.grove.io/volcano-queue. The backend then keeps one Volcano
+// PodGroup per PodGang, as the JobSet path keeps one per TrainJob.
+func gangOnVolcano(rt *plan.Runtime, p *plan.Plan, pcs *grovev1alpha1.PodCliqueSet) {
+	if pgp := rt.Spec.PodGroupPolicy; pgp == nil || pgp.Volcano == nil {
+		return
+	}
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c.Spec.PodSpec.SchedulerName == "" {
+			c.Spec.PodSpec.SchedulerName = configv1alpha1.VolcanoPodSchedulerName
+		}
+	}
+	if q, ok := p.Template.Annotations[volcanov1beta1.QueueNameAnnotationKey]; ok {
+		pcs.Annotations = maps.Clone(pcs.Annotations)
+		if pcs.Annotations == nil {
+			pcs.Annotations = map[string]string{}
+		}
+		pcs.Annotations[grovev1alpha1.AnnotationVolcanoQueue] = q
+	}
 }
 
 // Network addresses the pods of a TrainJob's PodCliqueSet: `<pclq>-<index>.<headless service>`,

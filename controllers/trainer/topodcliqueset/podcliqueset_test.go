@@ -211,3 +211,49 @@ func TestAPodCliqueSetOfATrainJobKueueAdmitsWholeIsAdmittedThroughIt(t *testing.
 		})
 	}
 }
+
+func TestAVolcanoRuntimeSendsTheGangToTheVolcanoBackendInItsQueue(t *testing.T) {
+	cases := []struct {
+		name          string
+		annotations   map[string]string
+		schedulerName string
+		wantQueue     string
+		wantScheduler string
+	}{
+		{name: "no queue: Volcano's default", wantScheduler: "volcano"},
+		{name: "the template's queue", annotations: map[string]string{"scheduling.volcano.sh/queue-name": "research"}, wantQueue: "research", wantScheduler: "volcano"},
+		{name: "a scheduler the template names is kept", schedulerName: "volcano-gpu", wantScheduler: "volcano-gpu"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := torchRuntime()
+			rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{}}}
+			rt.Spec.Template.Annotations = tc.annotations
+			for i := range rt.Spec.Template.Spec.ReplicatedJobs {
+				rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.SchedulerName = tc.schedulerName
+			}
+
+			pcs, extra, err := Build(torchJob(), rt)
+
+			require.NoError(t, err)
+			assert.Empty(t, extra, "the volcano backend keeps the PodGroups, one per PodGang")
+			assert.Equal(t, tc.wantQueue, grovev1alpha1.VolcanoQueueOf(pcs))
+			for _, c := range pcs.Spec.Template.Cliques {
+				assert.Equal(t, tc.wantScheduler, c.Spec.PodSpec.SchedulerName, c.Name)
+			}
+		})
+	}
+}
+
+func TestAVolcanoPodCliqueSetPassesTheVolcanoBackendsAdmission(t *testing.T) {
+	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameVolcano}}}, nil)
+	require.NoError(t, err)
+	rt := torchRuntime()
+	rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{}}}
+	rt.Spec.Template.Annotations = map[string]string{"scheduling.volcano.sh/queue-name": "research"}
+	pcs, _, err := Build(torchJob(), rt)
+	require.NoError(t, err)
+	webhook.Default(pcs, registry)
+	assert.Empty(t, webhook.Validate(pcs, registry))
+	assert.Equal(t, configv1alpha1.SchedulerNameVolcano, registry.ForPodCliqueSet(pcs).Name())
+}

@@ -39,7 +39,7 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 	killedAt := time.Now()
 	time.Sleep(10 * time.Second) // the deadline and the short TTL expire while nobody watches
 	assert.Nil(t, finishedCondition(get(t, deadlined)))
-	restarted, err := cluster.Current.StartBinary(binDir, "trainer-controller", "trainer-controller-restarted", "")
+	restarted, err := cluster.Current.StartBinary(binDir, "trainer-controller", "trainer-controller-restarted", config)
 	require.NoError(t, err)
 	trainer = restarted
 

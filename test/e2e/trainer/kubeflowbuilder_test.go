@@ -40,10 +40,10 @@ var kubeflowFrameworkRuntimes = []string{
 	"examples/flux/flux-runtime.yaml",
 }
 
-// kubeflowBuild runs Kubeflow Trainer v2.3.0's own runtime framework (the kubeflow-render tool,
-// built from its pinned module) on a TrainJob and its runtime as the API server stores them, and
-// returns the JobSet it builds.
-func kubeflowBuild(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alpha1.TrainingRuntime) *jobsetv1alpha2.JobSet {
+// kubeflowObjects runs Kubeflow Trainer v2.3.0's own runtime framework (the kubeflow-render
+// tool, built from its pinned module) on a TrainJob and its runtime as the API server stores
+// them, and returns the objects it builds, by kind.
+func kubeflowObjects(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alpha1.TrainingRuntime) map[string]json.RawMessage {
 	t.Helper()
 	bin, err := toolpath.Bin("kubeflow-render")
 	require.NoError(t, err)
@@ -65,17 +65,23 @@ func kubeflowBuild(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alph
 	require.NoError(t, err, "kubeflow-render: %s", stderr.String())
 	var objs []json.RawMessage
 	require.NoError(t, json.Unmarshal(out, &objs))
+	byKind := map[string]json.RawMessage{}
 	for _, raw := range objs {
 		var meta metav1.TypeMeta
 		require.NoError(t, json.Unmarshal(raw, &meta))
-		if meta.Kind == "JobSet" {
-			js := &jobsetv1alpha2.JobSet{}
-			require.NoError(t, json.Unmarshal(raw, js))
-			return js
-		}
+		byKind[meta.Kind] = raw
 	}
-	require.FailNow(t, "Kubeflow built no JobSet", "%s", out)
-	return nil
+	return byKind
+}
+
+// kubeflowBuild is the JobSet Kubeflow Trainer v2.3.0 builds for a TrainJob (kubeflowObjects).
+func kubeflowBuild(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alpha1.TrainingRuntime) *jobsetv1alpha2.JobSet {
+	t.Helper()
+	raw, ok := kubeflowObjects(t, tj, rt)["JobSet"]
+	require.True(t, ok, "Kubeflow built no JobSet")
+	js := &jobsetv1alpha2.JobSet{}
+	require.NoError(t, json.Unmarshal(raw, js))
+	return js
 }
 
 // podContract is what a container sees of its TrainJob: env (valueFrom as its field path),

@@ -196,22 +196,6 @@ func TestTrainJobKeepsTheRuntimeItStartedWith(t *testing.T) {
 	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, trainerv1alpha1.TrainJobRunning))
 }
 
-func TestUnsupportedRuntimeFailsTheTrainJob(t *testing.T) {
-	t.Parallel()
-	ns := cluster.Current.NewNamespace(t)
-	spec := runtimeSpec(trainerv1alpha1.WorkloadKindJobSet, neverExit, nil, 0)
-	spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{
-		Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{},
-	}}
-	newRuntime(t, ns, "volcano", spec)
-	tj := trainJob(ns, "volcanojob", "volcano", 1, nil, false)
-	create(t, tj)
-	failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobRuntimeNotSupportedReason, 30*time.Second)
-	assert.Contains(t, findCondition(failed, trainerv1alpha1.TrainJobFailed).Message, "spec.podGroupPolicy.volcano")
-	assertEvent(t, ns, "volcanojob", "TrainingRuntimeNotSupported")
-	assert.True(t, apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "volcanojob"}, &jobsetv1alpha2.JobSet{})))
-}
-
 func TestTrainJobManagedByAnotherControllerIsLeftAlone(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)

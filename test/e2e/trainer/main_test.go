@@ -1,5 +1,5 @@
-// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler
-// backend-controller as separate processes on the local cluster (with the real JobSet, Job and
+// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler and
+// volcano backend-controllers as separate processes on the local cluster (with the real JobSet, Job and
 // garbage-collector controllers and kwok pods) and checks TrainJobs end to end: both workload
 // paths, KEP-2899's deadline and TTL, suspend and resume, and a killed controller.
 package trainere2e
@@ -18,6 +18,15 @@ var binDir string
 // trainer is the running trainer-controller; the crash test kills and replaces it.
 var trainer *cluster.Process
 
+// config enables the volcano scheduler backend beside the default kube-scheduler, for TrainJobs
+// whose runtime gang-schedules with Volcano on the PodCliqueSet path.
+const config = `scheduler:
+  profiles:
+  - name: kube-scheduler
+    default: true
+  - name: volcano
+`
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -26,17 +35,22 @@ func run(m *testing.M) int {
 	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		// Admission as deployed: every PodCliqueSet the trainer-controller builds is defaulted and
 		// validated by grove-webhook, running as its ServiceAccount like the other three.
-		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {
+		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
 			return err
 		}
-		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", ""); err != nil {
+		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", config); err != nil {
 			return err
 		}
-		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", "", "--backend=kube-scheduler"); err != nil {
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", config, "--backend=kube-scheduler"); err != nil {
+			return err
+		}
+		// Volcano's CRDs are installed, its scheduler is not: gangs get their PodGroups, and
+		// pods naming schedulerName volcano stay Pending.
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller-volcano", config, "--backend=volcano"); err != nil {
 			return err
 		}
 		var err error
-		trainer, err = c.StartBinary(binDir, "trainer-controller", "trainer-controller", "")
+		trainer, err = c.StartBinary(binDir, "trainer-controller", "trainer-controller", config)
 		return err
 	})
 }

@@ -50,7 +50,7 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 		"grove-webhook": {
 			grants: []access{{"get", "grove.io", "podcliquesets", ns}, {"list", "trainer.kubeflow.org", "clustertrainingruntimes", ""},
 				{"update", "", "secrets", apiserver.BinaryNamespace}, {"update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""},
-				{"get", "scheduling.volcano.sh", "queues", ""}},
+				{"get", "scheduling.volcano.sh", "queues", ""}, {"get", "scheduling.k8s.io", "priorityclasses", ""}},
 			refusals: []access{{"list", "", "pods", ns}, {"create", "scheduling.volcano.sh", "queues", ""}, {"create", "", "pods", ns}, {"update", "grove.io", "podcliquesets", ns},
 				{"get", "", "secrets", ns}, {"delete", "admissionregistration.k8s.io", "validatingwebhookconfigurations", ""}, {"update", "coordination.k8s.io", "leases", apiserver.BinaryNamespace}},
 		},
@@ -67,7 +67,7 @@ func TestEachBinaryGetsWhatItNeedsAndIsRefusedWhatItMustNotDo(t *testing.T) {
 		},
 		"trainer-controller": {
 			grants: []access{{"create", "jobset.x-k8s.io", "jobsets", ns}, {"create", "grove.io", "podcliquesets", ns}, {"delete", "trainer.kubeflow.org", "trainjobs", ns},
-				{"create", "", "secrets", ns}},
+				{"create", "", "secrets", ns}, {"patch", "scheduling.volcano.sh", "podgroups", ns}},
 			refusals: []access{{"create", "", "pods", ns}, {"delete", "", "pods", ns}, {"get", "", "secrets", ns}, {"create", "batch", "jobs", ns},
 				{"update", "grove.io", "podcliques", ns}, {"update", "trainer.kubeflow.org", "trainjobs", ns}, {"update", "grove.io", "podcliquesets/status", ns},
 				// It reads the PodCliqueSet alone: its status counts the cliques' pods (docs/binaries.md).
