@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,15 +30,63 @@ import (
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
-// kubeflowFrameworkRuntimes are Kubeflow Trainer v2.3's runtimes of every ML policy: torch,
-// DeepSpeed and MLX (MPI), JAX, XGBoost (manifests/base/runtimes) and Flux (examples/flux).
-var kubeflowFrameworkRuntimes = []string{
-	"manifests/base/runtimes/torch_distributed.yaml",
-	"manifests/base/runtimes/deepspeed_distributed.yaml",
-	"manifests/base/runtimes/mlx_distributed.yaml",
-	"manifests/base/runtimes/jax_distributed.yaml",
-	"manifests/base/runtimes/xgboost_distributed.yaml",
-	"examples/flux/flux-runtime.yaml",
+// kubeflowRuntimeCase is one runtime Kubeflow Trainer v2.3 ships, the workload paths it runs on
+// here, what it expects of the namespace and the trainer its TrainJob asks for.
+type kubeflowRuntimeCase struct {
+	file    string
+	kinds   []trainerv1alpha1.WorkloadKind
+	prepare func(t *testing.T, ns string)
+	trainer *trainerv1alpha1.Trainer
+}
+
+var bothPaths = []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet, trainerv1alpha1.WorkloadKindPodCliqueSet}
+
+// jobSetOnly: volume claim templates and containers reading JobSet labels are refused on the
+// PodCliqueSet path (docs/trainjob.md).
+var jobSetOnly = []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet}
+
+// torchTune is the TrainJob trainer of Kubeflow's torchtune runtimes: the recipe the runtime
+// names, on one node.
+var torchTune = &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](1), Command: []string{"tune", "run"}}
+
+// kubeflowRuntimes are every runtime of Kubeflow Trainer v2.3's manifests/base/runtimes —
+// torch, DeepSpeed and MLX (MPI), JAX, XGBoost, the three torchtune recipes and torch with the
+// data cache — and the Flux example runtime (examples/flux).
+var kubeflowRuntimes = []kubeflowRuntimeCase{
+	{file: "manifests/base/runtimes/torch_distributed.yaml", kinds: bothPaths},
+	{file: "manifests/base/runtimes/deepspeed_distributed.yaml", kinds: bothPaths},
+	{file: "manifests/base/runtimes/mlx_distributed.yaml", kinds: bothPaths},
+	{file: "manifests/base/runtimes/jax_distributed.yaml", kinds: bothPaths},
+	{file: "manifests/base/runtimes/xgboost_distributed.yaml", kinds: bothPaths},
+	{file: "examples/flux/flux-runtime.yaml", kinds: bothPaths},
+	{file: "manifests/base/runtimes/torchtune/llama3_2/llama3_2_1B.yaml", kinds: jobSetOnly, prepare: volumeFor("20Gi"), trainer: torchTune},
+	{file: "manifests/base/runtimes/torchtune/llama3_2/llama3_2_3B.yaml", kinds: jobSetOnly, prepare: volumeFor("20Gi"), trainer: torchTune},
+	{file: "manifests/base/runtimes/torchtune/qwen2_5/qwen2_5_1.5B.yaml", kinds: jobSetOnly, prepare: volumeFor("20Gi"), trainer: torchTune},
+	{file: "manifests/base/runtimes/data-cache/torch_distributed_with_cache.yaml", kinds: jobSetOnly, prepare: serviceAccount("kubeflow-trainer-cache-initializer")},
+}
+
+// volumeFor makes a PersistentVolume of that size the runtime's volume claim template binds to
+// (the local cluster has no provisioner: kube-controller-manager binds claims to existing volumes).
+func volumeFor(size string) func(t *testing.T, ns string) {
+	return func(t *testing.T, ns string) {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pv-" + ns},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + ns}},
+			},
+		}
+		create(t, pv)
+		t.Cleanup(func() { _ = k8s().Delete(context.Background(), pv) })
+	}
+}
+
+// serviceAccount makes the service account the runtime's pods run as.
+func serviceAccount(name string) func(t *testing.T, ns string) {
+	return func(t *testing.T, ns string) {
+		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	}
 }
 
 // kubeflowObjects runs Kubeflow Trainer v2.3.0's own runtime framework (the kubeflow-render
@@ -97,8 +146,8 @@ func podContract(c corev1.Container, translate func(string) string) map[string]s
 	return out
 }
 
-// TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives runs a TrainJob of each
-// framework runtime on both workload paths to Complete, and checks every pod's env, command and
+// TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives runs a TrainJob of each runtime
+// Kubeflow ships on each workload path it runs on to Complete, and checks every pod's env, command and
 // args against the JobSet Kubeflow Trainer v2.3.0's framework builds for the same TrainJob. On
 // the PodCliqueSet path the contract is the same with the pods' own addresses: Kubeflow's
 // `<trainjob>-<job>-0-<i>.<trainjob>` is `<trainjob>-0-<job>-<i>.<trainjob>-0` (the PodClique's
@@ -107,16 +156,19 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 	t.Parallel()
 	dir, err := apiserver.ModuleDir("github.com/kubeflow/trainer/v2", "v2.3.0")
 	require.NoError(t, err)
-	for _, file := range kubeflowFrameworkRuntimes {
-		for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindJobSet, trainerv1alpha1.WorkloadKindPodCliqueSet} {
-			t.Run(filepath.Base(file)+"/"+string(kind), func(t *testing.T) {
+	for _, tc := range kubeflowRuntimes {
+		for _, kind := range tc.kinds {
+			t.Run(filepath.Base(tc.file)+"/"+string(kind), func(t *testing.T) {
 				t.Parallel()
-				data, err := os.ReadFile(filepath.Join(dir, file))
+				data, err := os.ReadFile(filepath.Join(dir, tc.file))
 				require.NoError(t, err)
 				ctr := &trainerv1alpha1.ClusterTrainingRuntime{}
 				require.NoError(t, yaml.UnmarshalStrict(data, ctr), "Kubeflow's runtime decodes unchanged")
 
 				ns := cluster.Current.NewNamespace(t)
+				if tc.prepare != nil {
+					tc.prepare(t, ns)
+				}
 				rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ctr.Name}, Spec: *ctr.Spec.DeepCopy()}
 				rt.Spec.WorkloadKind = kind
 				if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
@@ -140,6 +192,9 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 							Env:      []corev1.EnvVar{{Name: "EPOCHS", Value: "3"}},
 						},
 					},
+				}
+				if tc.trainer != nil {
+					tj.Spec.Trainer = tc.trainer.DeepCopy()
 				}
 				create(t, tj)
 				done := waitCondition(t, tj, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
