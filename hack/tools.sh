@@ -73,8 +73,9 @@ if [ "$only" = all ] || [ "$only" = kueue ]; then
   group kueue "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" kueue=sigs.k8s.io/kueue/cmd/kueue
 fi
 if [ "$only" = all ] || [ "$only" = kubeflow ]; then
-  # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with.
-  group kubeflow "" kubeflow-render=./render
+  # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with,
+  # and its Helm chart rendered by Helm's engine (the runtimes the chart installs).
+  group kubeflow "" kubeflow-render=./render kubeflow-chart=./chart
 fi
 if [ "$only" = all ] || [ "$only" = plugins ]; then
   group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler

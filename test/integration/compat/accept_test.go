@@ -1,9 +1,11 @@
 package compatintegration
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,9 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
 // kubeflowTrainerVersion is the upstream release whose manifests must apply unchanged.
@@ -104,6 +109,38 @@ func TestKubeflowShippedRuntimesAreAcceptedUnchanged(t *testing.T) {
 		total += n
 	}
 	assert.GreaterOrEqual(t, total, 6, "expected every runtime shipped by Kubeflow Trainer %s", kubeflowTrainerVersion)
+}
+
+// TestKubeflowChartRuntimesAreAccepted renders the runtimes Kubeflow Trainer's Helm chart installs
+// (every built-in one enabled, with the chart's labels and image tags) with Helm's own engine
+// (the kubeflow-chart tool) and has each accepted by the API server's schema and by grove-webhook's
+// runtime rules.
+func TestKubeflowChartRuntimesAreAccepted(t *testing.T) {
+	t.Parallel()
+	dir, err := apiserver.ModuleDir("github.com/kubeflow/trainer/v2", kubeflowTrainerVersion)
+	require.NoError(t, err)
+	bin, err := toolpath.Bin("kubeflow-chart")
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, filepath.Join(dir, "charts", "kubeflow-trainer"))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "kubeflow-chart: %s", stderr.String())
+	objs, err := apiserver.DecodeManifests(out)
+	require.NoError(t, err)
+	var names []string
+	for _, obj := range objs {
+		require.Equal(t, trainerv1alpha1.ClusterTrainingRuntimeKind, obj.GetKind())
+		names = append(names, obj.GetName())
+		assert.NoError(t, dryRun(context.Background(), obj), "%s", obj.GetName())
+		ctr := &trainerv1alpha1.ClusterTrainingRuntime{}
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, ctr, true), "%s decodes strictly", obj.GetName())
+		errs, _ := trainjobadmission.ValidateRuntimeSpec(&ctr.Spec)
+		assert.Empty(t, errs, "%s: grove-webhook's runtime rules", obj.GetName())
+	}
+	assert.ElementsMatch(t, []string{"torch-distributed", "deepspeed-distributed", "mlx-distributed", "jax-distributed", "xgboost-distributed",
+		"torchtune-llama3.2-1b", "torchtune-llama3.2-3b", "torchtune-qwen2.5-1.5b", "torch-distributed-with-cache"}, names,
+		"every runtime the chart ships")
 }
 
 func TestKubeflowExampleTrainJobsAreAcceptedUnchanged(t *testing.T) {
