@@ -4,6 +4,8 @@
 package constraints
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -127,4 +129,28 @@ func MaxGangSize(pcs *grovev1alpha1.PodCliqueSet) int32 {
 		}
 	}
 	return max(base, largest)
+}
+
+// RefuseRequired refuses every required pack constraint of a PodCliqueSet, naming its path,
+// for a scheduler that cannot keep a gang within a topology domain (why says so).
+func RefuseRequired(pcs *grovev1alpha1.PodCliqueSet, why string) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range All(pcs) {
+		if r := Required(c.Constraint); r != "" {
+			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), r, why))
+		}
+	}
+	return errs
+}
+
+// PreferredIgnored lists every preferred pack constraint of a PodCliqueSet as ignored by
+// scheduler, for the SchedulingConstraintsHonored condition.
+func PreferredIgnored(pcs *grovev1alpha1.PodCliqueSet, scheduler string) []string {
+	var out []string
+	for _, c := range All(pcs) {
+		if p := Preferred(c.Constraint); p != "" {
+			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by %s", c.Path.Child("pack", "preferred"), p, scheduler))
+		}
+	}
+	return out
 }

@@ -459,12 +459,7 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 	if kueuePlaced(pcs) {
 		return out
 	}
-	for _, c := range constraints.All(pcs) {
-		if p := constraints.Preferred(c.Constraint); p != "" {
-			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by kube-scheduler", c.Path.Child("pack", "preferred"), p))
-		}
-	}
-	return out
+	return append(out, constraints.PreferredIgnored(pcs, "kube-scheduler")...)
 }
 
 // kueuePlaced reports whether Kueue admits the PodCliqueSet gang by gang, and so places its

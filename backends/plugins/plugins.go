@@ -101,25 +101,12 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // ValidatePodCliqueSet rejects required topology constraints: coscheduling places a gang
 // anywhere it fits.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	var errs field.ErrorList
-	for _, c := range constraints.All(pcs) {
-		if r := constraints.Required(c.Constraint); r != "" {
-			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), r,
-				"scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend"))
-		}
-	}
-	return errs
+	return constraints.RefuseRequired(pcs, "scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend")
 }
 
 // NotHonoured lists the preferred topology levels coscheduling ignores.
 func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
-	var out []string
-	for _, c := range constraints.All(pcs) {
-		if p := constraints.Preferred(c.Constraint); p != "" {
-			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by scheduler-plugins", c.Path.Child("pack", "preferred"), p))
-		}
-	}
-	return out
+	return constraints.PreferredIgnored(pcs, "scheduler-plugins")
 }
 
 // OwnedTypes is the coscheduling PodGroup.

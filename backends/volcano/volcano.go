@@ -199,13 +199,7 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // them into Volcano's HyperNode network topology) and a queue annotation that is no valid
 // queue name or that a clique template contradicts.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	var errs field.ErrorList
-	for _, c := range constraints.All(pcs) {
-		if r := constraints.Required(c.Constraint); r != "" {
-			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), r,
-				"the volcano backend cannot keep a gang within a topology domain; use a topology-aware backend"))
-		}
-	}
+	errs := constraints.RefuseRequired(pcs, "the volcano backend cannot keep a gang within a topology domain; use a topology-aware backend")
 	return append(errs, validateQueueAnnotations(pcs)...)
 }
 
@@ -262,13 +256,7 @@ func (b *Backend) ValidatePodCliqueSetInCluster(ctx context.Context, r client.Re
 
 // NotHonoured lists the preferred topology levels Volcano is not asked to keep.
 func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
-	var out []string
-	for _, c := range constraints.All(pcs) {
-		if p := constraints.Preferred(c.Constraint); p != "" {
-			out = append(out, fmt.Sprintf("%s: preferred topology %q is ignored by the volcano backend", c.Path.Child("pack", "preferred"), p))
-		}
-	}
-	return out
+	return constraints.PreferredIgnored(pcs, "the volcano backend")
 }
 
 // OwnedTypes is Volcano's PodGroup.
