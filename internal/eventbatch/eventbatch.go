@@ -99,6 +99,11 @@ func SkipCreate() predicate.Predicate {
 	}}
 }
 
+// Self maps an object to a request for itself.
+func Self(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+}
+
 // SpecChanged passes creations, deletions and updates of an object's spec, labels or
 // annotations, not of its status alone. For a controller that alone writes the object's status:
 // its own write teaches it nothing, and the reconcile it would start at once, outside the batch

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -84,4 +85,29 @@ func TestEveryGangCarriesTheVolcanoQueueItsPodCliqueSetNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestItsOwnStoredStatusChangingWakesThePodCliqueSetReconciler(t *testing.T) {
+	pcs := builders.PodCliqueSet("ns", "llm").Clique("worker", 1).Obj()
+	withAvailable := func(n int32) *grovev1alpha1.PodCliqueSet {
+		p := pcs.DeepCopy()
+		p.Status.AvailableReplicas = n
+		return p
+	}
+	relabelled := withAvailable(1)
+	relabelled.Labels = map[string]string{"x": "y"}
+	cases := []struct {
+		name     string
+		old, new *grovev1alpha1.PodCliqueSet
+		want     bool
+	}{
+		{"a status written from a stale view arrives", withAvailable(2), withAvailable(1), true},
+		{"a change that leaves the status alone", withAvailable(1), relabelled, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, statusChanged{}.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
+		})
+	}
+	assert.False(t, statusChanged{}.Create(event.CreateEvent{Object: pcs}), "a creation is the For watch's")
 }

@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -93,6 +95,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
 		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.SkipCreate())).
+		// Its own status as stored: a status written from a view the cache had not yet updated
+		// with an earlier write of ours is seen once the cache catches up, and corrected in a
+		// batched reconcile. A reconcile on the stale view meanwhile may have found nothing to
+		// write (what it computed matched the stale copy), and no child event would follow.
+		Watches(&grovev1alpha1.PodCliqueSet{}, eventbatch.EnqueueAfter(eventbatch.Self, eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(statusChanged{})).
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -108,6 +116,21 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
+}
+
+// statusChanged passes PodCliqueSet updates whose stored status changed.
+type statusChanged struct{ predicate.Funcs }
+
+func (statusChanged) Create(event.CreateEvent) bool { return false }
+
+func (statusChanged) Delete(event.DeleteEvent) bool { return false }
+
+func (statusChanged) Generic(event.GenericEvent) bool { return false }
+
+func (statusChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*grovev1alpha1.PodCliqueSet)
+	n, ok2 := e.ObjectNew.(*grovev1alpha1.PodCliqueSet)
+	return ok1 && ok2 && !equality.Semantic.DeepEqual(o.Status, n.Status)
 }
 
 // Reconcile observes the PodCliqueSet's children once, settles a finished Training workload,
