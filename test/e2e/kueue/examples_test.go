@@ -26,9 +26,9 @@ import (
 // (examples/yaml/03-kueue-integration.yaml: a suspended TrainJob in LocalQueue training-queue on
 // Kubeflow's torch-distributed runtime) unchanged but for its namespace: Kueue admits it, and it
 // runs to Complete. The cluster gets what the example expects: the runtime, and the queue with
-// CPU and memory quota.
+// CPU and memory quota. Not parallel: its three pods would take room the topology tests count on
+// (a rack of a topology-aware queue must fit their gangs whole).
 func TestKubeflowKueueExampleRunsToComplete(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	dir, err := apiserver.ModuleDir("github.com/kubeflow/trainer/v2", "v2.3.0")
 	require.NoError(t, err)
