@@ -12,9 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -29,15 +27,20 @@ type indexLedger struct {
 	seen       int
 	duplicates []string
 	badNames   []string
+	gaps       []string // watch errors: the ledger missed events and proves nothing
 }
 
 func (l *indexLedger) observe(ev watch.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ev.Type == watch.Error {
+		l.gaps = append(l.gaps, fmt.Sprintf("%v", ev.Object))
+		return
+	}
 	pod, ok := ev.Object.(*corev1.Pod)
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	clique, index := pod.Labels[grovev1alpha1.LabelPodClique], pod.Labels[grovev1alpha1.LabelPodIndex]
 	if pod.Name != clique+"-"+index {
 		l.badNames = append(l.badNames, pod.Name)
@@ -67,9 +70,9 @@ func TestOperatorKilledAtRandomMomentsConvergesToTheSameState(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	ns := cluster.Current.NewNamespace(t)
 
-	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
+	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{Scheme: k8s().Scheme()})
 	require.NoError(t, err)
-	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	w, err := cluster.ListAndWatch(ctx, watcher, &corev1.PodList{}, ns)
 	require.NoError(t, err)
 	defer w.Stop()
 	ledger := &indexLedger{live: map[string]string{}}
@@ -149,6 +152,7 @@ func TestOperatorKilledAtRandomMomentsConvergesToTheSameState(t *testing.T) {
 
 	ledger.mu.Lock()
 	defer ledger.mu.Unlock()
+	require.Empty(t, ledger.gaps, "the pod ledger has a gap")
 	assert.Empty(t, ledger.duplicates, "no clique index was ever held by two live pods")
 	assert.Empty(t, ledger.badNames, "every pod's name is its clique and index")
 	t.Logf("%d restarts; %d pod incarnations watched", restarts, ledger.seen)

@@ -21,19 +21,31 @@ import (
 type uidHistory struct {
 	mu   sync.Mutex
 	uids map[string]map[types.UID]bool
+	// broken holds watch errors: the history has a gap and proves nothing.
+	broken []string
 }
 
 func (h *uidHistory) observe(ev watch.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.Type == watch.Error {
+		h.broken = append(h.broken, fmt.Sprintf("%v", ev.Object))
+		return
+	}
 	p, ok := ev.Object.(*grovev1alpha1.PodClique)
 	if !ok {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.uids[p.Name] == nil {
 		h.uids[p.Name] = map[types.UID]bool{}
 	}
 	h.uids[p.Name][p.UID] = true
+}
+
+func (h *uidHistory) gaps() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.broken...)
 }
 
 func (h *uidHistory) incarnations() map[string]int {
@@ -62,7 +74,7 @@ func TestGangTerminationHappensOncePerEpisodeAcrossOperatorCrashes(t *testing.T)
 	ns := cluster.Current.NewNamespace(t)
 	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{Scheme: k8s().Scheme()})
 	require.NoError(t, err)
-	w, err := watcher.Watch(ctx, &grovev1alpha1.PodCliqueList{}, client.InNamespace(ns))
+	w, err := cluster.ListAndWatch(ctx, watcher, &grovev1alpha1.PodCliqueList{}, ns)
 	require.NoError(t, err)
 	defer w.Stop()
 	history := &uidHistory{uids: map[string]map[types.UID]bool{}}
@@ -85,6 +97,7 @@ func TestGangTerminationHappensOncePerEpisodeAcrossOperatorCrashes(t *testing.T)
 	waitRunning(t, ns, "once", 4, 2*time.Minute)
 	time.Sleep(5 * time.Second) // time for a wrong second termination to show
 
+	require.Empty(t, history.gaps(), "the PodClique history has a gap")
 	for name, n := range history.incarnations() {
 		assert.Equal(t, 2, n, "%s: the original and exactly one replacement", name)
 	}

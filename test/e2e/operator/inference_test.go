@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,9 +30,9 @@ type readyTimes struct {
 
 func watchReady(t *testing.T, ns string) *readyTimes {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
+	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{})
 	require.NoError(t, err)
-	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	w, err := cluster.ListAndWatch(context.Background(), watcher, &corev1.PodList{}, ns)
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	rt := &readyTimes{at: map[string]time.Time{}}

@@ -2,6 +2,7 @@ package operatore2e
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,12 +41,16 @@ type rolloutRecorder struct {
 }
 
 func (r *rolloutRecorder) observe(ev watch.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ev.Type == watch.Error {
+		r.violations = append(r.violations, fmt.Sprintf("the pod watch has a gap: %v", ev.Object))
+		return
+	}
 	pod, ok := ev.Object.(*corev1.Pod)
 	if !ok {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	name := pod.Name
 	r.clique[name] = pod.Labels[grovev1alpha1.LabelPodClique]
 	r.replica[name] = pod.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
@@ -117,15 +121,14 @@ func TestRollingUpdateReplacesOneReplicaAtATimeAboveMinAvailable(t *testing.T) {
 		firstDeletion: map[string]time.Time{}, minAvailable: 2, newImage: "busybox:1.37",
 		deleted: map[string]bool{},
 	}
-	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
+	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{Scheme: k8s().Scheme()})
 	require.NoError(t, err)
-	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	list := &corev1.PodList{}
+	w, err := cluster.ListAndWatch(ctx, watcher, list, ns)
 	require.NoError(t, err)
 	for i := range list.Items {
 		rec.observe(watch.Event{Type: watch.Added, Object: &list.Items[i]})
 	}
-	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	require.NoError(t, err)
 	defer w.Stop()
 	go func() {
 		for ev := range w.ResultChan() {

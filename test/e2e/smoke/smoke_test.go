@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -55,9 +54,9 @@ type phaseRecorder struct {
 
 func recordPhases(t *testing.T, ns string) *phaseRecorder {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(cluster.Current.RESTConfig())
+	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{})
 	require.NoError(t, err)
-	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	w, err := cluster.ListAndWatch(context.Background(), watcher, &corev1.PodList{}, ns)
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	r := &phaseRecorder{phases: map[string][]corev1.PodPhase{}, times: map[string]map[corev1.PodPhase]time.Time{}}
