@@ -94,11 +94,11 @@ func hasSubGroupPolicy(crd *unstructured.Unstructured) bool {
 // Volcano would never schedule the gang.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	want := BuildPodGroup(pg)
-	problem, err := queueProblem(ctx, b.client, want.Spec.Queue)
+	state, problem, err := CheckQueue(ctx, b.client, want.Spec.Queue)
 	if err != nil {
 		return "", "", err
 	}
-	if problem != "" {
+	if state != QueueUsable {
 		return "", "", fmt.Errorf("spec.schedulerQueueName (the PodCliqueSet's %s annotation): %s", grovev1alpha1.AnnotationVolcanoQueue, problem)
 	}
 	have := &volcanov1beta1.PodGroup{}
@@ -123,22 +123,37 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	return ReasonPodGroupCreated, fmt.Sprintf("Volcano PodGroup %s needs %d pods in queue %s", want.Name, want.Spec.MinMember, want.Spec.Queue), nil
 }
 
-// queueProblem says why Volcano would never schedule a gang from queue, "" when it would; err is
-// a failed read. A queue whose state Volcano has not reported yet counts as open.
-func queueProblem(ctx context.Context, r client.Reader, queue string) (string, error) {
+// QueueState is what Volcano would do with a gang from a queue.
+type QueueState int
+
+const (
+	// QueueUsable: the queue exists and is open (or Volcano has not reported its state yet).
+	QueueUsable QueueState = iota
+	// QueueMissing: no queue of that name.
+	QueueMissing
+	// QueueNotServed: Volcano's Queue kind is not served (Volcano is not installed).
+	QueueNotServed
+	// QueueNotOpen: the queue is closed or closing.
+	QueueNotOpen
+)
+
+// CheckQueue says whether Volcano would ever schedule a gang from queue and, when it would not,
+// why in words; err is a failed read. Shared by the backend (at sync and at PodCliqueSet
+// admission) and the TrainJob webhook, so the three agree on what an unusable queue is.
+func CheckQueue(ctx context.Context, r client.Reader, queue string) (QueueState, string, error) {
 	q := &volcanov1beta1.Queue{}
 	err := r.Get(ctx, client.ObjectKey{Name: queue}, q)
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("Volcano queue %q does not exist", queue), nil
+		return QueueMissing, fmt.Sprintf("Volcano queue %q does not exist", queue), nil
 	case meta.IsNoMatchError(err):
-		return fmt.Sprintf("Volcano queue %q cannot exist: %s is not served (Volcano is not installed)", queue, volcanov1beta1.SchemeGroupVersion.WithKind("Queue")), nil
+		return QueueNotServed, fmt.Sprintf("Volcano queue %q cannot exist: %s is not served (Volcano is not installed)", queue, volcanov1beta1.SchemeGroupVersion.WithKind("Queue")), nil
 	case err != nil:
-		return "", fmt.Errorf("reading Volcano queue %q: %w", queue, err)
+		return QueueUsable, "", fmt.Errorf("reading Volcano queue %q: %w", queue, err)
 	case q.Status.State != "" && q.Status.State != volcanov1beta1.QueueStateOpen:
-		return fmt.Sprintf("Volcano queue %q is %s, not %s", queue, q.Status.State, volcanov1beta1.QueueStateOpen), nil
+		return QueueNotOpen, fmt.Sprintf("Volcano queue %q is %s, not %s", queue, q.Status.State, volcanov1beta1.QueueStateOpen), nil
 	}
-	return "", nil
+	return QueueUsable, "", nil
 }
 
 // BuildPodGroup is the Volcano PodGroup of a PodGang: minMember its minimum, minResources every
@@ -247,8 +262,8 @@ func (b *Backend) ValidatePodCliqueSetInCluster(ctx context.Context, r client.Re
 	if queue == "" {
 		queue = DefaultQueue
 	}
-	problem, err := queueProblem(ctx, r, queue)
-	if err != nil || problem == "" {
+	state, problem, err := CheckQueue(ctx, r, queue)
+	if err != nil || state == QueueUsable {
 		return nil, err
 	}
 	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(grovev1alpha1.AnnotationVolcanoQueue), queue, problem)}, nil

@@ -6,17 +6,14 @@ import (
 
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/backends/volcano"
 )
-
-// volcanoDefaultQueue is the queue Volcano gives a PodGroup that names none.
-const volcanoDefaultQueue = "default"
 
 // validateVolcanoRuntime refuses, on the PodCliqueSet path, a Volcano network topology: the
 // volcano scheduler backend places gangs without Volcano's HyperNode tiers.
@@ -74,7 +71,7 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 	case set && queue == "":
 		return append(errs, field.Invalid(path, queue, from+"the Volcano queue name must not be empty")), nil
 	case !set:
-		queue = volcanoDefaultQueue
+		queue = volcano.DefaultQueue
 	}
 	for _, msg := range validation.IsDNS1123Subdomain(queue) {
 		errs = append(errs, field.Invalid(path, queue, from+msg))
@@ -82,17 +79,16 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 	if len(errs) > 0 || v.Cluster == nil {
 		return errs, nil
 	}
-	q := &volcanov1beta1.Queue{}
-	switch err := v.Cluster.Get(ctx, client.ObjectKey{Name: queue}, q); {
-	case apierrors.IsNotFound(err):
-		errs = append(errs, field.Invalid(path, queue, from+fmt.Sprintf("Volcano queue %q does not exist", queue)))
-	case meta.IsNoMatchError(err):
+	state, problem, err := volcano.CheckQueue(ctx, v.Cluster, queue)
+	switch {
+	case err != nil:
+		return nil, err
+	case state == volcano.QueueNotServed:
+		// Not the queue's fault: name the runtime, whose podGroupPolicy asks for Volcano.
 		errs = append(errs, field.Invalid(ref.Child("name"), tj.Spec.RuntimeRef.Name,
 			runtime+" gang-schedules with Volcano (spec.podGroupPolicy.volcano), and Volcano is not installed: scheduling.volcano.sh/v1beta1 Queue is not served"))
-	case err != nil:
-		return nil, fmt.Errorf("reading Volcano queue %q: %w", queue, err)
-	case q.Status.State != "" && q.Status.State != volcanov1beta1.QueueStateOpen:
-		errs = append(errs, field.Invalid(path, queue, from+fmt.Sprintf("Volcano queue %q is %s, not %s", queue, q.Status.State, volcanov1beta1.QueueStateOpen)))
+	case state != volcano.QueueUsable:
+		errs = append(errs, field.Invalid(path, queue, from+problem))
 	}
 	for i, rj := range spec.Template.Spec.ReplicatedJobs {
 		pc := rj.Template.Spec.Template.Spec.PriorityClassName
