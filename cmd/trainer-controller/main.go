@@ -3,10 +3,16 @@
 package main
 
 import (
+	"fmt"
+	"net"
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +21,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/trainjob"
 	"github.com/kubegrove/grove/internal/app"
 )
@@ -54,6 +61,46 @@ func cacheOptions() cache.Options {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	return (&trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller")}).
-		SetupWithManager(mgr, *cfg.Controllers.TrainJob.ConcurrentSyncs)
+	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller")}
+	if cfg.Server.TrainerStatus.Enabled {
+		if err := addStatusServer(mgr, cfg); err != nil {
+			return err
+		}
+		r.StatusServer = statusserver.Source(cfg)
+	}
+	return r.SetupWithManager(mgr, *cfg.Controllers.TrainJob.ConcurrentSyncs)
+}
+
+// The status server reviews each report's token and applies status.trainerStatus; with generated
+// certificates it keeps its own CA and certificate in its own Secret in the binary's namespace.
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update,namespace=grove-system
+
+// addStatusServer serves Kubeflow Trainer's status endpoint on every replica
+// (server.trainerStatus), with a client of its own rate limits so progress reports never slow
+// the reconciler.
+func addStatusServer(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	ts := cfg.Server.TrainerStatus
+	var ready <-chan struct{}
+	if cfg.CertManagement.Mode == configv1alpha1.CertManagementAuto {
+		var err error
+		ready, err = app.RotateServingCertificate(mgr, types.NamespacedName{Namespace: cfg.CertManagement.Namespace, Name: ts.SecretName},
+			ts.ServerCertDir, "trainer-controller-status-ca", statusserver.DNSName(cfg))
+		if err != nil {
+			return err
+		}
+	}
+	restCfg := rest.CopyConfig(mgr.GetConfig())
+	restCfg.QPS, restCfg.Burst = ts.QPS, ts.Burst
+	c, err := client.New(restCfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("trainer status server client: %w", err)
+	}
+	return mgr.Add(&statusserver.Server{
+		Client:  c,
+		Addr:    net.JoinHostPort(ts.BindAddress, strconv.Itoa(ts.Port)),
+		CertDir: ts.ServerCertDir,
+		Ready:   ready,
+		Log:     ctrl.Log.WithName("trainer-status"),
+	})
 }

@@ -256,26 +256,11 @@ func webhookReadiness(mgr manager.Manager, cfg *configv1alpha1.OperatorConfigura
 		return mgr.GetWebhookServer().StartedChecker(), nil, nil
 	}
 	cm := cfg.CertManagement
-	certsReady := make(chan struct{})
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      types.NamespacedName{Namespace: cm.Namespace, Name: cm.SecretName},
-		CertDir:        cfg.Server.Webhooks.ServerCertDir,
-		CAName:         "grove-webhook-ca",
-		CAOrganization: "grove",
-		DNSName:        fmt.Sprintf("%s.%s.svc", cm.ServiceName, cm.Namespace),
-		IsReady:        certsReady,
-		Webhooks: []rotator.WebhookInfo{
-			{Name: cm.MutatingWebhookConfigurationName, Type: rotator.Mutating},
-			{Name: cm.ValidatingWebhookConfigurationName, Type: rotator.Validating},
-		},
-		// Every replica may rotate; the Secret is the single source of truth.
-		RequireLeaderElection: false,
-	})
+	certsReady, err := RotateServingCertificate(mgr, types.NamespacedName{Namespace: cm.Namespace, Name: cm.SecretName},
+		cfg.Server.Webhooks.ServerCertDir, "grove-webhook-ca", fmt.Sprintf("%s.%s.svc", cm.ServiceName, cm.Namespace),
+		rotator.WebhookInfo{Name: cm.MutatingWebhookConfigurationName, Type: rotator.Mutating},
+		rotator.WebhookInfo{Name: cm.ValidatingWebhookConfigurationName, Type: rotator.Validating})
 	if err != nil {
-		return nil, nil, fmt.Errorf("adding certificate rotator: %w", err)
-	}
-	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.SecretName}
-	if err := mgr.Add(secretToFiles(mgr.GetAPIReader(), key, cfg.Server.Webhooks.ServerCertDir)); err != nil {
 		return nil, nil, err
 	}
 	return func(req *http.Request) error {
@@ -286,6 +271,32 @@ func webhookReadiness(mgr manager.Manager, cfg *configv1alpha1.OperatorConfigura
 			return errors.New("webhook certificates not ready")
 		}
 	}, certsReady, nil
+}
+
+// RotateServingCertificate keeps a self-signed CA and a serving certificate for dnsName in the
+// Secret key (which must exist; the deployment ships it empty), rotates them before they expire,
+// injects the CA into the given webhook configurations, and copies the Secret's tls.crt, tls.key
+// and ca.crt into dir. The channel closes once the files are there.
+func RotateServingCertificate(mgr manager.Manager, key types.NamespacedName, dir, caName, dnsName string, webhooks ...rotator.WebhookInfo) (<-chan struct{}, error) {
+	certsReady := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      key,
+		CertDir:        dir,
+		CAName:         caName,
+		CAOrganization: "grove",
+		DNSName:        dnsName,
+		IsReady:        certsReady,
+		Webhooks:       webhooks,
+		// Every replica may rotate; the Secret is the single source of truth.
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding certificate rotator for %s: %w", key, err)
+	}
+	if err := mgr.Add(secretToFiles(mgr.GetAPIReader(), key, dir)); err != nil {
+		return nil, err
+	}
+	return certsReady, nil
 }
 
 // metricsOptions serves /metrics as configured: plain HTTP (on 127.0.0.1 by default), or HTTPS

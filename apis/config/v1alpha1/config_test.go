@@ -172,6 +172,10 @@ func TestDefaultsFillEveryField(t *testing.T) {
 	assert.Equal(t, LogFormatJSON, cfg.LogFormat)
 	assert.Equal(t, CertManagementAuto, cfg.CertManagement.Mode)
 	assert.Equal(t, DebuggingConfiguration{PprofBindHost: "127.0.0.1", PprofBindPort: 2753}, cfg.Debugging, "profiling off, and on the host when turned on")
+	assert.Equal(t, TrainerStatusServer{
+		Endpoint: Endpoint{Port: 10443}, ServiceName: "trainer-controller-status", SecretName: "trainer-controller-status-cert",
+		ServerCertDir: "/etc/grove/trainer-status-certs", QPS: 5, Burst: 10,
+	}, cfg.Server.TrainerStatus, "off like Kubeflow's TrainJobStatus gate, on Kubeflow's port and client limits when turned on")
 	for name, o := range cfg.Controllers.all() {
 		want := DefaultConcurrentSyncs
 		if name == "podClique" {
@@ -208,6 +212,15 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"leaseDuration not above renewDeadline", func(c *OperatorConfiguration) { c.LeaderElection.LeaseDuration.Duration = 5 * time.Second }, "leaderElection.leaseDuration"},
 		{"port out of range", func(c *OperatorConfiguration) { c.Server.Metrics.Port = 70000 }, "server.metrics.port"},
 		{"two listeners on one port", func(c *OperatorConfiguration) { c.Server.Webhooks.Port = 8080 }, "server.webhooks.port"},
+		{"trainer status server on another listener's port", func(c *OperatorConfiguration) {
+			c.Server.TrainerStatus.Enabled, c.Server.TrainerStatus.Port = true, 9443
+		}, "server.trainerStatus.port"},
+		{"trainer status server burst below qps", func(c *OperatorConfiguration) {
+			c.Server.TrainerStatus.Enabled, c.Server.TrainerStatus.Burst = true, 1
+		}, "server.trainerStatus.burst"},
+		{"trainer status Service name not a DNS label", func(c *OperatorConfiguration) {
+			c.Server.TrainerStatus.Enabled, c.Server.TrainerStatus.ServiceName = true, "Status.Server"
+		}, "server.trainerStatus.serviceName"},
 		{"unknown log level", func(c *OperatorConfiguration) { c.LogLevel = "trace" }, "logLevel"},
 		{"unknown log format", func(c *OperatorConfiguration) { c.LogFormat = "xml" }, "logFormat"},
 		{"zero concurrent syncs", func(c *OperatorConfiguration) { c.Controllers.TrainJob.ConcurrentSyncs = ptr.To(0) }, "controllers.trainJob.concurrentSyncs"},

@@ -25,6 +25,13 @@ const (
 	// (measured in make bench S3: 20 workers keep ~35 creates in flight, 10 kept ~20).
 	DefaultPodCliqueConcurrentSyncs = 20
 	DefaultServerCertDir            = "/etc/grove/webhook-certs"
+	// DefaultTrainerStatusPort, QPS and burst are Kubeflow Trainer v2.3's status server defaults.
+	DefaultTrainerStatusPort          = 10443
+	DefaultTrainerStatusQPS           = 5
+	DefaultTrainerStatusBurst         = 10
+	DefaultTrainerStatusServiceName   = "trainer-controller-status"
+	DefaultTrainerStatusSecretName    = "trainer-controller-status-cert"
+	DefaultTrainerStatusServerCertDir = "/etc/grove/trainer-status-certs"
 	DefaultNamespace                = "grove-system"
 )
 
@@ -59,6 +66,17 @@ func SetDefaults(c *OperatorConfiguration) {
 	setPort(&c.Debugging.PprofBindPort, DefaultPprofBindPort)
 	if c.Server.Webhooks.ServerCertDir == "" {
 		c.Server.Webhooks.ServerCertDir = DefaultServerCertDir
+	}
+	ts := &c.Server.TrainerStatus
+	setPort(&ts.Port, DefaultTrainerStatusPort)
+	setString(&ts.ServiceName, DefaultTrainerStatusServiceName)
+	setString(&ts.SecretName, DefaultTrainerStatusSecretName)
+	setString(&ts.ServerCertDir, DefaultTrainerStatusServerCertDir)
+	if ts.QPS == 0 {
+		ts.QPS = DefaultTrainerStatusQPS
+	}
+	if ts.Burst == 0 {
+		ts.Burst = DefaultTrainerStatusBurst
 	}
 
 	if c.LogLevel == "" {

@@ -120,6 +120,37 @@ type ServerConfiguration struct {
 	HealthProbes Endpoint `json:"healthProbes"`
 	// Webhooks serves admission requests (grove-webhook only).
 	Webhooks WebhookServer `json:"webhooks"`
+	// TrainerStatus receives training progress from TrainJob pods (trainer-controller only).
+	TrainerStatus TrainerStatusServer `json:"trainerStatus,omitempty"`
+}
+
+// TrainerStatusServer is Kubeflow Trainer v2.3's status server, served by the trainer-controller:
+// training code POSTs its progress to
+// /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status with a
+// service-account token whose audience names that TrainJob, and the server writes it to the
+// TrainJob's status.trainerStatus (docs/trainjob.md#progress).
+type TrainerStatusServer struct {
+	// Enabled serves the endpoint on every trainer-controller replica and wires each TrainJob's
+	// trainer containers to it (KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT and _TOKEN, a projected
+	// token volume, the ConfigMap <trainjob>-tls-config with the server's CA), as Kubeflow's
+	// TrainJobStatus feature gate does. Off by default, like that gate; the deployment turns it on.
+	Enabled bool `json:"enabled,omitempty"`
+	// BindAddress (default all interfaces) and Port (default 10443, Kubeflow's).
+	Endpoint `json:",inline"`
+	// ServiceName is the Service in certManagement.namespace in front of the server (default
+	// trainer-controller-status): pods post to https://<serviceName>.<namespace>.svc:<port>, and
+	// it is the serving certificate's DNS name.
+	ServiceName string `json:"serviceName,omitempty"`
+	// SecretName holds the generated CA and certificate when certManagement.mode is auto
+	// (default trainer-controller-status-cert; the deployment ships it empty).
+	SecretName string `json:"secretName,omitempty"`
+	// ServerCertDir holds tls.crt, tls.key and ca.crt; ca.crt is what pods trust
+	// (default /etc/grove/trainer-status-certs).
+	ServerCertDir string `json:"serverCertDir,omitempty"`
+	// QPS and Burst limit the server's own API client (default 5 and 10, Kubeflow's), so
+	// progress reports never slow the TrainJob reconciler down.
+	QPS   float32 `json:"qps,omitempty"`
+	Burst int     `json:"burst,omitempty"`
 }
 
 // Endpoint is a listen address.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -87,10 +88,27 @@ func validateLeaderElection(le *LeaderElectionConfiguration, path *field.Path) f
 func validateServer(s *ServerConfiguration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[int]string{}
-	for _, ep := range []struct {
+	endpoints := []struct {
 		name string
 		port int
-	}{{"metrics", s.Metrics.Port}, {"healthProbes", s.HealthProbes.Port}, {"webhooks", s.Webhooks.Port}} {
+	}{{"metrics", s.Metrics.Port}, {"healthProbes", s.HealthProbes.Port}, {"webhooks", s.Webhooks.Port}}
+	if ts := s.TrainerStatus; ts.Enabled {
+		endpoints = append(endpoints, struct {
+			name string
+			port int
+		}{"trainerStatus", ts.Port})
+		tsPath := path.Child("trainerStatus")
+		if ts.QPS <= 0 {
+			errs = append(errs, field.Invalid(tsPath.Child("qps"), ts.QPS, "must be greater than 0"))
+		}
+		if float32(ts.Burst) < ts.QPS {
+			errs = append(errs, field.Invalid(tsPath.Child("burst"), ts.Burst, "must be at least qps"))
+		}
+		for _, msg := range validation.IsDNS1035Label(ts.ServiceName) {
+			errs = append(errs, field.Invalid(tsPath.Child("serviceName"), ts.ServiceName, msg))
+		}
+	}
+	for _, ep := range endpoints {
 		p := path.Child(ep.name, "port")
 		if ep.port < 1 || ep.port > 65535 {
 			errs = append(errs, field.Invalid(p, ep.port, "must be between 1 and 65535"))

@@ -445,6 +445,15 @@ type Metric struct {
 	Value string `json:"value,omitempty"`
 }
 
+// UpdateTrainJobStatusRequest is the body training code POSTs to the trainer-controller's status
+// server (Kubeflow Trainer v2.3's): its trainerStatus replaces the TrainJob's. An empty request
+// changes nothing.
+type UpdateTrainJobStatusRequest struct {
+	// TrainerStatus is the trainer's latest progress.
+	// +optional
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+}
+
 func init() {
 	SchemeBuilder.Register(&TrainJob{}, &TrainJobList{})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/controllers/trainer/plan"
+	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/tojobset"
 	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
@@ -216,7 +217,7 @@ func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in 
 	}
 	switch rt.Spec.WorkloadKind {
 	case trainerv1alpha1.WorkloadKindPodCliqueSet:
-		pcs, extra, err := topodcliqueset.Build(tj, rt)
+		pcs, extra, err := topodcliqueset.Build(tj, rt, r.statusServer())
 		if err != nil {
 			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
 			return
@@ -224,7 +225,7 @@ func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in 
 		w.Extra = extra
 		r.renderPodCliqueSet(w, pcs, in)
 	case trainerv1alpha1.WorkloadKindJobSet, "":
-		js, extra, err := tojobset.Build(tj, rt, false)
+		js, extra, err := tojobset.Build(tj, rt, false, r.statusServer())
 		if err != nil {
 			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
 			return
@@ -304,4 +305,15 @@ func schemaRefusal(obj client.Object, errs field.ErrorList) error {
 // denied words an admission refusal as kubectl shows the webhook's.
 func denied(webhook string, err error) error {
 	return fmt.Errorf("admission webhook %q denied the request: %w", webhook, err)
+}
+
+// statusServer is the trainer status server a TrainJob's trainer is wired to, nil when the
+// configuration has it off. The CA is the running server's, unknown here: the ConfigMap shows
+// where it comes from instead.
+func (r *Renderer) statusServer() *plan.StatusServer {
+	if !r.config.Server.TrainerStatus.Enabled {
+		return nil
+	}
+	ca := fmt.Sprintf("<the trainer-controller's CA: %s/%s>", r.config.Server.TrainerStatus.ServerCertDir, plan.StatusCAKey)
+	return &plan.StatusServer{BaseURL: statusserver.BaseURL(r.config), CA: []byte(ca)}
 }

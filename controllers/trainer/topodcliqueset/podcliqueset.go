@@ -29,8 +29,9 @@ import (
 const replica = 0
 
 // Build returns the PodCliqueSet of a TrainJob and the objects that must exist before it (MPI's
-// Secret and hostfile), all without owner references.
-func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCliqueSet, []client.Object, error) {
+// Secret and hostfile, Flux's, the status server's CA ConfigMap when status is not nil), all
+// without owner references.
+func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, status *plan.StatusServer) (*grovev1alpha1.PodCliqueSet, []client.Object, error) {
 	p, err := plan.NewPlan(tj, rt)
 	if err != nil {
 		return nil, nil, err
@@ -38,6 +39,9 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (*grovev1alpha1.PodCl
 	extra, err := plan.ApplyFramework(tj, rt, p, Network(tj))
 	if err != nil {
 		return nil, nil, err
+	}
+	if cm := plan.ApplyStatusServer(tj, p, status); cm != nil {
+		extra = append(extra, cm)
 	}
 	cliques, priorityClass := cliquesOf(tj, p)
 	pcs := &grovev1alpha1.PodCliqueSet{

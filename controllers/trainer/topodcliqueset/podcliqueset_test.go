@@ -82,7 +82,7 @@ func torchJob() *trainerv1alpha1.TrainJob {
 }
 
 func TestBuildMatchesTheGoldenPodCliqueSet(t *testing.T) {
-	pcs, extra, err := Build(torchJob(), torchRuntime())
+	pcs, extra, err := Build(torchJob(), torchRuntime(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, extra, "torch needs no objects besides the PodCliqueSet")
 	got, err := yaml.Marshal(pcs)
@@ -97,7 +97,7 @@ func TestBuildMatchesTheGoldenPodCliqueSet(t *testing.T) {
 }
 
 func TestBuildMapsTheTrainJobOntoATrainingPodCliqueSet(t *testing.T) {
-	pcs, _, err := Build(torchJob(), torchRuntime())
+	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "llm", pcs.Name)
 	assert.Equal(t, grovev1alpha1.WorkloadTypeTraining, pcs.Spec.WorkloadType)
@@ -159,7 +159,7 @@ func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 	rt := torchRuntime()
 	rt.Spec.MLPolicy.MPI = &trainerv1alpha1.MPIMLPolicySource{MPIImplementation: ptr.To(trainerv1alpha1.MPIImplementationIntel)}
 	rt.Spec.MLPolicy.Torch = nil
-	_, _, err := Build(torchJob(), rt)
+	_, _, err := Build(torchJob(), rt, nil)
 	var unsupported *plan.UnsupportedError
 	require.ErrorAs(t, err, &unsupported)
 	assert.Contains(t, err.Error(), "spec.mlPolicy.mpi.mpiImplementation")
@@ -168,7 +168,7 @@ func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 func TestBuiltPodCliqueSetPassesAdmission(t *testing.T) {
 	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
 	require.NoError(t, err)
-	pcs, _, err := Build(torchJob(), torchRuntime())
+	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
 	require.NoError(t, err)
 	webhook.Default(pcs, registry)
 	assert.Empty(t, webhook.Validate(pcs, registry))
@@ -179,7 +179,7 @@ func TestDependsOnReadyWaitsForReadinessAndCompleteForSuccess(t *testing.T) {
 	launcher := job("launcher", "launcher")
 	launcher.DependsOn = []jobsetv1alpha2.DependsOn{{Name: plan.Node, Status: jobsetv1alpha2.DependencyReady}}
 	rt.Spec.Template.Spec.ReplicatedJobs = append(rt.Spec.Template.Spec.ReplicatedJobs, launcher)
-	pcs, _, err := Build(torchJob(), rt)
+	pcs, _, err := Build(torchJob(), rt, nil)
 	require.NoError(t, err)
 	got := pcs.Spec.Template.Cliques[3]
 	require.Equal(t, "launcher", got.Name)
@@ -204,7 +204,7 @@ func TestAPodCliqueSetOfATrainJobKueueAdmitsWholeIsAdmittedThroughIt(t *testing.
 			tj := torchJob()
 			tj.Labels = tc.labels
 			tj.Spec.RuntimePatches = tc.patches
-			pcs, _, err := Build(tj, torchRuntime())
+			pcs, _, err := Build(tj, torchRuntime(), nil)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, pcs.Spec.QueueAdmission)
 			assert.Equal(t, tc.labels[trainerv1alpha1.LabelKueueQueueName], grovev1alpha1.QueueNameOf(pcs), "the queue label reaches the PodCliqueSet")
@@ -233,7 +233,7 @@ func TestAVolcanoRuntimeSendsTheGangToTheVolcanoBackendInItsQueue(t *testing.T) 
 				rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.SchedulerName = tc.schedulerName
 			}
 
-			pcs, extra, err := Build(torchJob(), rt)
+			pcs, extra, err := Build(torchJob(), rt, nil)
 
 			require.NoError(t, err)
 			assert.Empty(t, extra, "the volcano backend keeps the PodGroups, one per PodGang")
@@ -251,7 +251,7 @@ func TestAVolcanoPodCliqueSetPassesTheVolcanoBackendsAdmission(t *testing.T) {
 	rt := torchRuntime()
 	rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{}}}
 	rt.Spec.Template.Annotations = map[string]string{"scheduling.volcano.sh/queue-name": "research"}
-	pcs, _, err := Build(torchJob(), rt)
+	pcs, _, err := Build(torchJob(), rt, nil)
 	require.NoError(t, err)
 	webhook.Default(pcs, registry)
 	assert.Empty(t, webhook.Validate(pcs, registry))

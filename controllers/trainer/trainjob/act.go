@@ -98,8 +98,14 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 // applyWorkload declares the child and what it needs first, owned by the TrainJob, and returns
 // the child as declared. A new child is created rather than applied, so an unrelated object of
 // the same name is never taken over.
-func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (client.Object, error) {
-	child, extra, err := wl.build(tj, rt, suspend)
+func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (_ client.Object, err error) {
+	var status *plan.StatusServer
+	if r.StatusServer != nil {
+		if status, err = r.StatusServer(); err != nil {
+			return nil, fmt.Errorf("the trainer status server (server.trainerStatus): %w", err)
+		}
+	}
+	child, extra, err := wl.build(tj, rt, suspend, status)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Clock is the controller's clock; tests move it.
 	Clock clock.PassiveClock
+	// StatusServer, when set, is where trainers report progress (server.trainerStatus): every
+	// workload built wires its trainer to it. It fails while the server's CA is not on disk yet.
+	StatusServer func() (*plan.StatusServer, error)
 }
 
 // nameCollisionRecheck is how often a TrainJob whose workload name is held by another object
@@ -153,7 +156,7 @@ func (r *Reconciler) observe(ctx context.Context, tj *trainerv1alpha1.TrainJob) 
 	}
 	if child == nil {
 		// The first status is written before the child exists: it counts the jobs as they will be.
-		if child, _, err = o.wl.build(tj, o.rt, false); err != nil {
+		if child, _, err = o.wl.build(tj, o.rt, false, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +192,7 @@ func (r *Reconciler) observeLiveRuntime(ctx context.Context, tj *trainerv1alpha1
 	}
 	wl, err := workloadFor(rt)
 	if err == nil {
-		_, _, err = wl.build(tj, rt, true)
+		_, _, err = wl.build(tj, rt, true, nil)
 	}
 	switch {
 	case isUnsupported(err):
