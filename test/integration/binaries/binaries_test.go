@@ -6,6 +6,8 @@ package binariesintegration
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +24,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubegrove/grove/test/apiserver"
@@ -361,4 +365,56 @@ func TestProfilingIsServedOnTheLoopbackOnlyWhenEnabled(t *testing.T) {
 			assert.Contains(t, body, "grove-operator")
 		})
 	}
+}
+
+// TestTrainerStatusServerGeneratesItsCertificateAndServes runs the trainer-controller with the
+// status server on and generated certificates (certManagement.mode auto, as deployed without
+// cert-manager): it fills its own shipped-empty Secret with a CA and a certificate for the
+// Service's DNS name, and serves Kubeflow's status path with it, refusing a report without a token.
+func TestTrainerStatusServerGeneratesItsCertificateAndServes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := "trainer-status-certs"
+	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "status-cert"}}))
+	p := distinctPorts(t, 4)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+logFormat: text
+leaderElection: {leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 1s, resourceNamespace: %[1]s}
+server:
+  metrics: {bindAddress: 127.0.0.1, port: %[2]d}
+  healthProbes: {bindAddress: 127.0.0.1, port: %[3]d}
+  trainerStatus: {enabled: true, bindAddress: 127.0.0.1, port: %[4]d, serviceName: status, secretName: status-cert, serverCertDir: %[5]s}
+certManagement: {mode: auto, namespace: %[1]s}
+`, ns, p[0], p[1], p[3], filepath.Join(dir, "certs"))
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	start(t, "trainer-controller", "--config", path)
+
+	secret := &corev1.Secret{}
+	waitFor(t, 60*time.Second, "the rotator to fill the Secret", func() bool {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "status-cert"}, secret) == nil && len(secret.Data["ca.crt"]) > 0
+	})
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(secret.Data["ca.crt"]))
+	// What a trainer pod does: trust ca.crt (from its <trainjob>-tls-config ConfigMap) and dial
+	// the Service's DNS name, here pointed at the local port.
+	httpClient := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "status." + ns + ".svc", MinVersion: tls.VersionTLS12},
+	}}
+	url := fmt.Sprintf("https://127.0.0.1:%d/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/llm/status", p[3])
+	var resp *http.Response
+	waitFor(t, 60*time.Second, "the status server to serve with the generated certificate", func() bool {
+		r, err := httpClient.Post(url, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			return false
+		}
+		resp = r
+		return true
+	})
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a report without a token is refused")
+	assert.NotEmpty(t, secret.Data["tls.crt"], "the certificate is kept in the Secret for every replica")
 }
