@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -22,6 +23,8 @@ server:
   metrics: {bindAddress: 127.0.0.1, port: METRICS_PORT}
   healthProbes: {bindAddress: 127.0.0.1, port: HEALTH_PORT}
   webhooks: {bindAddress: 127.0.0.1, port: WEBHOOK_PORT, serverCertDir: %s}
+  # Kubeflow Trainer's status server (the trainer-controller), as deployed.
+  trainerStatus: {enabled: true, bindAddress: 127.0.0.1, port: STATUS_PORT, serverCertDir: %s}
 certManagement:
   mode: manual
 `
@@ -37,7 +40,19 @@ func writeConfig(c *cluster.Cluster, dir string, withKueue bool) (string, []int,
 	if err := serving.WriteTLS(certDir); err != nil {
 		return "", nil, err
 	}
-	ports := make([]int, 12)
+	statusDir := filepath.Join(dir, "trainer-status-certs")
+	status, err := c.CA().Serving(cluster.TrainerStatusDNSName, "127.0.0.1")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := status.WriteTLS(statusDir); err != nil {
+		return "", nil, err
+	}
+	if err := os.WriteFile(filepath.Join(statusDir, "ca.crt"), c.CAPEM(), 0o600); err != nil {
+		return "", nil, err
+	}
+	// Three listeners per binary, then one status server port per binary.
+	ports := make([]int, 16)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -46,7 +61,7 @@ func writeConfig(c *cluster.Cluster, dir string, withKueue bool) (string, []int,
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		defer l.Close()
 	}
-	config := fmt.Sprintf(configTemplate, certDir)
+	config := fmt.Sprintf(configTemplate, certDir, statusDir)
 	if withKueue {
 		config += "kueue:\n  enabled: true\n"
 	}

@@ -174,7 +174,7 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, wi
 		if err != nil {
 			return cmds, err
 		}
-		cfg := strings.NewReplacer("METRICS_PORT", fmt.Sprint(ports[3*i]), "HEALTH_PORT", fmt.Sprint(ports[3*i+1]), "WEBHOOK_PORT", fmt.Sprint(ports[3*i+2])).Replace(configPath)
+		cfg := strings.NewReplacer("METRICS_PORT", fmt.Sprint(ports[3*i]), "HEALTH_PORT", fmt.Sprint(ports[3*i+1]), "WEBHOOK_PORT", fmt.Sprint(ports[3*i+2]), "STATUS_PORT", fmt.Sprint(ports[12+i])).Replace(configPath)
 		cfgPath := filepath.Join(dir, b.name+"-config.yaml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return cmds, err

@@ -51,7 +51,7 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 	if err != nil {
 		return nil, err
 	}
-	ports, err := FreePorts(3)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +63,19 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 	if err := serving.WriteTLS(certDir); err != nil {
 		return nil, err
 	}
+	// The trainer status server's certificate, as cert-manager issues it (manual mode): for the
+	// Service's DNS name, which pods dial, and the loopback address, with the CA beside it.
+	statusDir := filepath.Join(c.Dir(), logName+"-trainer-status-certs")
+	statusCert, err := c.CA().Serving(TrainerStatusDNSName, "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	if err := statusCert.WriteTLS(statusDir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(statusDir, "ca.crt"), c.CAPEM(), 0o600); err != nil {
+		return nil, err
+	}
 	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
 kind: OperatorConfiguration
 logFormat: text
@@ -72,8 +85,9 @@ server:
   metrics: {bindAddress: 127.0.0.1, port: %d}
   healthProbes: {bindAddress: 127.0.0.1, port: %d}
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
+  trainerStatus: {enabled: true, bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
 certManagement: {mode: manual}
-%s`, Namespace, ports[0], ports[1], ports[2], certDir, extraConfig)
+%s`, Namespace, ports[0], ports[1], ports[2], certDir, ports[3], statusDir, extraConfig)
 	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
@@ -84,10 +98,15 @@ certManagement: {mode: manual}
 	}
 	p.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0])
 	p.WebhookHostPort = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	p.TrainerStatusHostPort = fmt.Sprintf("127.0.0.1:%d", ports[3])
 	p.readyURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
 	p.HealthzURL = fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	return p, nil
 }
+
+// TrainerStatusDNSName is the trainer status server's Service name in the binaries' namespace
+// (the defaults of server.trainerStatus.serviceName and certManagement.namespace).
+const TrainerStatusDNSName = "trainer-controller-status." + Namespace + ".svc"
 
 // ServiceAccountGroups are the groups the API server gives a service account's token. With them a
 // binary's requests are classified as in a real cluster — API Priority and Fairness puts them in

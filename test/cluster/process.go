@@ -151,6 +151,9 @@ type Process struct {
 	p *process
 	// WebhookHostPort is where a project binary (StartBinary) serves admission, else "".
 	WebhookHostPort string
+	// TrainerStatusHostPort is where the trainer-controller serves TrainJob progress reports
+	// (server.trainerStatus, on in every StartBinary configuration), else "".
+	TrainerStatusHostPort string
 	// MetricsURL is the /metrics address of a project binary (StartBinary), else "".
 	MetricsURL string
 	// HealthzURL is the /healthz (liveness) address of a project binary (StartBinary), else "".

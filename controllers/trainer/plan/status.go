@@ -54,7 +54,8 @@ func StatusConfigMapName(trainJob string) string { return trainJob + "-tls-confi
 // ApplyStatusServer wires the trainer's containers (every container of the first replicated job
 // whose ancestor is the trainer, as Kubeflow's plugin does) to the status server: the URL, CA
 // and token paths in their env, a projected volume with a service-account token bound to this
-// TrainJob's audience and the CA, mounted read-only. It returns the ConfigMap with the CA that
+// TrainJob's audience and the CA, mounted read-only (and the pod's service account named:
+// "default" when the template names none). It returns the ConfigMap with the CA that
 // the volume projects; it must exist before the pods start. A nil server changes nothing.
 func ApplyStatusServer(tj *trainerv1alpha1.TrainJob, p *Plan, s *StatusServer) *corev1.ConfigMap {
 	if s == nil {
@@ -88,6 +89,12 @@ func ApplyStatusServer(tj *trainerv1alpha1.TrainJob, p *Plan, s *StatusServer) *
 			upsertVolumeMount(&pod.Containers[j].VolumeMounts, mount)
 		}
 		upsertVolume(&pod.Volumes, volume)
+		if pod.ServiceAccountName == "" {
+			// A token projection needs a named account. Where the ServiceAccount admission plugin
+			// runs (every conformant cluster) it names "default" anyway; named here, the pod is
+			// the same there and valid where the plugin is off.
+			pod.ServiceAccountName = "default"
+		}
 		break
 	}
 	return &corev1.ConfigMap{

@@ -39,6 +39,7 @@ func TestStatusServerWiresEveryTrainerContainerAndNothingElse(t *testing.T) {
 	assert.Equal(t, "trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/tj/status", token.Audience, "a token for this TrainJob only")
 	assert.Equal(t, int64(3600), *token.ExpirationSeconds)
 	assert.Equal(t, "tj-tls-config", projected.Sources[1].ConfigMap.Name)
+	assert.Equal(t, "default", pod.ServiceAccountName, "a projected token needs a named account")
 
 	for _, job := range []string{"dataset-initializer", "model-initializer"} {
 		spec := jobOf(t, p, job).Template.Spec.Template.Spec
@@ -59,6 +60,14 @@ func TestStatusServerOffChangesNothing(t *testing.T) {
 
 	assert.Nil(t, ApplyStatusServer(tj, p, nil))
 	assert.Equal(t, before, &p.Template)
+}
+
+func TestStatusServerKeepsTheTemplatesServiceAccount(t *testing.T) {
+	tj := trainJobYAML(t, "runtimeRef: {name: rt}")
+	p := newPlan(t, tj, runtimeYAML(t, torchRuntime))
+	jobOf(t, p, "node").Template.Spec.Template.Spec.ServiceAccountName = "trainer"
+	ApplyStatusServer(tj, p, testStatusServer)
+	assert.Equal(t, "trainer", jobOf(t, p, "node").Template.Spec.Template.Spec.ServiceAccountName)
 }
 
 func TestStatusServerWiringIsIdempotent(t *testing.T) {

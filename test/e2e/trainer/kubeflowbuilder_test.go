@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
@@ -91,7 +93,8 @@ func serviceAccount(name string) func(t *testing.T, ns string) {
 
 // kubeflowObjects runs Kubeflow Trainer v2.3.0's own runtime framework (the kubeflow-render
 // tool, built from its pinned module) on a TrainJob and its runtime as the API server stores
-// them, and returns the objects it builds, by kind.
+// them, and returns the objects it builds, by kind. Its TrainJobStatus gate is on, with the status
+// server behind the trainer-controller's Service name and port and with its CA, as deployed here.
 func kubeflowObjects(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alpha1.TrainingRuntime) map[string]json.RawMessage {
 	t.Helper()
 	bin, err := toolpath.Bin("kubeflow-render")
@@ -106,7 +109,11 @@ func kubeflowObjects(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1al
 		in.Write(data)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(bin)
+	_, port, err := net.SplitHostPort(trainer.TrainerStatusHostPort)
+	require.NoError(t, err)
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	require.NoError(t, os.WriteFile(caFile, cluster.Current.CAPEM(), 0o600))
+	cmd := exec.Command(bin, "--status-service", "trainer-controller-status", "--status-port", port, "--status-ca", caFile)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -116,9 +123,10 @@ func kubeflowObjects(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1al
 	require.NoError(t, json.Unmarshal(out, &objs))
 	byKind := map[string]json.RawMessage{}
 	for _, raw := range objs {
-		var meta metav1.TypeMeta
-		require.NoError(t, json.Unmarshal(raw, &meta))
-		byKind[meta.Kind] = raw
+		var obj metav1.PartialObjectMetadata
+		require.NoError(t, json.Unmarshal(raw, &obj))
+		byKind[obj.Kind] = raw
+		byKind[obj.Kind+"/"+obj.Name] = raw
 	}
 	return byKind
 }
@@ -134,7 +142,7 @@ func kubeflowBuild(t *testing.T, tj *trainerv1alpha1.TrainJob, rt *trainerv1alph
 }
 
 // podContract is what a container sees of its TrainJob: env (valueFrom as its field path),
-// command and args.
+// command, args and where each volume is mounted.
 func podContract(c corev1.Container, translate func(string) string) map[string]string {
 	out := map[string]string{
 		"command": translate(strings.Join(c.Command, " ")),
@@ -143,8 +151,16 @@ func podContract(c corev1.Container, translate func(string) string) map[string]s
 	for k, v := range builders.EnvOf(c) {
 		out["env "+k] = translate(v)
 	}
+	for _, m := range c.VolumeMounts {
+		out["mount "+m.Name+" "+m.MountPath] = fmt.Sprintf("readOnly=%t subPath=%s", m.ReadOnly, m.SubPath)
+	}
 	return out
 }
+
+// inOurNamespace is Kubeflow's status server URL with the trainer-controller's namespace for
+// Kubeflow's own (kubeflow-system, where kubeflow-render does not run in a cluster): the one part
+// of the contract that is where the server runs, not what it is.
+var inOurNamespace = strings.NewReplacer(".kubeflow-system.svc:", "."+cluster.Namespace+".svc:").Replace
 
 // TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives runs a TrainJob of each runtime
 // Kubeflow ships on each workload path it runs on to Complete, and checks every pod's env, command and
@@ -205,12 +221,13 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 				selector, jobOf := map[string]string{jobsetv1alpha2.JobSetNameKey: tj.Name}, func(p corev1.Pod) string {
 					return p.Labels[jobsetv1alpha2.ReplicatedJobNameKey]
 				}
-				translate, ignored := func(s string) string { return s }, map[string]bool{"env JOB_COMPLETION_INDEX": true}
+				translate, ignored := inOurNamespace, map[string]bool{"env JOB_COMPLETION_INDEX": true}
 				if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
 					selector, jobOf = map[string]string{grovev1alpha1.LabelPartOf: tj.Name}, func(p corev1.Pod) string {
 						return strings.TrimPrefix(p.Labels[grovev1alpha1.LabelPodClique], tj.Name+"-0-")
 					}
-					translate = pcsAddresses(tj.Name, want)
+					pcs := pcsAddresses(tj.Name, want)
+					translate = func(s string) string { return inOurNamespace(pcs(s)) }
 					ignored = map[string]bool{}
 					for _, name := range []string{grovev1alpha1.EnvPCSName, grovev1alpha1.EnvPCSIndex, grovev1alpha1.EnvPCLQName,
 						grovev1alpha1.EnvHeadlessService, grovev1alpha1.EnvPCLQPodIndex} {
@@ -229,6 +246,8 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 						}
 					}
 					require.NotNil(t, template, "pod %s belongs to job %q, which Kubeflow does not build", pod.Name, job)
+					assert.Equal(t, projectedVolume(*template, plan.StatusTokenVolume), projectedVolume(pod.Spec, plan.StatusTokenVolume),
+						"pod %s: the status server's token and CA volume", pod.Name)
 					kubeflow := map[string]corev1.Container{}
 					for _, c := range append(template.InitContainers, template.Containers...) {
 						kubeflow[c.Name] = c
@@ -250,9 +269,25 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 				for _, rj := range want.Spec.ReplicatedJobs {
 					assert.Equal(t, int(max(rj.Replicas, 1)*ptr.Deref(rj.Template.Spec.Parallelism, 1)), podsPerJob[rj.Name], "pods of job %s", rj.Name)
 				}
+				raw, ok := kubeflowObjects(t, done, stored)["ConfigMap/"+plan.StatusConfigMapName(tj.Name)]
+				require.True(t, ok, "Kubeflow builds the status server's CA ConfigMap")
+				kubeflowCM, ours := &corev1.ConfigMap{}, &corev1.ConfigMap{}
+				require.NoError(t, json.Unmarshal(raw, kubeflowCM))
+				require.NoError(t, k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: kubeflowCM.Name}, ours))
+				assert.Equal(t, kubeflowCM.Data, ours.Data, "the CA ConfigMap")
 			})
 		}
 	}
+}
+
+// projectedVolume is the projected sources of the pod's volume called name, nil without one.
+func projectedVolume(pod corev1.PodSpec, name string) []corev1.VolumeProjection {
+	for _, v := range pod.Volumes {
+		if v.Name == name && v.Projected != nil {
+			return v.Projected.Sources
+		}
+	}
+	return nil
 }
 
 // pcsAddresses maps the JobSet path's pod addresses and rank field in Kubeflow's JobSet to the
