@@ -32,7 +32,7 @@ const (
 	DefaultTrainerStatusServiceName   = "trainer-controller-status"
 	DefaultTrainerStatusSecretName    = "trainer-controller-status-cert"
 	DefaultTrainerStatusServerCertDir = "/etc/grove/trainer-status-certs"
-	DefaultNamespace                = "grove-system"
+	DefaultNamespace                  = "grove-system"
 )
 
 // SetDefaults fills every unset field.
