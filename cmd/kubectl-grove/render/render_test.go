@@ -47,6 +47,7 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 		{"training", "", []string{samples + "grove_v1alpha1_podcliqueset_training.yaml"}, false},
 		{"trainjob-podcliqueset", "", []string{samples + "trainer_v1alpha1_trainjob.yaml", samples + "trainer_v1alpha1_trainingruntime.yaml"}, false},
 		{"trainjob-jobset", "", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}, false},
+		{"trainjob-progress", "../../../deploy/overlays/kube-scheduler/config.yaml", []string{"testdata/trainjob-jobset.yaml", samples + "trainer_v1alpha1_clustertrainingruntime.yaml"}, false},
 		{"kai-topology", "testdata/kai-tas-config.yaml", []string{"testdata/kai-topology.yaml"}, false},
 		{"gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
 		{"composite-gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, true},
