@@ -93,6 +93,15 @@ func (b *PodCliqueSetBuilder) Training(maxRestarts int32) *PodCliqueSetBuilder {
 	return b
 }
 
+// SucceedsWhen gives a Training workload a success policy over the target cliques.
+func (b *PodCliqueSetBuilder) SucceedsWhen(op grovev1alpha1.TrainingSuccessOperator, targets ...string) *PodCliqueSetBuilder {
+	if b.obj.Spec.TrainingSpec == nil {
+		b.obj.Spec.TrainingSpec = &grovev1alpha1.TrainingSpec{}
+	}
+	b.obj.Spec.TrainingSpec.SuccessPolicy = &grovev1alpha1.TrainingSuccessPolicy{Operator: op, TargetCliques: targets}
+	return b
+}
+
 // TerminationDelay enables gang termination with that delay.
 func (b *PodCliqueSetBuilder) TerminationDelay(d metav1.Duration) *PodCliqueSetBuilder {
 	b.obj.Spec.Template.TerminationDelay = &d

@@ -123,6 +123,10 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 		{"clique template annotation key that is no qualified name", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[1].Annotations = map[string]string{"not a key": "v"}
 		}, []string{"spec.template.cliques[1].annotations"}},
+		{"success policy naming a clique that does not exist", func(p *grovev1alpha1.PodCliqueSet) {
+			p.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+			p.Spec.TrainingSpec = &grovev1alpha1.TrainingSpec{SuccessPolicy: &grovev1alpha1.TrainingSuccessPolicy{TargetCliques: []string{"router", "launcher"}}}
+		}, []string{"spec.trainingSpec.successPolicy.targetCliques[1]"}},
 		{"topologySpreadConstraints on create", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[0].Spec.PodSpec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1}}
 		}, []string{"spec.template.cliques[0].spec.podSpec.topologySpreadConstraints"}},

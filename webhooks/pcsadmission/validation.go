@@ -222,6 +222,14 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) fiel
 	if pcs.Spec.TrainingSpec != nil && pcs.Spec.WorkloadType != grovev1alpha1.WorkloadTypeTraining {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "trainingSpec"), "only allowed with workloadType Training"))
 	}
+	if ts := pcs.Spec.TrainingSpec; ts != nil && ts.SuccessPolicy != nil {
+		targets := field.NewPath("spec", "trainingSpec", "successPolicy", "targetCliques")
+		for i, name := range ts.SuccessPolicy.TargetCliques {
+			if _, ok := names[name]; !ok {
+				errs = append(errs, field.Invalid(targets.Index(i), name, "must name a clique of spec.template.cliques"))
+			}
+		}
+	}
 	return errs
 }
 

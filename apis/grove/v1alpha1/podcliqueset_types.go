@@ -98,6 +98,39 @@ type TrainingSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+
+	// SuccessPolicy says whose success makes the workload Succeeded, as a JobSet's successPolicy
+	// does for its replicated jobs: the PodCliques still running then are deleted, their pods
+	// with them (JobSet deletes its active Jobs). Unset: every PodClique of every replica
+	// succeeded.
+	// +optional
+	SuccessPolicy *TrainingSuccessPolicy `json:"successPolicy,omitempty"`
+}
+
+// TrainingSuccessOperator combines the target cliques' PodCliques.
+// +kubebuilder:validation:Enum=All;Any
+type TrainingSuccessOperator string
+
+const (
+	// TrainingSuccessAll: every PodClique of the target cliques, in every replica, succeeded.
+	TrainingSuccessAll TrainingSuccessOperator = "All"
+	// TrainingSuccessAny: one PodClique of the target cliques succeeded.
+	TrainingSuccessAny TrainingSuccessOperator = "Any"
+)
+
+// TrainingSuccessPolicy is JobSet's successPolicy over cliques.
+type TrainingSuccessPolicy struct {
+	// Operator is All or Any.
+	// +kubebuilder:default=All
+	// +optional
+	Operator TrainingSuccessOperator `json:"operator,omitempty"`
+	// TargetCliques names template cliques (standalone or in a scaling group); empty means
+	// every clique.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	TargetCliques []string `json:"targetCliques,omitempty"`
 }
 
 // UpdateStrategyType names how replicas are replaced when the template changes.

@@ -245,12 +245,13 @@ func (r *Reconciler) nextLook(pcs *grovev1alpha1.PodCliqueSet, obs *observed, re
 }
 
 // settle finishes a terminal Training workload: a Failed one loses all its PodCliques (and so its
-// pods); a Succeeded one keeps them, and its status stays as recorded.
+// pods); a Succeeded one keeps those that succeeded and loses those still running, and its status
+// stays as recorded.
 func (r *Reconciler) settle(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
 	if pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
 		return r.teardown(ctx, obs)
 	}
-	return nil
+	return r.finishSucceeded(ctx, obs)
 }
 
 // observed holds every child of a PodCliqueSet, read once per reconcile from the cache.

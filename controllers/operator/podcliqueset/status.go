@@ -122,7 +122,7 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
 		log.Info("training phase changed", "from", old.Phase, "to", st.Phase)
 		if st.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded {
-			r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "every pod of every replica exited 0")
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "%s", successMessage(pcs))
 		}
 	}
 	if old.CurrentGenerationHash != nil && st.CurrentGenerationHash != nil && *old.CurrentGenerationHash != *st.CurrentGenerationHash {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -177,30 +178,14 @@ func (r *Reconciler) checkRuntime(ctx context.Context, pcs *grovev1alpha1.PodCli
 		fmt.Sprintf("ran longer than maxRuntime %s (since %s)", t.MaxRuntime.Duration, pcs.Status.StartTime.Format(time.RFC3339)))
 }
 
-// trainingPhase derives Pending/Running/Succeeded from the children: Succeeded when every
-// PodClique of every replica reports Succeeded. startTime is set once, on the first Running.
+// trainingPhase derives Pending/Running/Succeeded from the children: Succeeded when the success
+// policy holds (unset: every PodClique of every replica reports Succeeded). startTime is set
+// once, on the first Running.
 func (r *Reconciler) trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, obs *observed) {
 	if terminal(st.Phase) {
 		return
 	}
-	want := 0
-	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		want += len(standaloneCliques(pcs))
-		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-			replicas := int(expand.GroupReplicas(&g))
-			if have := obs.groups[grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)]; have != nil {
-				replicas = int(have.Spec.Replicas)
-			}
-			want += replicas * len(g.CliqueNames)
-		}
-	}
-	succeeded := 0
-	for _, p := range obs.cliques {
-		if meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
-			succeeded++
-		}
-	}
-	if want > 0 && succeeded == want {
+	if succeededByPolicy(pcs, obs) {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
 		return
 	}
@@ -208,6 +193,92 @@ func (r *Reconciler) trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1a
 		now := metav1.Now()
 		st.StartTime = &now
 	}
+}
+
+// succeededByPolicy reports whether the PodCliques the success policy targets have succeeded:
+// All of them (every replica, every scaling-group replica), or Any one, as JobSet counts Jobs.
+func succeededByPolicy(pcs *grovev1alpha1.PodCliqueSet, obs *observed) bool {
+	var policy grovev1alpha1.TrainingSuccessPolicy
+	if t := pcs.Spec.TrainingSpec; t != nil && t.SuccessPolicy != nil {
+		policy = *t.SuccessPolicy
+	}
+	targeted := func(clique string) bool {
+		return len(policy.TargetCliques) == 0 || slices.Contains(policy.TargetCliques, clique)
+	}
+	want, succeeded := 0, 0
+	count := func(name string) {
+		want++
+		if p := obs.cliques[name]; p != nil && meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
+			succeeded++
+		}
+	}
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		for _, c := range standaloneCliques(pcs) {
+			if targeted(c.Name) {
+				count(grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name))
+			}
+		}
+		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+			group := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
+			replicas := int(expand.GroupReplicas(&g))
+			if have := obs.groups[group]; have != nil {
+				replicas = int(have.Spec.Replicas)
+			}
+			for gi := 0; gi < replicas; gi++ {
+				for _, c := range g.CliqueNames {
+					if targeted(c) {
+						count(grovev1alpha1.ScalingGroupPodCliqueName(group, gi, c))
+					}
+				}
+			}
+		}
+	}
+	if policy.Operator == grovev1alpha1.TrainingSuccessAny {
+		return succeeded > 0
+	}
+	return want > 0 && succeeded == want
+}
+
+// successMessage says why a Training workload Succeeded.
+func successMessage(pcs *grovev1alpha1.PodCliqueSet) string {
+	t := pcs.Spec.TrainingSpec
+	if t == nil || t.SuccessPolicy == nil {
+		return "every pod of every replica exited 0"
+	}
+	op, targets := t.SuccessPolicy.Operator, "every clique"
+	if op == "" {
+		op = grovev1alpha1.TrainingSuccessAll
+	}
+	if len(t.SuccessPolicy.TargetCliques) > 0 {
+		targets = "cliques " + strings.Join(t.SuccessPolicy.TargetCliques, ", ")
+	}
+	if op == grovev1alpha1.TrainingSuccessAny {
+		return "a PodClique of " + targets + " succeeded (successPolicy Any); the PodCliques still running are deleted"
+	}
+	return "every PodClique of " + targets + " succeeded (successPolicy All); the PodCliques still running are deleted"
+}
+
+// finishSucceeded deletes the PodCliques of a Succeeded workload that have not succeeded
+// themselves (a success policy was met while they still ran, e.g. MPI nodes after their
+// launcher finished), as JobSet deletes its active Jobs; the succeeded ones are kept.
+func (r *Reconciler) finishSucceeded(ctx context.Context, obs *observed) error {
+	var running []*grovev1alpha1.PodClique
+	for _, p := range obs.cliques {
+		if p.DeletionTimestamp.IsZero() && !meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
+			running = append(running, p)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(running))
+	for _, p := range running {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	log.FromContext(ctx).Info("training workload succeeded by its success policy: deleting the PodCliques still running", "podCliques", names)
+	_, err := gangtermination.DeletePodCliques(ctx, r.Client, running)
+	return err
 }
 
 // cliqueStatuses sums each template clique's pods over the replicas and scaling-group replicas,
