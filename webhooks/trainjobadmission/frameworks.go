@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -70,6 +71,46 @@ func validateAgainstFramework(tj *trainerv1alpha1.TrainJob, spec *trainerv1alpha
 	return errs
 }
 
+// jobSetOnlyFields refuses the JobSet settings a PodCliqueSet cannot honour, each naming what
+// to use instead; successPolicy, startupPolicy, failurePolicy.maxRestarts and
+// network.publishNotReadyAddresses are mapped (docs/trainjob.md).
+func jobSetOnlyFields(spec *jobsetv1alpha2.JobSetSpec, js *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	useJobSet := "; use workloadKind JobSet"
+	if spec.Coordinator != nil {
+		errs = append(errs, field.Forbidden(js.Child("coordinator"), "PodCliqueSet pods get no coordinator label or annotation"+useJobSet))
+	}
+	if spec.ManagedBy != nil {
+		errs = append(errs, field.Forbidden(js.Child("managedBy"), "the PodCliqueSet path is run by the grove-operator only"+useJobSet))
+	}
+	if fp := spec.FailurePolicy; fp != nil {
+		if len(fp.Rules) > 0 {
+			errs = append(errs, field.Forbidden(js.Child("failurePolicy", "rules"), "a PodCliqueSet restarts its gang on any failure, within maxRestarts"+useJobSet))
+		}
+		if fp.RestartStrategy != "" && fp.RestartStrategy != jobsetv1alpha2.Recreate {
+			errs = append(errs, field.NotSupported(js.Child("failurePolicy", "restartStrategy"), fp.RestartStrategy, []jobsetv1alpha2.JobSetRestartStrategy{jobsetv1alpha2.Recreate}))
+		}
+	}
+	if n := spec.Network; n != nil {
+		if n.EnableDNSHostnames != nil && !*n.EnableDNSHostnames {
+			errs = append(errs, field.Invalid(js.Child("network", "enableDNSHostnames"), false, "PodCliqueSet pods always have DNS names, and the frameworks' addresses use them"+useJobSet))
+		}
+		if n.Subdomain != "" {
+			errs = append(errs, field.Forbidden(js.Child("network", "subdomain"), "PodCliqueSet pods are addressed through the PodCliqueSet's own headless Service"+useJobSet))
+		}
+	}
+	if sp := spec.SuccessPolicy; sp != nil && sp.Operator == jobsetv1alpha2.OperatorAny {
+		// One clique holds every Job of a replicated job: it succeeds when all of them did, not one.
+		for i, rj := range spec.ReplicatedJobs {
+			if rj.Replicas > 1 && (len(sp.TargetReplicatedJobs) == 0 || slices.Contains(sp.TargetReplicatedJobs, rj.Name)) {
+				errs = append(errs, field.Invalid(js.Child("replicatedJobs").Index(i).Child("replicas"), rj.Replicas,
+					"successPolicy Any over a replicated job of several Jobs: its PodClique succeeds only when all of them did"+useJobSet))
+			}
+		}
+	}
+	return errs
+}
+
 // jobMetadataPrefixes are the label and annotation prefixes only JobSet and Job pods carry.
 var jobMetadataPrefixes = []string{"metadata.labels['jobset.sigs.k8s.io/", "metadata.annotations['jobset.sigs.k8s.io/",
 	"metadata.labels['batch.kubernetes.io/", "metadata.annotations['batch.kubernetes.io/"}
@@ -88,6 +129,7 @@ func validatePodCliqueSetPath(spec *trainerv1alpha1.TrainingRuntimeSpec) field.E
 		errs = append(errs, field.Forbidden(js.Child("volumeClaimPolicies"),
 			"JobSet's volume claim templates have no PodCliqueSet equivalent; use workloadKind JobSet or pre-created PersistentVolumeClaims"))
 	}
+	errs = append(errs, jobSetOnlyFields(&spec.Template.Spec, js)...)
 	for i, rj := range spec.Template.Spec.ReplicatedJobs {
 		pod := js.Child("replicatedJobs").Index(i).Child("template", "spec", "template", "spec")
 		for _, list := range []struct {

@@ -191,6 +191,17 @@ func TestFluxRuntimeReservesTheInstallerInitContainer(t *testing.T) {
 	assert.Equal(t, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[1].name", errs[0].Field)
 }
 
+// jobSetOnly sets every JobSet setting the PodCliqueSet path cannot honour.
+func jobSetOnly(s *trainerv1alpha1.TrainingRuntimeSpec) {
+	s.Template.Spec.Coordinator = &jobsetv1alpha2.Coordinator{ReplicatedJob: "node"}
+	s.Template.Spec.ManagedBy = ptr.To("example.com/other")
+	s.Template.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{Rules: []jobsetv1alpha2.FailurePolicyRule{{Name: "r", Action: jobsetv1alpha2.FailJobSet}},
+		RestartStrategy: jobsetv1alpha2.BlockingRecreate}
+	s.Template.Spec.Network = &jobsetv1alpha2.Network{EnableDNSHostnames: ptr.To(false), Subdomain: "other"}
+	s.Template.Spec.SuccessPolicy = &jobsetv1alpha2.SuccessPolicy{Operator: jobsetv1alpha2.OperatorAny}
+	s.Template.Spec.ReplicatedJobs[0].Replicas = 2
+}
+
 func TestPodCliqueSetPathRefusesWhatItCannotBuild(t *testing.T) {
 	jobsetName := corev1.EnvVar{Name: "TRAIN_JOB_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		FieldPath: "metadata.labels['jobset.sigs.k8s.io/jobset-name']",
@@ -213,6 +224,20 @@ func TestPodCliqueSetPathRefusesWhatItCannotBuild(t *testing.T) {
 		{"a JobSet label read by the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
 			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "i", Env: []corev1.EnvVar{{Name: "A", Value: "b"}, jobsetName}}}
 		}, []string{"spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[0].env[1].valueFrom.fieldRef.fieldPath"}},
+		{"JobSet-only settings on the JobSet path", trainerv1alpha1.WorkloadKindJobSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			jobSetOnly(s)
+		}, nil},
+		{"JobSet-only settings on the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, jobSetOnly, []string{
+			"spec.template.spec.coordinator", "spec.template.spec.managedBy", "spec.template.spec.failurePolicy.rules",
+			"spec.template.spec.failurePolicy.restartStrategy", "spec.template.spec.network.enableDNSHostnames",
+			"spec.template.spec.network.subdomain", "spec.template.spec.replicatedJobs[0].replicas",
+		}},
+		{"what the PodCliqueSet path maps is admitted", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			s.Template.Spec.SuccessPolicy = &jobsetv1alpha2.SuccessPolicy{Operator: jobsetv1alpha2.OperatorAll, TargetReplicatedJobs: []string{"node"}}
+			s.Template.Spec.StartupPolicy = &jobsetv1alpha2.StartupPolicy{StartupPolicyOrder: jobsetv1alpha2.InOrder}
+			s.Template.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{MaxRestarts: 3, RestartStrategy: jobsetv1alpha2.Recreate}
+			s.Template.Spec.Network = &jobsetv1alpha2.Network{EnableDNSHostnames: ptr.To(true), PublishNotReadyAddresses: ptr.To(false)}
+		}, nil},
 		{"the pod's own name is fine on the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
 			s.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}

@@ -61,7 +61,7 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, status *plan.StatusSe
 				Cliques:               cliques,
 				StartupType:           ptr.To(grovev1alpha1.CliqueStartupTypeExplicit),
 				PriorityClassName:     priorityClass,
-				HeadlessServiceConfig: &grovev1alpha1.HeadlessServiceConfig{PublishNotReadyAddresses: true},
+				HeadlessServiceConfig: &grovev1alpha1.HeadlessServiceConfig{PublishNotReadyAddresses: publishNotReady(p)},
 			},
 		},
 	}
@@ -142,7 +142,24 @@ func trainingSpec(tj *trainerv1alpha1.TrainJob, p *plan.Plan) *grovev1alpha1.Tra
 	if ads := tj.Spec.ActiveDeadlineSeconds; ads != nil {
 		ts.MaxRuntime = &metav1.Duration{Duration: time.Duration(*ads) * time.Second}
 	}
+	if sp := p.Template.Spec.SuccessPolicy; sp != nil {
+		// One clique per replicated job, named after it: JobSet's policy over replicated jobs
+		// is the same policy over cliques (DeepSpeed and MLX succeed when the launcher does).
+		ts.SuccessPolicy = &grovev1alpha1.TrainingSuccessPolicy{
+			Operator:      grovev1alpha1.TrainingSuccessOperator(sp.Operator),
+			TargetCliques: slices.Clone(sp.TargetReplicatedJobs),
+		}
+	}
 	return ts
+}
+
+// publishNotReady is the template's network.publishNotReadyAddresses, JobSet's default (true)
+// when unset: frameworks resolve their peers before those are ready.
+func publishNotReady(p *plan.Plan) bool {
+	if n := p.Template.Spec.Network; n != nil && n.PublishNotReadyAddresses != nil {
+		return *n.PublishNotReadyAddresses
+	}
+	return true
 }
 
 // podsOf is the pod count of a replicated job: replicas × the Job's parallelism.
@@ -194,8 +211,15 @@ func cliquesOf(tj *trainerv1alpha1.TrainJob, p *plan.Plan) ([]*grovev1alpha1.Pod
 	cliques := make([]*grovev1alpha1.PodCliqueTemplateSpec, 0, len(js.ReplicatedJobs))
 	initializers := initializerJobs(js.ReplicatedJobs)
 	var priorityClass string
+	inOrder := js.StartupPolicy != nil && js.StartupPolicy.StartupPolicyOrder == jobsetv1alpha2.InOrder
 	for i := range js.ReplicatedJobs {
 		rj := &js.ReplicatedJobs[i]
+		if inOrder && i > 0 {
+			// JobSet's InOrder startup: each replicated job starts once the one listed before it
+			// is ready (JobSet refuses InOrder beside dependsOn, so nothing is overridden).
+			rj = rj.DeepCopy()
+			rj.DependsOn = append(rj.DependsOn, jobsetv1alpha2.DependsOn{Name: js.ReplicatedJobs[i-1].Name, Status: jobsetv1alpha2.DependencyReady})
+		}
 		ready, succeeded := startsAfter(rj, initializers)
 		pod := rj.Template.Spec.Template
 		spec := *pod.Spec.DeepCopy()

@@ -257,3 +257,47 @@ func TestAVolcanoPodCliqueSetPassesTheVolcanoBackendsAdmission(t *testing.T) {
 	assert.Empty(t, webhook.Validate(pcs, registry))
 	assert.Equal(t, configv1alpha1.SchedulerNameVolcano, registry.ForPodCliqueSet(pcs).Name())
 }
+
+// launcherRuntime is DeepSpeed's shape: a launcher and sshd nodes, succeeding with the launcher.
+func launcherRuntime() *plan.Runtime {
+	return &plan.Runtime{Kind: trainerv1alpha1.TrainingRuntimeKind, Name: "mpi", Spec: trainerv1alpha1.TrainingRuntimeSpec{
+		WorkloadKind: trainerv1alpha1.WorkloadKindPodCliqueSet,
+		Template: trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{
+			SuccessPolicy:  &jobsetv1alpha2.SuccessPolicy{Operator: jobsetv1alpha2.OperatorAll, TargetReplicatedJobs: []string{"launcher"}},
+			ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{job("launcher", ""), job(plan.Node, plan.AncestorTrainer)},
+		}},
+	}}
+}
+
+func TestJobSetSuccessPolicyBecomesTheTrainingSuccessPolicyOverCliques(t *testing.T) {
+	pcs, _, err := Build(torchJob(), launcherRuntime(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, &grovev1alpha1.TrainingSuccessPolicy{Operator: grovev1alpha1.TrainingSuccessAll, TargetCliques: []string{"launcher"}},
+		pcs.Spec.TrainingSpec.SuccessPolicy, "the PodCliqueSet succeeds with its launcher, as Kubeflow's JobSet does")
+
+	plain, _, err := Build(torchJob(), torchRuntime(), nil)
+	require.NoError(t, err)
+	assert.Nil(t, plain.Spec.TrainingSpec.SuccessPolicy, "no policy: every clique must succeed, JobSet's default")
+}
+
+func TestInOrderStartupWaitsForTheJobListedBefore(t *testing.T) {
+	rt := launcherRuntime()
+	rt.Spec.Template.Spec.StartupPolicy = &jobsetv1alpha2.StartupPolicy{StartupPolicyOrder: jobsetv1alpha2.InOrder}
+	pcs, _, err := Build(torchJob(), rt, nil)
+	require.NoError(t, err)
+	assert.Empty(t, pcs.Spec.Template.Cliques[0].Spec.StartsAfter, "the first job starts at once")
+	assert.Equal(t, []string{"launcher"}, pcs.Spec.Template.Cliques[1].Spec.StartsAfter, "the node waits for the launcher to be ready")
+	assert.Empty(t, rt.Spec.Template.Spec.ReplicatedJobs[1].DependsOn, "the runtime is not changed")
+}
+
+func TestPublishNotReadyAddressesFollowsTheTemplate(t *testing.T) {
+	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
+	require.NoError(t, err)
+	assert.True(t, pcs.Spec.Template.HeadlessServiceConfig.PublishNotReadyAddresses, "JobSet's default")
+
+	rt := torchRuntime()
+	rt.Spec.Template.Spec.Network = &jobsetv1alpha2.Network{PublishNotReadyAddresses: ptr.To(false)}
+	pcs, _, err = Build(torchJob(), rt, nil)
+	require.NoError(t, err)
+	assert.False(t, pcs.Spec.Template.HeadlessServiceConfig.PublishNotReadyAddresses)
+}

@@ -1,8 +1,10 @@
 package trainjob
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kubegrove/grove/controllers/trainer/tojobset"
 	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
@@ -127,8 +129,13 @@ func (pcsWorkload) observe(ctx context.Context, c client.Reader, child client.Ob
 	var out outcome
 	switch pcs.Status.Phase {
 	case grovev1alpha1.PodCliqueSetPhaseSucceeded:
+		msg := "every pod of every clique exited 0"
+		if ts := pcs.Spec.TrainingSpec; ts != nil && ts.SuccessPolicy != nil && len(ts.SuccessPolicy.TargetCliques) > 0 {
+			sp := ts.SuccessPolicy
+			msg = fmt.Sprintf("the runtime's successPolicy (%s of %s) was met", cmp.Or(sp.Operator, grovev1alpha1.TrainingSuccessAll), strings.Join(sp.TargetCliques, ", "))
+		}
 		out.done = &metav1.Condition{Type: trainerv1alpha1.TrainJobComplete, Status: metav1.ConditionTrue,
-			Reason: ReasonPodCliqueSetSucceeded, Message: "every pod of every clique exited 0"}
+			Reason: ReasonPodCliqueSetSucceeded, Message: msg}
 	case grovev1alpha1.PodCliqueSetPhaseFailed:
 		out.done = &metav1.Condition{Type: trainerv1alpha1.TrainJobFailed, Status: metav1.ConditionTrue, Reason: "PodCliqueSetFailed"}
 		if f := meta.FindStatusCondition(pcs.Status.Conditions, grovev1alpha1.ConditionFailed); f != nil {
