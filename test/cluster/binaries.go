@@ -99,6 +99,7 @@ certManagement: {mode: manual}
 	p.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0])
 	p.WebhookHostPort = fmt.Sprintf("127.0.0.1:%d", ports[2])
 	p.TrainerStatusHostPort = fmt.Sprintf("127.0.0.1:%d", ports[3])
+	p.ConfigPath = configPath
 	p.readyURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
 	p.HealthzURL = fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	return p, nil

@@ -151,6 +151,8 @@ type Process struct {
 	p *process
 	// WebhookHostPort is where a project binary (StartBinary) serves admission, else "".
 	WebhookHostPort string
+	// ConfigPath is the OperatorConfiguration file of a project binary (StartBinary), else "".
+	ConfigPath string
 	// TrainerStatusHostPort is where the trainer-controller serves TrainJob progress reports
 	// (server.trainerStatus, on in every StartBinary configuration), else "".
 	TrainerStatusHostPort string

@@ -89,7 +89,7 @@ func apply(t *testing.T, ns string, files ...string) {
 // rendered parses render -o yaml into objects by "Kind/name".
 func rendered(t *testing.T, ns string, files ...string) map[string]*unstructured.Unstructured {
 	t.Helper()
-	args := []string{"render", "-o", "yaml", "-n", ns}
+	args := []string{"render", "-o", "yaml", "-n", ns, "--config", trainerConfig}
 	for _, f := range files {
 		args = append(args, "-f", f)
 	}

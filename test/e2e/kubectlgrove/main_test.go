@@ -14,6 +14,10 @@ import (
 // binDir holds the project's binaries, kubectl-grove among them, built once per package run.
 var binDir string
 
+// trainerConfig is the trainer-controller's configuration file: render reads it, so that what it
+// prints for a TrainJob (its status server address among it) is what that binary builds.
+var trainerConfig string
+
 func TestMain(m *testing.M) {
 	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {
@@ -26,8 +30,12 @@ func TestMain(m *testing.M) {
 			if b.arg != "" {
 				args = append(args, b.arg)
 			}
-			if _, err := c.StartBinary(binDir, b.name, b.name, "", args...); err != nil {
+			p, err := c.StartBinary(binDir, b.name, b.name, "", args...)
+			if err != nil {
 				return err
+			}
+			if b.name == "trainer-controller" {
+				trainerConfig = p.ConfigPath
 			}
 		}
 		return nil
