@@ -61,7 +61,8 @@ func cacheOptions() cache.Options {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller")}
+	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller"),
+		Coscheduling: cfg.Scheduler.SchedulerPlugins()}
 	if cfg.Server.TrainerStatus.Enabled {
 		if err := addStatusServer(mgr, cfg); err != nil {
 			return err

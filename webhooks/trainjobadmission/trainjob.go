@@ -28,7 +28,8 @@ import (
 
 // SetupWithManager serves the TrainJob and runtime validating webhooks.
 func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	v := &TrainJobValidator{Client: mgr.GetClient(), Cluster: mgr.GetAPIReader(), VolcanoBackend: cfg.Scheduler.IsEnabled(configv1alpha1.SchedulerNameVolcano)}
+	v := &TrainJobValidator{Client: mgr.GetClient(), Cluster: mgr.GetAPIReader(), VolcanoBackend: cfg.Scheduler.IsEnabled(configv1alpha1.SchedulerNameVolcano),
+		Coscheduling: cfg.Scheduler.SchedulerPlugins()}
 	if err := ctrl.NewWebhookManagedBy(mgr, &trainerv1alpha1.TrainJob{}).WithValidator(v).Complete(); err != nil {
 		return err
 	}
@@ -49,6 +50,9 @@ type TrainJobValidator struct {
 	// VolcanoBackend is whether the volcano scheduler backend is enabled, which a Volcano
 	// runtime on the PodCliqueSet path needs.
 	VolcanoBackend bool
+	// Coscheduling is the scheduler-plugins backend's configuration when it is enabled, which a
+	// coscheduling runtime on the PodCliqueSet path needs.
+	Coscheduling *configv1alpha1.SchedulerPluginsConfig
 }
 
 // ValidateCreate checks a new TrainJob; a runtime that does not exist yet only warns, since the
@@ -61,6 +65,7 @@ func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alp
 	}
 	if spec != nil {
 		errs = append(errs, validateAgainstFramework(tj, spec)...)
+		errs = append(errs, v.validateCoscheduling(tj, spec)...)
 		volcanoErrs, err := v.validateVolcano(ctx, tj, spec)
 		if err != nil {
 			return warnings, err
@@ -68,6 +73,33 @@ func (v *TrainJobValidator) ValidateCreate(ctx context.Context, tj *trainerv1alp
 		errs = append(errs, volcanoErrs...)
 	}
 	return warnings, logRejection(ctx, tj, invalid(trainerv1alpha1.TrainJobKind, tj.Name, errs))
+}
+
+// validateCoscheduling checks a TrainJob whose runtime gang-schedules with coscheduling on the
+// PodCliqueSet path: its gangs go to the scheduler-plugins backend, which must be enabled, and
+// their PodGroups wait as long as that backend's profile says, so the runtime must not ask for
+// another timeout (both default to the coscheduling plugin's 60 s).
+func (v *TrainJobValidator) validateCoscheduling(tj *trainerv1alpha1.TrainJob, spec *trainerv1alpha1.TrainingRuntimeSpec) field.ErrorList {
+	pgp := spec.PodGroupPolicy
+	if pgp == nil || pgp.Coscheduling == nil || spec.WorkloadKind != trainerv1alpha1.WorkloadKindPodCliqueSet {
+		return nil
+	}
+	ref := field.NewPath("spec", "runtimeRef", "name")
+	runtime := fmt.Sprintf("runtime %q", tj.Spec.RuntimeRef.Name)
+	if v.Coscheduling == nil {
+		return field.ErrorList{field.Invalid(ref, tj.Spec.RuntimeRef.Name,
+			runtime+" gang-schedules with coscheduling on the PodCliqueSet path, and the scheduler-plugins scheduler backend is not enabled (add a scheduler.profiles entry named scheduler-plugins to the operator configuration)")}
+	}
+	const pluginDefault = 60
+	want := int32(pluginDefault)
+	if t := v.Coscheduling.ScheduleTimeoutSeconds; t != nil {
+		want = *t
+	}
+	if t := pgp.Coscheduling.ScheduleTimeoutSeconds; t != nil && *t != want {
+		return field.ErrorList{field.Invalid(ref, tj.Spec.RuntimeRef.Name, fmt.Sprintf(
+			"%s's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds is %d, and the PodCliqueSet path's gangs wait %d s, the scheduler-plugins profile's scheduleTimeoutSeconds; make them equal or use workloadKind JobSet", runtime, *t, want))}
+	}
+	return nil
 }
 
 // logRejection notes a refused TrainJob at V(1).

@@ -103,3 +103,16 @@ func validateBackendConfig(s SchedulerConfiguration, name SchedulerName, path *f
 	}
 	return errs
 }
+
+// SchedulerPlugins is the scheduler-plugins backend's config when that backend is enabled, else
+// nil. A configuration that passed validation always decodes.
+func (s SchedulerConfiguration) SchedulerPlugins() *SchedulerPluginsConfig {
+	if !s.IsEnabled(SchedulerNamePlugins) {
+		return nil
+	}
+	cfg, err := s.BackendConfig(SchedulerNamePlugins)
+	if err != nil {
+		return nil
+	}
+	return cfg.(*SchedulerPluginsConfig)
+}

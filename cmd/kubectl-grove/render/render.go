@@ -217,7 +217,7 @@ func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in 
 	}
 	switch rt.Spec.WorkloadKind {
 	case trainerv1alpha1.WorkloadKindPodCliqueSet:
-		pcs, extra, err := topodcliqueset.Build(tj, rt, r.statusServer())
+		pcs, extra, err := topodcliqueset.Build(tj, rt, r.buildOptions())
 		if err != nil {
 			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
 			return
@@ -225,7 +225,7 @@ func (r *Renderer) renderTrainJob(w *Workload, tj *trainerv1alpha1.TrainJob, in 
 		w.Extra = extra
 		r.renderPodCliqueSet(w, pcs, in)
 	case trainerv1alpha1.WorkloadKindJobSet, "":
-		js, extra, err := tojobset.Build(tj, rt, false, r.statusServer())
+		js, extra, err := tojobset.Build(tj, rt, false, r.buildOptions())
 		if err != nil {
 			w.Unrenderable = fmt.Errorf("the trainer-controller cannot build TrainJob %s: %w", tj.Name, err)
 			return
@@ -307,13 +307,16 @@ func denied(webhook string, err error) error {
 	return fmt.Errorf("admission webhook %q denied the request: %w", webhook, err)
 }
 
-// statusServer is the trainer status server a TrainJob's trainer is wired to, nil when the
-// configuration has it off. The CA is the running server's, unknown here: the ConfigMap shows
-// where it comes from instead.
-func (r *Renderer) statusServer() *plan.StatusServer {
-	if !r.config.Server.TrainerStatus.Enabled {
-		return nil
+// buildOptions are the trainer-controller's, from the configuration: the scheduler-plugins
+// backend's settings when it is enabled, and the status server a TrainJob's trainer is wired to
+// when it is on. The CA is the running server's, unknown here: the ConfigMap shows where it
+// comes from instead.
+func (r *Renderer) buildOptions() plan.Options {
+	var opts plan.Options
+	opts.Coscheduling = r.config.Scheduler.SchedulerPlugins()
+	if r.config.Server.TrainerStatus.Enabled {
+		ca := fmt.Sprintf("<the trainer-controller's CA: %s/%s>", r.config.Server.TrainerStatus.ServerCertDir, plan.StatusCAKey)
+		opts.StatusServer = &plan.StatusServer{BaseURL: statusserver.BaseURL(r.config), CA: []byte(ca)}
 	}
-	ca := fmt.Sprintf("<the trainer-controller's CA: %s/%s>", r.config.Server.TrainerStatus.ServerCertDir, plan.StatusCAKey)
-	return &plan.StatusServer{BaseURL: statusserver.BaseURL(r.config), CA: []byte(ca)}
+	return opts
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
 
@@ -27,6 +28,16 @@ const (
 	// statusTokenExpirySeconds is the token's lifetime; the kubelet renews it before it ends.
 	statusTokenExpirySeconds = 3600
 )
+
+// Options are the deployment's settings a workload is built with, from the
+// OperatorConfiguration.
+type Options struct {
+	// StatusServer, when set, wires the trainer to the trainer status server.
+	StatusServer *StatusServer
+	// Coscheduling is the scheduler-plugins backend's configuration when that backend is
+	// enabled; on the PodCliqueSet path a runtime whose podGroupPolicy is coscheduling needs it.
+	Coscheduling *configv1alpha1.SchedulerPluginsConfig
+}
 
 // StatusServer is where a TrainJob's trainer reports its progress: the trainer-controller's
 // status server (controllers/trainer/statusserver).

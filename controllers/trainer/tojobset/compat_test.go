@@ -93,7 +93,7 @@ func TestKubeflowTorchDistributedRuntimeKeepsKubeflowsContract(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			js, objs, err := Build(kubeflowTrainJob(t, "torch-distributed", tc.trainer), rt, false, nil)
+			js, objs, err := Build(kubeflowTrainJob(t, "torch-distributed", tc.trainer), rt, false, plan.Options{})
 			require.NoError(t, err)
 			assert.Empty(t, objs, "no gang policy, no MPI")
 			assert.Equal(t, "tj", js.Name)
@@ -121,7 +121,7 @@ func TestKubeflowTorchDistributedRuntimeKeepsKubeflowsContract(t *testing.T) {
 func TestKubeflowTorchTuneRuntimeBuildsKubeflowsCommand(t *testing.T) {
 	rt := kubeflowRuntime(t, filepath.Join("torchtune", "llama3_2", "llama3_2_1B.yaml"))
 	require.Equal(t, "torchtune-llama3.2-1b", rt.Name)
-	js, _, err := Build(kubeflowTrainJob(t, rt.Name, "trainer: {command: [tune, run]}"), rt, false, nil)
+	js, _, err := Build(kubeflowTrainJob(t, rt.Name, "trainer: {command: [tune, run]}"), rt, false, plan.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"dataset-initializer", "model-initializer", "node"}, jobNames(js))
 	c := js.Spec.ReplicatedJobs[2].Template.Spec.Template.Spec.Containers[0]
@@ -164,7 +164,7 @@ func TestKubeflowMPIRuntimesKeepKubeflowsContract(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(rt.Name+"/"+tc.name, func(t *testing.T) {
-				js, objs, err := Build(kubeflowTrainJob(t, rt.Name, tc.trainer), rt, false, nil)
+				js, objs, err := Build(kubeflowTrainJob(t, rt.Name, tc.trainer), rt, false, plan.Options{})
 				require.NoError(t, err)
 				assert.Equal(t, []string{"node", "launcher"}, jobNames(js))
 				assert.Equal(t, jobsetv1alpha2.Network{EnableDNSHostnames: ptr.To(true), Subdomain: "tj", PublishNotReadyAddresses: ptr.To(true)}, *js.Spec.Network)
@@ -248,7 +248,7 @@ func TestKubeflowJAXAndXGBoostRuntimesAddressNodeZeroOfTheJobSet(t *testing.T) {
 	} {
 		t.Run(file, func(t *testing.T) {
 			rt := kubeflowRuntime(t, file)
-			js, objs, err := Build(kubeflowTrainJob(t, rt.Name, "trainer: {numNodes: 2}"), rt, false, nil)
+			js, objs, err := Build(kubeflowTrainJob(t, rt.Name, "trainer: {numNodes: 2}"), rt, false, plan.Options{})
 			require.NoError(t, err)
 			assert.Empty(t, objs)
 			require.Len(t, js.Spec.ReplicatedJobs, 1)

@@ -19,13 +19,13 @@ import (
 
 // Build returns the JobSet of a TrainJob and the objects to apply before it (the MPI Secret and
 // hostfile ConfigMap, Flux's, the coscheduling or Volcano PodGroup, the status server's CA
-// ConfigMap when status is not nil), without owner references.
+// ConfigMap when opts has a status server), without owner references.
 //
 // The JobSet is named after the TrainJob and carries the runtime template's labels and
 // annotations (with the runtime patches'); its replicated jobs are the plan's. Its network
 // keeps the template's settings, with DNS hostnames on and the subdomain defaulting to the
 // TrainJob's name, which is what the framework's addresses assume.
-func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, status *plan.StatusServer) (*jobsetv1alpha2.JobSet, []client.Object, error) {
+func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, opts plan.Options) (*jobsetv1alpha2.JobSet, []client.Object, error) {
 	p, err := plan.NewPlan(tj, rt)
 	if err != nil {
 		return nil, nil, err
@@ -43,7 +43,7 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, status 
 	if err != nil {
 		return nil, nil, err
 	}
-	if cm := plan.ApplyStatusServer(tj, p, status); cm != nil {
+	if cm := plan.ApplyStatusServer(tj, p, opts.StatusServer); cm != nil {
 		objs = append(objs, cm)
 	}
 	if pg := podGroup(tj, rt, p); pg != nil {

@@ -69,7 +69,7 @@ func simpleTrainJob(t *testing.T, spec string) *trainerv1alpha1.TrainJob {
 
 func TestTorchJobSetMatchesTheGoldenFile(t *testing.T) {
 	rt, tj := runtimeAndJob(t, "torch-runtime.yaml")
-	js, objs, err := Build(tj, rt, false, nil)
+	js, objs, err := Build(tj, rt, false, plan.Options{})
 	require.NoError(t, err)
 
 	var got bytes.Buffer
@@ -92,7 +92,7 @@ func TestTorchJobSetMatchesTheGoldenFile(t *testing.T) {
 
 func TestBuildSetsTypeMetaAndLeavesOwnersToTheCaller(t *testing.T) {
 	rt, tj := runtimeAndJob(t, "torch-runtime.yaml")
-	js, objs, err := Build(tj, rt, true, nil)
+	js, objs, err := Build(tj, rt, true, plan.Options{})
 	require.NoError(t, err)
 	for _, obj := range append([]client.Object{js}, objs...) {
 		gvk := obj.GetObjectKind().GroupVersionKind()
@@ -144,7 +144,7 @@ template:
 		t.Run(tc.name, func(t *testing.T) {
 			rt := simpleRuntime(t, strings.Replace(node, "%s", tc.network, 1))
 			before := rt.Spec.DeepCopy()
-			js, _, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}\ntrainer: {}"), rt, false, nil)
+			js, _, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}\ntrainer: {}"), rt, false, plan.Options{})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantNetwork, *js.Spec.Network)
 			var master string
@@ -176,7 +176,7 @@ func TestNetworkAddressesPodsByJobSetHostname(t *testing.T) {
 
 func TestCoschedulingPodGroupCoversEveryPod(t *testing.T) {
 	rt, tj := runtimeAndJob(t, "torch-runtime.yaml")
-	js, objs, err := Build(tj, rt, false, nil)
+	js, objs, err := Build(tj, rt, false, plan.Options{})
 	require.NoError(t, err)
 	require.Len(t, objs, 1)
 	pg, ok := objs[0].(*schedv1alpha1.PodGroup)
@@ -240,7 +240,7 @@ template:
 				c := &rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
 				c.Resources.Requests = c.Resources.Limits.DeepCopy()
 			}
-			_, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, nil)
+			_, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, plan.Options{})
 			require.NoError(t, err)
 			require.Len(t, objs, 1)
 			pg := objs[0].(*schedv1alpha1.PodGroup)
@@ -255,7 +255,7 @@ func TestWithoutCoschedulingThereIsNoPodGroupOrLabel(t *testing.T) {
 	rt := simpleRuntime(t, `
 mlPolicy: {torch: {}}
 template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}}]}}`)
-	js, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, nil)
+	js, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, plan.Options{})
 	require.NoError(t, err)
 	assert.Empty(t, objs)
 	assert.NotContains(t, js.Spec.ReplicatedJobs[0].Template.Spec.Template.Labels, "scheduling.x-k8s.io/pod-group")
@@ -265,7 +265,7 @@ func TestBuildPassesUnsupportedErrorsThrough(t *testing.T) {
 	rt := simpleRuntime(t, `
 mlPolicy: {mpi: {mpiImplementation: Intel}}
 template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}}]}}`)
-	_, _, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, nil)
+	_, _, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, plan.Options{})
 	var unsupported *plan.UnsupportedError
 	require.ErrorAs(t, err, &unsupported)
 	assert.Equal(t, "spec.mlPolicy.mpi.mpiImplementation", unsupported.Field)
@@ -301,7 +301,7 @@ runtimePatches:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			js, objs, err := Build(simpleTrainJob(t, tc.trainJob), simpleRuntime(t, runtime), false, nil)
+			js, objs, err := Build(simpleTrainJob(t, tc.trainJob), simpleRuntime(t, runtime), false, plan.Options{})
 			require.NoError(t, err)
 			require.Len(t, objs, 1)
 			pg, ok := objs[0].(*volcanov1beta1.PodGroup)
@@ -329,7 +329,7 @@ func TestVolcanoPodGroupWithoutQueueLeavesItToVolcano(t *testing.T) {
 	rt := simpleRuntime(t, `
 podGroupPolicy: {volcano: {}}
 template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}}]}}`)
-	_, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, nil)
+	_, objs, err := Build(simpleTrainJob(t, "runtimeRef: {name: rt}"), rt, false, plan.Options{})
 	require.NoError(t, err)
 	require.Len(t, objs, 1)
 	pg := objs[0].(*volcanov1beta1.PodGroup)

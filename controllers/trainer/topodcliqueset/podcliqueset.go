@@ -29,9 +29,8 @@ import (
 const replica = 0
 
 // Build returns the PodCliqueSet of a TrainJob and the objects that must exist before it (MPI's
-// Secret and hostfile, Flux's, the status server's CA ConfigMap when status is not nil), all
-// without owner references.
-func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, status *plan.StatusServer) (*grovev1alpha1.PodCliqueSet, []client.Object, error) {
+// Secret and hostfile, Flux's, the status server's CA ConfigMap), all without owner references.
+func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, opts plan.Options) (*grovev1alpha1.PodCliqueSet, []client.Object, error) {
 	p, err := plan.NewPlan(tj, rt)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +39,7 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, status *plan.StatusSe
 	if err != nil {
 		return nil, nil, err
 	}
-	if cm := plan.ApplyStatusServer(tj, p, status); cm != nil {
+	if cm := plan.ApplyStatusServer(tj, p, opts.StatusServer); cm != nil {
 		extra = append(extra, cm)
 	}
 	cliques, priorityClass := cliquesOf(tj, p)
@@ -66,6 +65,9 @@ func Build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, status *plan.StatusSe
 		},
 	}
 	gangOnVolcano(rt, p, pcs)
+	if err := gangOnCoscheduling(rt, pcs, opts.Coscheduling); err != nil {
+		return nil, nil, err
+	}
 	for _, o := range extra {
 		o.SetNamespace(tj.Namespace)
 	}
@@ -93,6 +95,26 @@ func gangOnVolcano(rt *plan.Runtime, p *plan.Plan, pcs *grovev1alpha1.PodCliqueS
 		}
 		pcs.Annotations[grovev1alpha1.AnnotationVolcanoQueue] = q
 	}
+}
+
+// gangOnCoscheduling sends the gang to the scheduler-plugins backend when the runtime's
+// podGroupPolicy is coscheduling: every clique's pods name that backend's scheduler (unless the
+// template names one), and the backend keeps one scheduler-plugins PodGroup per PodGang, as the
+// JobSet path keeps one per TrainJob. The PodGroup's timeout is the backend's
+// (scheduleTimeoutSeconds of its profile); admission refuses a runtime asking for another.
+func gangOnCoscheduling(rt *plan.Runtime, pcs *grovev1alpha1.PodCliqueSet, cfg *configv1alpha1.SchedulerPluginsConfig) error {
+	if pgp := rt.Spec.PodGroupPolicy; pgp == nil || pgp.Coscheduling == nil {
+		return nil
+	}
+	if cfg == nil {
+		return fmt.Errorf("%s %s: spec.podGroupPolicy.coscheduling needs the scheduler-plugins scheduler backend on the PodCliqueSet path, and it is not enabled", rt.Kind, rt.Name)
+	}
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c.Spec.PodSpec.SchedulerName == "" {
+			c.Spec.PodSpec.SchedulerName = cfg.SchedulerName
+		}
+	}
+	return nil
 }
 
 // Network addresses the pods of a TrainJob's PodCliqueSet: `<pclq>-<index>.<headless service>`,

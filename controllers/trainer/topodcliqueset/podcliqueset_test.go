@@ -82,7 +82,7 @@ func torchJob() *trainerv1alpha1.TrainJob {
 }
 
 func TestBuildMatchesTheGoldenPodCliqueSet(t *testing.T) {
-	pcs, extra, err := Build(torchJob(), torchRuntime(), nil)
+	pcs, extra, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
 	assert.Empty(t, extra, "torch needs no objects besides the PodCliqueSet")
 	got, err := yaml.Marshal(pcs)
@@ -97,7 +97,7 @@ func TestBuildMatchesTheGoldenPodCliqueSet(t *testing.T) {
 }
 
 func TestBuildMapsTheTrainJobOntoATrainingPodCliqueSet(t *testing.T) {
-	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
+	pcs, _, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "llm", pcs.Name)
 	assert.Equal(t, grovev1alpha1.WorkloadTypeTraining, pcs.Spec.WorkloadType)
@@ -159,7 +159,7 @@ func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 	rt := torchRuntime()
 	rt.Spec.MLPolicy.MPI = &trainerv1alpha1.MPIMLPolicySource{MPIImplementation: ptr.To(trainerv1alpha1.MPIImplementationIntel)}
 	rt.Spec.MLPolicy.Torch = nil
-	_, _, err := Build(torchJob(), rt, nil)
+	_, _, err := Build(torchJob(), rt, plan.Options{})
 	var unsupported *plan.UnsupportedError
 	require.ErrorAs(t, err, &unsupported)
 	assert.Contains(t, err.Error(), "spec.mlPolicy.mpi.mpiImplementation")
@@ -168,7 +168,7 @@ func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 func TestBuiltPodCliqueSetPassesAdmission(t *testing.T) {
 	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
 	require.NoError(t, err)
-	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
+	pcs, _, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
 	webhook.Default(pcs, registry)
 	assert.Empty(t, webhook.Validate(pcs, registry))
@@ -179,7 +179,7 @@ func TestDependsOnReadyWaitsForReadinessAndCompleteForSuccess(t *testing.T) {
 	launcher := job("launcher", "launcher")
 	launcher.DependsOn = []jobsetv1alpha2.DependsOn{{Name: plan.Node, Status: jobsetv1alpha2.DependencyReady}}
 	rt.Spec.Template.Spec.ReplicatedJobs = append(rt.Spec.Template.Spec.ReplicatedJobs, launcher)
-	pcs, _, err := Build(torchJob(), rt, nil)
+	pcs, _, err := Build(torchJob(), rt, plan.Options{})
 	require.NoError(t, err)
 	got := pcs.Spec.Template.Cliques[3]
 	require.Equal(t, "launcher", got.Name)
@@ -204,7 +204,7 @@ func TestAPodCliqueSetOfATrainJobKueueAdmitsWholeIsAdmittedThroughIt(t *testing.
 			tj := torchJob()
 			tj.Labels = tc.labels
 			tj.Spec.RuntimePatches = tc.patches
-			pcs, _, err := Build(tj, torchRuntime(), nil)
+			pcs, _, err := Build(tj, torchRuntime(), plan.Options{})
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, pcs.Spec.QueueAdmission)
 			assert.Equal(t, tc.labels[trainerv1alpha1.LabelKueueQueueName], grovev1alpha1.QueueNameOf(pcs), "the queue label reaches the PodCliqueSet")
@@ -233,7 +233,7 @@ func TestAVolcanoRuntimeSendsTheGangToTheVolcanoBackendInItsQueue(t *testing.T) 
 				rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.SchedulerName = tc.schedulerName
 			}
 
-			pcs, extra, err := Build(torchJob(), rt, nil)
+			pcs, extra, err := Build(torchJob(), rt, plan.Options{})
 
 			require.NoError(t, err)
 			assert.Empty(t, extra, "the volcano backend keeps the PodGroups, one per PodGang")
@@ -251,7 +251,7 @@ func TestAVolcanoPodCliqueSetPassesTheVolcanoBackendsAdmission(t *testing.T) {
 	rt := torchRuntime()
 	rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{}}}
 	rt.Spec.Template.Annotations = map[string]string{"scheduling.volcano.sh/queue-name": "research"}
-	pcs, _, err := Build(torchJob(), rt, nil)
+	pcs, _, err := Build(torchJob(), rt, plan.Options{})
 	require.NoError(t, err)
 	webhook.Default(pcs, registry)
 	assert.Empty(t, webhook.Validate(pcs, registry))
@@ -270,12 +270,12 @@ func launcherRuntime() *plan.Runtime {
 }
 
 func TestJobSetSuccessPolicyBecomesTheTrainingSuccessPolicyOverCliques(t *testing.T) {
-	pcs, _, err := Build(torchJob(), launcherRuntime(), nil)
+	pcs, _, err := Build(torchJob(), launcherRuntime(), plan.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, &grovev1alpha1.TrainingSuccessPolicy{Operator: grovev1alpha1.TrainingSuccessAll, TargetCliques: []string{"launcher"}},
 		pcs.Spec.TrainingSpec.SuccessPolicy, "the PodCliqueSet succeeds with its launcher, as Kubeflow's JobSet does")
 
-	plain, _, err := Build(torchJob(), torchRuntime(), nil)
+	plain, _, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
 	assert.Nil(t, plain.Spec.TrainingSpec.SuccessPolicy, "no policy: every clique must succeed, JobSet's default")
 }
@@ -283,7 +283,7 @@ func TestJobSetSuccessPolicyBecomesTheTrainingSuccessPolicyOverCliques(t *testin
 func TestInOrderStartupWaitsForTheJobListedBefore(t *testing.T) {
 	rt := launcherRuntime()
 	rt.Spec.Template.Spec.StartupPolicy = &jobsetv1alpha2.StartupPolicy{StartupPolicyOrder: jobsetv1alpha2.InOrder}
-	pcs, _, err := Build(torchJob(), rt, nil)
+	pcs, _, err := Build(torchJob(), rt, plan.Options{})
 	require.NoError(t, err)
 	assert.Empty(t, pcs.Spec.Template.Cliques[0].Spec.StartsAfter, "the first job starts at once")
 	assert.Equal(t, []string{"launcher"}, pcs.Spec.Template.Cliques[1].Spec.StartsAfter, "the node waits for the launcher to be ready")
@@ -291,13 +291,40 @@ func TestInOrderStartupWaitsForTheJobListedBefore(t *testing.T) {
 }
 
 func TestPublishNotReadyAddressesFollowsTheTemplate(t *testing.T) {
-	pcs, _, err := Build(torchJob(), torchRuntime(), nil)
+	pcs, _, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
 	assert.True(t, pcs.Spec.Template.HeadlessServiceConfig.PublishNotReadyAddresses, "JobSet's default")
 
 	rt := torchRuntime()
 	rt.Spec.Template.Spec.Network = &jobsetv1alpha2.Network{PublishNotReadyAddresses: ptr.To(false)}
-	pcs, _, err = Build(torchJob(), rt, nil)
+	pcs, _, err = Build(torchJob(), rt, plan.Options{})
 	require.NoError(t, err)
 	assert.False(t, pcs.Spec.Template.HeadlessServiceConfig.PublishNotReadyAddresses)
+}
+
+func TestCoschedulingSendsTheGangToTheSchedulerPluginsBackend(t *testing.T) {
+	rt := torchRuntime()
+	rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{
+		Coscheduling: &trainerv1alpha1.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To[int32](60)}}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.SchedulerName = "my-scheduler"
+	sched := configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNamePlugins}}}
+
+	pcs, _, err := Build(torchJob(), rt, plan.Options{Coscheduling: sched.SchedulerPlugins()})
+	require.NoError(t, err)
+	for _, c := range pcs.Spec.Template.Cliques {
+		want := configv1alpha1.DefaultSchedulerPluginsSchedulerName
+		if c.Name == plan.DatasetInitializer {
+			want = "my-scheduler" // the template's own choice stays
+		}
+		assert.Equal(t, want, c.Spec.PodSpec.SchedulerName, c.Name)
+	}
+	registry, err := backends.NewRegistry(sched, nil)
+	require.NoError(t, err)
+	b := registry.ForPodScheduler(configv1alpha1.DefaultSchedulerPluginsSchedulerName)
+	require.NotNil(t, b)
+	assert.Equal(t, configv1alpha1.SchedulerNamePlugins, b.Name(), "the trainer's cliques reach the scheduler-plugins backend")
+
+	_, _, err = Build(torchJob(), rt, plan.Options{})
+	require.Error(t, err, "without the backend the PodCliqueSet path cannot gang it")
+	assert.Contains(t, err.Error(), "scheduler-plugins scheduler backend")
 }

@@ -99,13 +99,13 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 // the child as declared. A new child is created rather than applied, so an unrelated object of
 // the same name is never taken over.
 func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (_ client.Object, err error) {
-	var status *plan.StatusServer
+	opts := plan.Options{Coscheduling: r.Coscheduling}
 	if r.StatusServer != nil {
-		if status, err = r.StatusServer(); err != nil {
+		if opts.StatusServer, err = r.StatusServer(); err != nil {
 			return nil, fmt.Errorf("the trainer status server (server.trainerStatus): %w", err)
 		}
 	}
-	child, extra, err := wl.build(tj, rt, suspend, status)
+	child, extra, err := wl.build(tj, rt, suspend, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,6 @@ import (
 	"errors"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/internal/conditionlog"
-
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +17,12 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
+	"github.com/kubegrove/grove/internal/conditionlog"
 )
 
 // FieldOwner is the server-side apply field manager of everything the controller declares.
@@ -69,6 +67,9 @@ type Reconciler struct {
 	// StatusServer, when set, is where trainers report progress (server.trainerStatus): every
 	// workload built wires its trainer to it. It fails while the server's CA is not on disk yet.
 	StatusServer func() (*plan.StatusServer, error)
+	// Coscheduling is the scheduler-plugins backend's configuration when it is enabled: the
+	// PodCliqueSet path sends a coscheduling runtime's gang to it.
+	Coscheduling *configv1alpha1.SchedulerPluginsConfig
 }
 
 // nameCollisionRecheck is how often a TrainJob whose workload name is held by another object
@@ -156,7 +157,7 @@ func (r *Reconciler) observe(ctx context.Context, tj *trainerv1alpha1.TrainJob) 
 	}
 	if child == nil {
 		// The first status is written before the child exists: it counts the jobs as they will be.
-		if child, _, err = o.wl.build(tj, o.rt, false, nil); err != nil {
+		if child, _, err = o.wl.build(tj, o.rt, false, plan.Options{Coscheduling: r.Coscheduling}); err != nil {
 			return nil, err
 		}
 	}
@@ -192,7 +193,7 @@ func (r *Reconciler) observeLiveRuntime(ctx context.Context, tj *trainerv1alpha1
 	}
 	wl, err := workloadFor(rt)
 	if err == nil {
-		_, _, err = wl.build(tj, rt, true, nil)
+		_, _, err = wl.build(tj, rt, true, plan.Options{Coscheduling: r.Coscheduling})
 	}
 	switch {
 	case isUnsupported(err):

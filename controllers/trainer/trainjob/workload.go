@@ -39,9 +39,8 @@ type workload interface {
 	// newChild is an empty child to read into.
 	newChild() client.Object
 	// build returns the child and the objects that must exist before it.
-	// build builds the child and what it needs first; status, when not nil, wires the trainer to
-	// the status server.
-	build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, status *plan.StatusServer) (client.Object, []client.Object, error)
+	// build builds the child and what it needs first with the deployment's options.
+	build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, opts plan.Options) (client.Object, []client.Object, error)
 	// suspended reports whether an existing child is suspended.
 	suspended(child client.Object) bool
 	// markSuspended sets an existing child's suspend flag.
@@ -69,8 +68,8 @@ func (jobSetWorkload) kind() string                { return "JobSet" }
 func (jobSetWorkload) newChild() client.Object     { return &jobsetv1alpha2.JobSet{} }
 func (jobSetWorkload) freesPodsBySuspending() bool { return true }
 
-func (jobSetWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, status *plan.StatusServer) (client.Object, []client.Object, error) {
-	return tojobset.Build(tj, rt, suspend, status)
+func (jobSetWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, opts plan.Options) (client.Object, []client.Object, error) {
+	return tojobset.Build(tj, rt, suspend, opts)
 }
 
 func (jobSetWorkload) markSuspended(child client.Object) {
@@ -117,8 +116,8 @@ func (pcsWorkload) freesPodsBySuspending() bool  { return false }
 func (pcsWorkload) suspended(client.Object) bool { return false }
 func (pcsWorkload) markSuspended(client.Object)  {}
 
-func (pcsWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, _ bool, status *plan.StatusServer) (client.Object, []client.Object, error) {
-	return topodcliqueset.Build(tj, rt, status)
+func (pcsWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, _ bool, opts plan.Options) (client.Object, []client.Object, error) {
+	return topodcliqueset.Build(tj, rt, opts)
 }
 
 // observe maps the PodCliqueSet's terminal phase (its Failed condition gives reason and message;
