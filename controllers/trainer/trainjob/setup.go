@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -19,6 +20,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // indexRuntimeRef indexes TrainJobs by "<kind>/<name>" of their runtime, so a runtime that
@@ -44,6 +46,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("trainjob").
 		// Our own status writes need no reconcile; spec changes (suspend) and creation do.
 		For(&trainerv1alpha1.TrainJob{}, builder.WithPredicates(ours, predicate.GenerationChangedPredicate{})).
+		// Its own status as stored (the status server's trainerStatus aside): a status written
+		// from a view the cache had not yet updated with an earlier write of ours is seen once the
+		// cache catches up, and corrected in a batched reconcile. A reconcile on the stale view
+		// may have found nothing to write, and no workload event would follow.
+		Watches(&trainerv1alpha1.TrainJob{}, eventbatch.EnqueueAfter(eventbatch.Self, eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(ours, ownStatusChanged{})).
 		Owns(&grovev1alpha1.PodCliqueSet{}).
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
@@ -51,6 +59,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&trainerv1alpha1.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainerv1alpha1.ClusterTrainingRuntimeKind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
+}
+
+// ownStatusChanged passes TrainJob updates whose stored status changed in what this controller
+// writes: progress reports (status.trainerStatus, the status server's) change nothing it decides.
+type ownStatusChanged struct{ predicate.Funcs }
+
+func (ownStatusChanged) Create(event.CreateEvent) bool { return false }
+
+func (ownStatusChanged) Delete(event.DeleteEvent) bool { return false }
+
+func (ownStatusChanged) Generic(event.GenericEvent) bool { return false }
+
+func (ownStatusChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*trainerv1alpha1.TrainJob)
+	n, ok2 := e.ObjectNew.(*trainerv1alpha1.TrainJob)
+	if !ok1 || !ok2 {
+		return false
+	}
+	os, ns := o.Status, n.Status
+	os.TrainerStatus, ns.TrainerStatus = nil, nil
+	return !equality.Semantic.DeepEqual(os, ns)
 }
 
 // deletedOnly passes deletions: a deleted runtime snapshot or hostfile matters, its creation by
