@@ -112,3 +112,15 @@ func Self(_ context.Context, obj client.Object) []reconcile.Request {
 func SpecChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
 }
+
+// UpdatesWhere passes only the updates changed reports, never a creation, deletion or generic
+// event: for a second watch of a controller's own kind whose first watch handles those (e.g. its
+// own stored status changing).
+func UpdatesWhere(changed func(old, new client.Object) bool) predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return changed(e.ObjectOld, e.ObjectNew) },
+	}
+}

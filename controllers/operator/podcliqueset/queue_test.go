@@ -10,6 +10,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -106,8 +107,8 @@ func TestItsOwnStoredStatusChangingWakesThePodCliqueSetReconciler(t *testing.T) 
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, statusChanged{}.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
+			assert.Equal(t, tc.want, eventbatch.UpdatesWhere(statusChanged).Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
 		})
 	}
-	assert.False(t, statusChanged{}.Create(event.CreateEvent{Object: pcs}), "a creation is the For watch's")
+	assert.False(t, eventbatch.UpdatesWhere(statusChanged).Create(event.CreateEvent{Object: pcs}), "a creation is the For watch's")
 }

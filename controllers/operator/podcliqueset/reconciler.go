@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -100,7 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// batched reconcile. A reconcile on the stale view meanwhile may have found nothing to
 		// write (what it computed matched the stale copy), and no child event would follow.
 		Watches(&grovev1alpha1.PodCliqueSet{}, eventbatch.EnqueueAfter(eventbatch.Self, eventbatch.Period, eventbatch.Low),
-			builder.WithPredicates(statusChanged{})).
+			builder.WithPredicates(eventbatch.UpdatesWhere(statusChanged))).
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
@@ -118,18 +117,10 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
 }
 
-// statusChanged passes PodCliqueSet updates whose stored status changed.
-type statusChanged struct{ predicate.Funcs }
-
-func (statusChanged) Create(event.CreateEvent) bool { return false }
-
-func (statusChanged) Delete(event.DeleteEvent) bool { return false }
-
-func (statusChanged) Generic(event.GenericEvent) bool { return false }
-
-func (statusChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*grovev1alpha1.PodCliqueSet)
-	n, ok2 := e.ObjectNew.(*grovev1alpha1.PodCliqueSet)
+// statusChanged reports whether a PodCliqueSet's stored status changed.
+func statusChanged(old, new client.Object) bool {
+	o, ok1 := old.(*grovev1alpha1.PodCliqueSet)
+	n, ok2 := new.(*grovev1alpha1.PodCliqueSet)
 	return ok1 && ok2 && !equality.Semantic.DeepEqual(o.Status, n.Status)
 }
 

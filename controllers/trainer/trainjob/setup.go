@@ -51,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// cache catches up, and corrected in a batched reconcile. A reconcile on the stale view
 		// may have found nothing to write, and no workload event would follow.
 		Watches(&trainerv1alpha1.TrainJob{}, eventbatch.EnqueueAfter(eventbatch.Self, eventbatch.Period, eventbatch.Low),
-			builder.WithPredicates(ours, ownStatusChanged{})).
+			builder.WithPredicates(ours, eventbatch.UpdatesWhere(ownStatusChanged))).
 		Owns(&grovev1alpha1.PodCliqueSet{}).
 		Owns(&jobsetv1alpha2.JobSet{}).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(deletedOnly())).
@@ -61,19 +61,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Complete(r)
 }
 
-// ownStatusChanged passes TrainJob updates whose stored status changed in what this controller
+// ownStatusChanged reports whether a TrainJob's stored status changed in what this controller
 // writes: progress reports (status.trainerStatus, the status server's) change nothing it decides.
-type ownStatusChanged struct{ predicate.Funcs }
-
-func (ownStatusChanged) Create(event.CreateEvent) bool { return false }
-
-func (ownStatusChanged) Delete(event.DeleteEvent) bool { return false }
-
-func (ownStatusChanged) Generic(event.GenericEvent) bool { return false }
-
-func (ownStatusChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*trainerv1alpha1.TrainJob)
-	n, ok2 := e.ObjectNew.(*trainerv1alpha1.TrainJob)
+func ownStatusChanged(old, new client.Object) bool {
+	o, ok1 := old.(*trainerv1alpha1.TrainJob)
+	n, ok2 := new.(*trainerv1alpha1.TrainJob)
 	if !ok1 || !ok2 {
 		return false
 	}

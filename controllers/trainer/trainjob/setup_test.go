@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 func TestOwnStatusChangesWakeTheReconcilerAndProgressReportsDoNot(t *testing.T) {
@@ -33,8 +34,8 @@ func TestOwnStatusChangesWakeTheReconcilerAndProgressReportsDoNot(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			updated := base.DeepCopy()
 			tc.edit(updated)
-			assert.Equal(t, tc.want, ownStatusChanged{}.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: updated}))
+			assert.Equal(t, tc.want, eventbatch.UpdatesWhere(ownStatusChanged).Update(event.UpdateEvent{ObjectOld: base, ObjectNew: updated}))
 		})
 	}
-	assert.False(t, ownStatusChanged{}.Create(event.CreateEvent{Object: base}), "creation is the main watch's")
+	assert.False(t, eventbatch.UpdatesWhere(ownStatusChanged).Create(event.CreateEvent{Object: base}), "creation is the main watch's")
 }
