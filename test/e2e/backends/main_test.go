@@ -6,13 +6,10 @@
 package backendse2e
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kubegrove/grove/test/cluster"
-	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // schedulerConfig is the configuration of every binary of this package.
@@ -55,48 +52,8 @@ func run(m *testing.M) int {
 		if _, err := startBackend(c, "scheduler-plugins", "backend-controller-plugins", "backend-controller-plugins"); err != nil {
 			return err
 		}
-		return startCoscheduler(c)
+		return c.StartCoscheduler("scheduler-plugins-scheduler", 30)
 	})
-}
-
-// coschedulerConfig runs the scheduler-plugins scheduler as a second scheduler with the
-// Coscheduling plugin, as its project documents.
-const coschedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-clientConnection: {kubeconfig: %s}
-profiles:
-- schedulerName: scheduler-plugins-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: Coscheduling}]
-      disabled: [{name: PrioritySort}]
-  pluginConfig:
-  - name: Coscheduling
-    args: {permitWaitingTimeSeconds: 30}
-`
-
-// startCoscheduler starts the scheduler-plugins scheduler (built by make tools from
-// sigs.k8s.io/scheduler-plugins v0.35.4-devel).
-func startCoscheduler(c *cluster.Cluster) error {
-	bin, err := toolpath.Bin("scheduler-plugins")
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := c.KubeconfigFor("system:kube-scheduler-plugins", "system:masters")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(c.Dir(), "scheduler-plugins.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig)), 0o600); err != nil {
-		return err
-	}
-	// Coscheduling wakes a rejected gang only on pod or PodGroup events, not when a node is added;
-	// the scheduler's periodic retry of unschedulable pods (5 minutes by default) is shortened.
-	_, err = c.StartProcess("scheduler-plugins", bin, "--config", path, "--secure-port", "0",
-		"--pod-max-in-unschedulable-pods-duration=10s",
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
-	return err
 }
 
 // kubeBackend and kaiBackend are the backend-controllers; a test kills and restarts the KAI one.

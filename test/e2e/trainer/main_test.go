@@ -1,6 +1,7 @@
-// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler and
-// volcano backend-controllers as separate processes on the local cluster (with the real JobSet, Job and
-// garbage-collector controllers and kwok pods) and checks TrainJobs end to end: both workload
+// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler,
+// volcano and scheduler-plugins backend-controllers as separate processes on the local cluster
+// (with the real JobSet, Job and garbage-collector controllers, the coscheduling scheduler and
+// kwok pods) and checks TrainJobs end to end: both workload
 // paths, KEP-2899's deadline and TTL, suspend and resume, and a killed controller.
 package trainere2e
 
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -18,13 +20,14 @@ var binDir string
 // trainer is the running trainer-controller; the crash test kills and replaces it.
 var trainer *cluster.Process
 
-// config enables the volcano scheduler backend beside the default kube-scheduler, for TrainJobs
-// whose runtime gang-schedules with Volcano on the PodCliqueSet path.
+// config enables the volcano and scheduler-plugins backends beside the default kube-scheduler,
+// for TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the PodCliqueSet path.
 const config = `scheduler:
   profiles:
   - name: kube-scheduler
     default: true
   - name: volcano
+  - name: scheduler-plugins
 `
 
 func TestMain(m *testing.M) {
@@ -47,6 +50,13 @@ func run(m *testing.M) int {
 		// Volcano's CRDs are installed, its scheduler is not: gangs get their PodGroups, and
 		// pods naming schedulerName volcano stay Pending.
 		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller-volcano", config, "--backend=volcano"); err != nil {
+			return err
+		}
+		// The real coscheduling scheduler places scheduler-plugins gangs (its default timeout).
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller-plugins", config, "--backend=scheduler-plugins"); err != nil {
+			return err
+		}
+		if err := c.StartCoscheduler(configv1alpha1.DefaultSchedulerPluginsSchedulerName, 60); err != nil {
 			return err
 		}
 		var err error

@@ -1,0 +1,50 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kubegrove/grove/test/toolpath"
+)
+
+// coschedulerConfig runs the scheduler-plugins scheduler as a second scheduler with the
+// Coscheduling plugin, as its project documents.
+const coschedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection: {kubeconfig: %s}
+profiles:
+- schedulerName: %s
+  plugins:
+    multiPoint:
+      enabled: [{name: Coscheduling}]
+      disabled: [{name: PrioritySort}]
+  pluginConfig:
+  - name: Coscheduling
+    args: {permitWaitingTimeSeconds: %d}
+`
+
+// StartCoscheduler starts the scheduler-plugins scheduler (built by make tools from
+// sigs.k8s.io/scheduler-plugins) as schedulerName, holding a gang's members for up to
+// permitWaitSeconds.
+func (c *Cluster) StartCoscheduler(schedulerName string, permitWaitSeconds int) error {
+	bin, err := toolpath.Bin("scheduler-plugins")
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.KubeconfigFor("system:kube-scheduler-plugins", "system:masters")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Dir(), "scheduler-plugins.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig, schedulerName, permitWaitSeconds)), 0o600); err != nil {
+		return err
+	}
+	// Coscheduling wakes a rejected gang only on pod or PodGroup events, not when a node is added;
+	// the scheduler's periodic retry of unschedulable pods (5 minutes by default) is shortened.
+	_, err = c.StartProcess("scheduler-plugins", bin, "--config", path, "--secure-port", "0",
+		"--pod-max-in-unschedulable-pods-duration=10s",
+		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
+	return err
+}
