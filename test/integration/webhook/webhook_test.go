@@ -5,7 +5,6 @@ package webhookintegration
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/certs"
 	"github.com/kubegrove/grove/test/toolpath"
 )
@@ -133,14 +133,11 @@ func (w *webhookProcess) stop() { _ = w.cmd.Process.Kill(); _ = w.cmd.Wait() }
 // startWebhook runs a grove-webhook replica on free ports, serving the shared test certificate,
 // and waits until it reports ready.
 func startWebhook(dir, name, certManagement string) (*webhookProcess, error) {
-	ports := make([]int, 3)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
+	// Every listener stays open until all three are chosen: one closed at once may be handed out
+	// again (CI saw the webhook and health ports equal, and the configuration refused).
+	ports, err := cluster.FreePorts(3)
+	if err != nil {
+		return nil, err
 	}
 	config := fmt.Sprintf(`apiVersion: operator.config.grove.io/v1alpha1
 kind: OperatorConfiguration
