@@ -23,8 +23,8 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
-	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/certs"
+	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
