@@ -29,6 +29,10 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
+// Nothing is created in a namespace being deleted (internal/terminating): a metadata-only
+// informer of namespaces tells.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
 func main() {
 	app.Main(app.Options{Name: "grove-operator", LeaderElection: true, Setup: setup, Cache: cacheOptions()})
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // Reconciler reconciles PodCliques.
@@ -369,6 +370,11 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
+	if terminating.Namespace(ctx, r.Client, pclq.Namespace) {
+		// The namespace controller is removing the pods; recreating them would only be refused.
+		log.FromContext(ctx).V(1).Info("namespace is being deleted: no pods created", "missing", len(indices))
+		return nil
+	}
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
 		pod := buildPod(pclq, index, hash, backend, s.pg)
@@ -403,6 +409,11 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	}
 	log.FromContext(ctx).Info("created pods", "count", created, "of", len(pods), "gated", gated, "podGang", pclq.Labels[grovev1alpha1.LabelPodGang],
 		"backendAcknowledged", s.pg.Acknowledged(), "parentsUp", s.parents, "kueueQueue", queueOf(s.pg))
+	if terminating.Refused(err) {
+		// Final, as for the ReplicaSet controller: no retry, and no event (it would be refused too).
+		log.FromContext(ctx).V(1).Info("namespace is being deleted: pod creation stopped", "created", created)
+		return nil
+	}
 	if err != nil {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodCreateFailed", "Create", "created %d of %d pods: %v", created, len(indices), err)
 		return err

@@ -35,6 +35,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // Reconciler reconciles PodCliqueScalingGroups.
@@ -216,7 +217,14 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 
 func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have *grovev1alpha1.PodClique) error {
 	if have == nil {
+		if terminating.Namespace(ctx, r.Client, want.Namespace) {
+			return nil // the namespace controller is removing everything here; a create is refused
+		}
 		err := r.Client.Create(ctx, want)
+		if terminating.Refused(err) {
+			log.FromContext(ctx).V(1).Info("namespace is being deleted: PodClique not created", "podClique", want.Name)
+			return nil
+		}
 		if apierrors.IsAlreadyExists(err) {
 			// The cache is behind on our own creation, or another owner holds the name: then it
 			// is left alone (never adopted) and the PodCliqueSet reports it (NameCollision).

@@ -17,6 +17,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // syncReplica converges one PodCliqueSet replica: Service, standalone PodCliques, scaling groups
@@ -162,7 +163,14 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 	if obs != nil && obs.unseen.Has(key) {
 		return nil // created by an earlier pass; the cache does not show it yet
 	}
+	if terminating.Namespace(ctx, r.Client, obj.GetNamespace()) {
+		return nil // the namespace controller is removing everything here; a create is refused
+	}
 	err := r.Client.Create(ctx, obj)
+	if terminating.Refused(err) {
+		log.FromContext(ctx).V(1).Info("namespace is being deleted: not created", "kind", kindOf(obj), "name", obj.GetName())
+		return nil
+	}
 	if apierrors.IsAlreadyExists(err) {
 		// Not in this pass's view: either the cache is behind on our own creation, or another
 		// owner took the name since; the next pass's findCollisions tells which.
