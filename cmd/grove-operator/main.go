@@ -18,6 +18,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/internal/app"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
@@ -57,7 +58,7 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 			return err
 		}
 	}
-	recorder := mgr.GetEventRecorder("grove-operator")
+	recorder := terminating.Recorder(mgr.GetEventRecorder("grove-operator"), mgr.GetClient())
 	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/trainjob"
 	"github.com/kubegrove/grove/internal/app"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
@@ -34,6 +35,10 @@ import (
 // with the API server.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// Nothing is created in a namespace being deleted (internal/terminating): a metadata-only
+// informer of namespaces tells.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 func main() {
 	app.Main(app.Options{
@@ -61,7 +66,7 @@ func cacheOptions() cache.Options {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("trainer-controller"),
+	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: terminating.Recorder(mgr.GetEventRecorder("trainer-controller"), mgr.GetClient()),
 		Coscheduling: cfg.Scheduler.SchedulerPlugins()}
 	if cfg.Server.TrainerStatus.Enabled {
 		if err := addStatusServer(mgr, cfg); err != nil {

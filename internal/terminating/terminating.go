@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -30,4 +32,23 @@ func Namespace(ctx context.Context, r client.Reader, ns string) bool {
 // refused too).
 func Refused(err error) bool {
 	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
+// Recorder wraps an event recorder so that events about objects in a namespace being deleted are
+// dropped: the API server would refuse each (a create), and the recorder would log every refusal
+// as an error. Reads go to r, the manager's cache.
+func Recorder(rec events.EventRecorder, r client.Reader) events.EventRecorder {
+	return recorder{rec: rec, r: r}
+}
+
+type recorder struct {
+	rec events.EventRecorder
+	r   client.Reader
+}
+
+func (e recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	if m, ok := regarding.(metav1.Object); ok && m.GetNamespace() != "" && Namespace(context.Background(), e.r, m.GetNamespace()) {
+		return
+	}
+	e.rec.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -35,4 +36,21 @@ func TestOnlyTheNamespaceTerminatingRefusalIsFinal(t *testing.T) {
 	assert.True(t, Refused(refused))
 	assert.False(t, Refused(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("RBAC"))), "a plain 403 is not")
 	assert.False(t, Refused(nil))
+}
+
+func TestEventsAboutObjectsInANamespaceBeingDeletedAreDropped(t *testing.T) {
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	deleting := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "going", DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"kubernetes"}}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(deleting, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "live"}}).Build()
+	fakeRec := events.NewFakeRecorder(10)
+	rec := Recorder(fakeRec, c)
+
+	rec.Eventf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "going", Name: "p"}}, nil, corev1.EventTypeWarning, "Failed", "Run", "dropped")
+	rec.Eventf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "live", Name: "p"}}, nil, corev1.EventTypeNormal, "Created", "Create", "kept")
+	rec.Eventf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil, corev1.EventTypeNormal, "Seen", "Look", "cluster-scoped")
+
+	require.Len(t, fakeRec.Events, 2)
+	assert.Contains(t, <-fakeRec.Events, "kept")
+	assert.Contains(t, <-fakeRec.Events, "cluster-scoped")
 }

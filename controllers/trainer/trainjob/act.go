@@ -16,13 +16,27 @@ import (
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/controllers/trainer/plan"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // act carries out what the written status records. Every action is idempotent: a pass that
 // crashed after its status write does it again.
 func (r *Reconciler) act(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, a action) error {
+	err := r.actOn(ctx, tj, o, a)
+	if terminating.Refused(err) {
+		// Final: the namespace and the TrainJob with it are going.
+		log.FromContext(ctx).V(1).Info("namespace is being deleted: nothing created")
+		return nil
+	}
+	return err
+}
+
+func (r *Reconciler) actOn(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, a action) error {
 	switch a {
 	case actRun, actSuspend:
+		if terminating.Namespace(ctx, r.Client, tj.Namespace) {
+			return nil // the namespace controller is removing the TrainJob and its children
+		}
 		// The runtime is recorded before any child is built from it.
 		if !o.snapshotted {
 			if err := r.saveSnapshot(ctx, tj, o.rt); err != nil && !apierrors.IsAlreadyExists(err) {
