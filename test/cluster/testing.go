@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,4 +117,35 @@ func MainWithBinaries(m *testing.M, opts Options, binDir *string, setup func(*Cl
 		opts.Scheme = apiserver.Scheme()
 	}
 	return Main(m, opts, setup)
+}
+
+// DeleteNamespace deletes namespace ns, waits until it is gone, and returns how long that took
+// and the creates by any of users that the API server refused from the moment the deletion began
+// (403: nothing may be created in a namespace being terminated), from the audit log.
+func (c *Cluster) DeleteNamespace(t testing.TB, ns string, users ...string) (time.Duration, []AuditEvent) {
+	t.Helper()
+	ctx := context.Background()
+	namespace := &corev1.Namespace{}
+	require.NoError(t, c.client.Get(ctx, client.ObjectKey{Name: ns}, namespace))
+	require.NoError(t, c.client.Delete(ctx, namespace))
+	require.NoError(t, c.client.Get(ctx, client.ObjectKey{Name: ns}, namespace))
+	began := namespace.DeletionTimestamp.Time // whole seconds
+	start := time.Now()
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(c.client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}))
+	}, 3*time.Minute, 250*time.Millisecond, "namespace %s goes", ns)
+	took := time.Since(start)
+	who := map[string]bool{}
+	for _, u := range users {
+		who[u] = true
+	}
+	refused, err := c.AuditEvents(func(ev AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && who[ev.User.Username] && ev.Verb == "create" && ev.ResponseStatus.Code == 403 &&
+			!ev.StageTimestamp.Before(began)
+	})
+	require.NoError(t, err)
+	for _, ev := range refused {
+		t.Logf("refused create while %s was deleted: %s %s by %s", ns, ev.ObjectRef.Resource, ev.ObjectRef.Name, ev.User.Username)
+	}
+	return took, refused
 }
