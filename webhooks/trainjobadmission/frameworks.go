@@ -3,8 +3,10 @@ package trainjobadmission
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -99,6 +101,9 @@ func jobSetOnlyFields(spec *jobsetv1alpha2.JobSetSpec, js *field.Path) field.Err
 			errs = append(errs, field.Forbidden(js.Child("network", "subdomain"), "PodCliqueSet pods are addressed through the PodCliqueSet's own headless Service"+useJobSet))
 		}
 	}
+	for i, rj := range spec.ReplicatedJobs {
+		errs = append(errs, jobOnlyFields(&rj.Template.Spec, js.Child("replicatedJobs").Index(i).Child("template", "spec"))...)
+	}
 	if sp := spec.SuccessPolicy; sp != nil && sp.Operator == jobsetv1alpha2.OperatorAny {
 		// One clique holds every Job of a replicated job: it succeeds when all of them did, not one.
 		for i, rj := range spec.ReplicatedJobs {
@@ -108,6 +113,32 @@ func jobSetOnlyFields(spec *jobsetv1alpha2.JobSetSpec, js *field.Path) field.Err
 			}
 		}
 	}
+	return errs
+}
+
+// jobOnlyFields refuses the Job settings a PodClique cannot honour: its pods run once each (a
+// failure restarts the gang, within maxRestarts, instead of the pod), all to completion.
+func jobOnlyFields(job *batchv1.JobSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	gang := "; a PodCliqueSet restarts its gang on a failure (failurePolicy.maxRestarts) instead; use workloadKind JobSet"
+	if job.BackoffLimit != nil && *job.BackoffLimit > 0 {
+		errs = append(errs, field.Invalid(path.Child("backoffLimit"), *job.BackoffLimit, "PodClique pods are not retried one by one"+gang))
+	}
+	for name, set := range map[string]bool{
+		"backoffLimitPerIndex": job.BackoffLimitPerIndex != nil, "maxFailedIndexes": job.MaxFailedIndexes != nil,
+		"podFailurePolicy": job.PodFailurePolicy != nil, "podReplacementPolicy": job.PodReplacementPolicy != nil,
+	} {
+		if set {
+			errs = append(errs, field.Forbidden(path.Child(name), "PodClique pods are not retried or replaced one by one"+gang))
+		}
+	}
+	if job.SuccessPolicy != nil {
+		errs = append(errs, field.Forbidden(path.Child("successPolicy"), "a clique succeeds when all its pods do; use the JobSet's successPolicy over replicated jobs, or workloadKind JobSet"))
+	}
+	if job.Completions != nil && job.Parallelism != nil && *job.Completions != *job.Parallelism {
+		errs = append(errs, field.Invalid(path.Child("completions"), *job.Completions, fmt.Sprintf("must equal parallelism (%d) on the PodCliqueSet path: a clique runs its pods once each, all at once; use workloadKind JobSet", *job.Parallelism)))
+	}
+	sort.Slice(errs, func(a, b int) bool { return errs[a].Field < errs[b].Field })
 	return errs
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -202,6 +203,16 @@ func jobSetOnly(s *trainerv1alpha1.TrainingRuntimeSpec) {
 	s.Template.Spec.ReplicatedJobs[0].Replicas = 2
 }
 
+// jobOnly sets every Job setting a PodClique cannot honour.
+func jobOnly(s *trainerv1alpha1.TrainingRuntimeSpec) {
+	job := &s.Template.Spec.ReplicatedJobs[0].Template.Spec
+	job.BackoffLimit, job.BackoffLimitPerIndex, job.MaxFailedIndexes = ptr.To[int32](3), ptr.To[int32](1), ptr.To[int32](1)
+	job.PodFailurePolicy = &batchv1.PodFailurePolicy{}
+	job.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	job.SuccessPolicy = &batchv1.SuccessPolicy{}
+	job.Completions, job.Parallelism = ptr.To[int32](4), ptr.To[int32](2)
+}
+
 func TestPodCliqueSetPathRefusesWhatItCannotBuild(t *testing.T) {
 	jobsetName := corev1.EnvVar{Name: "TRAIN_JOB_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		FieldPath: "metadata.labels['jobset.sigs.k8s.io/jobset-name']",
@@ -232,6 +243,20 @@ func TestPodCliqueSetPathRefusesWhatItCannotBuild(t *testing.T) {
 			"spec.template.spec.failurePolicy.restartStrategy", "spec.template.spec.network.enableDNSHostnames",
 			"spec.template.spec.network.subdomain", "spec.template.spec.replicatedJobs[0].replicas",
 		}},
+		{"Job-only settings on the JobSet path", trainerv1alpha1.WorkloadKindJobSet, jobOnly, nil},
+		{"Job-only settings on the PodCliqueSet path", trainerv1alpha1.WorkloadKindPodCliqueSet, jobOnly, []string{
+			"spec.template.spec.replicatedJobs[0].template.spec.backoffLimit",
+			"spec.template.spec.replicatedJobs[0].template.spec.backoffLimitPerIndex",
+			"spec.template.spec.replicatedJobs[0].template.spec.maxFailedIndexes",
+			"spec.template.spec.replicatedJobs[0].template.spec.podFailurePolicy",
+			"spec.template.spec.replicatedJobs[0].template.spec.podReplacementPolicy",
+			"spec.template.spec.replicatedJobs[0].template.spec.successPolicy",
+			"spec.template.spec.replicatedJobs[0].template.spec.completions",
+		}},
+		{"no pod retries and completions = parallelism are the PodCliqueSet path's own", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
+			job := &s.Template.Spec.ReplicatedJobs[0].Template.Spec
+			job.BackoffLimit, job.Completions, job.Parallelism = ptr.To[int32](0), ptr.To[int32](2), ptr.To[int32](2)
+		}, nil},
 		{"what the PodCliqueSet path maps is admitted", trainerv1alpha1.WorkloadKindPodCliqueSet, func(s *trainerv1alpha1.TrainingRuntimeSpec) {
 			s.Template.Spec.SuccessPolicy = &jobsetv1alpha2.SuccessPolicy{Operator: jobsetv1alpha2.OperatorAll, TargetReplicatedJobs: []string{"node"}}
 			s.Template.Spec.StartupPolicy = &jobsetv1alpha2.StartupPolicy{StartupPolicyOrder: jobsetv1alpha2.InOrder}
