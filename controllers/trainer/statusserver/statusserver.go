@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,7 +246,7 @@ func (s *Server) authorize(ctx context.Context, header, ns, name string) (string
 		return "", err
 	}
 	st := review.Status
-	if !st.Authenticated || !contains(st.Audiences, audience) || !strings.HasPrefix(st.User.Username, "system:serviceaccount:"+ns+":") {
+	if !st.Authenticated || !slices.Contains(st.Audiences, audience) || !strings.HasPrefix(st.User.Username, "system:serviceaccount:"+ns+":") {
 		return "", nil
 	}
 	return st.User.Username, nil
@@ -258,15 +259,6 @@ func bearer(header string) string {
 		return ""
 	}
 	return parts[1]
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // reply writes a Kubernetes Status, as the API server and Kubeflow's status server do.
