@@ -62,6 +62,10 @@ func topologyQueue(t *testing.T, name string, gpus int64, withTopology bool) (st
 			_ = k8s().Delete(context.Background(), objs[i])
 		}
 	})
+	// Kueue's topology-aware scheduling counts the pods of earlier tests still on the nodes (their
+	// namespaces are deleted in the background) and, in v0.15, does not look at a gang it found not
+	// to fit again when such pods leave: wait for the racks to be free first.
+	waitNoGPUPodOnANode(t, time.Minute)
 	// Kueue builds its topology of the flavor's nodes before the ClusterQueue turns Active; a gang
 	// queued before that may be set aside as inadmissible and not looked at again.
 	eventually(t, time.Minute, func() (bool, string) {
@@ -152,4 +156,26 @@ func TestPackConstraintsReachKueuesTopologyAwareScheduling(t *testing.T) {
 			assert.Len(t, racks, 1, "every pod of the gang runs in one rack: %v", racks)
 		})
 	}
+}
+
+// waitNoGPUPodOnANode waits until no pod asking for GPUs is bound to a node and still running.
+func waitNoGPUPodOnANode(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() (bool, string) {
+		list := &corev1.PodList{}
+		require.NoError(t, k8s().List(context.Background(), list))
+		var busy []string
+		for _, p := range list.Items {
+			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			for _, c := range p.Spec.Containers {
+				if _, ok := c.Resources.Requests[gpu]; ok {
+					busy = append(busy, p.Namespace+"/"+p.Name+" on "+p.Spec.NodeName)
+					break
+				}
+			}
+		}
+		return len(busy) == 0, fmt.Sprintf("pods asking for GPUs still on nodes: %v", busy)
+	})
 }
