@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -173,9 +172,9 @@ func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 
 // deleteChild deletes the workload (and with it every pod), saying why.
 func (r *Reconciler) deleteChild(ctx context.Context, wl workload, child client.Object, why string) error {
-	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(wl.propagation()))
 	if err == nil {
-		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "name", child.GetName(), "reason", why)
+		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "name", child.GetName(), "reason", why, "propagation", wl.propagation())
 	}
 	return client.IgnoreNotFound(err)
 }

@@ -3,6 +3,7 @@ package trainjob
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,6 +73,8 @@ type harness struct {
 	// statusWrites counts TrainJob status writes; failStatus makes the next ones fail.
 	statusWrites int
 	failStatus   error
+	// deletions are the deletes sent, as "<type>/<name> <propagation>".
+	deletions []string
 }
 
 func newHarness(t *testing.T, objs ...client.Object) *harness {
@@ -84,7 +87,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	h := &harness{clock: clocktesting.NewFakePassiveClock(created), recorder: events.NewFakeRecorder(100)}
 	h.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&trainerv1alpha1.TrainJob{}, &grovev1alpha1.PodCliqueSet{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			do := &client.DeleteOptions{}
+			do.ApplyOptions(opts)
+			h.deletions = append(h.deletions, fmt.Sprintf("%T/%s %s", obj, obj.GetName(), ptr.Deref(do.PropagationPolicy, "")))
+			return c.Delete(ctx, obj, opts...)
+		}, SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			if _, ok := obj.(*trainerv1alpha1.TrainJob); ok && sub == "status" {
 				if h.failStatus != nil {
 					return h.failStatus
@@ -214,6 +222,29 @@ func TestRunningJobRequeuesAtItsDeadlineAndFailsPastIt(t *testing.T) {
 	assert.True(t, created.Add(100*time.Second).Equal(failed.LastTransitionTime.Time), "stamped with the controller clock")
 	_, exists := h.pcs(t)
 	assert.False(t, exists, "the workload is torn down")
+}
+
+// A JobSet is deleted in the foreground, so the JobSet controller, which leaves a JobSet marked
+// for deletion alone, cannot re-create its Jobs from a stale cache while its pods go.
+func TestAJobPastItsDeadlineDeletesItsJobSetInTheForegroundAndItsPodCliqueSetInTheBackground(t *testing.T) {
+	for _, tc := range []struct {
+		kind trainerv1alpha1.WorkloadKind
+		want string
+	}{
+		{trainerv1alpha1.WorkloadKindJobSet, "*v1alpha2.JobSet/job Foreground"},
+		{trainerv1alpha1.WorkloadKindPodCliqueSet, "*v1alpha1.PodCliqueSet/job Background"},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			rt := testRuntime("img:v1", nil)
+			rt.Spec.WorkloadKind = tc.kind
+			h := newHarness(t, rt, testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
+			h.reconcile(t)
+			require.Empty(t, h.deletions, "nothing is deleted before the deadline")
+			h.clock.SetTime(created.Add(100 * time.Second))
+			h.reconcile(t)
+			assert.Equal(t, []string{tc.want}, h.deletions)
+		})
+	}
 }
 
 func TestFinishedJobWaitsForItsTTLThenIsDeleted(t *testing.T) {

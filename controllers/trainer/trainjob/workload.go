@@ -48,6 +48,8 @@ type workload interface {
 	// freesPodsBySuspending reports whether suspending keeps the child (JobSet) or deletes it
 	// (PodCliqueSet, which has no suspend: deleting it frees every pod and is rebuilt on resume).
 	freesPodsBySuspending() bool
+	// propagation is how deleting the child takes its dependents along.
+	propagation() metav1.DeletionPropagation
 	// observe reads the run's outcome and per-job counts from the child.
 	observe(ctx context.Context, c client.Reader, child client.Object) (outcome, error)
 }
@@ -67,6 +69,15 @@ type jobSetWorkload struct{}
 func (jobSetWorkload) kind() string                { return "JobSet" }
 func (jobSetWorkload) newChild() client.Object     { return &jobsetv1alpha2.JobSet{} }
 func (jobSetWorkload) freesPodsBySuspending() bool { return true }
+
+// propagation is foreground for a JobSet: it stays, marked for deletion, until its Jobs and pods
+// are gone, and the JobSet controller leaves a JobSet so marked alone. Deleted in the background
+// it vanishes at once, and the JobSet controller, from a cache that has not seen that yet,
+// re-creates its Jobs under the same names; in that churn the first Job's pods were once left
+// running for minutes (chaos seed 1795546506431047184).
+func (jobSetWorkload) propagation() metav1.DeletionPropagation {
+	return metav1.DeletePropagationForeground
+}
 
 func (jobSetWorkload) build(tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, suspend bool, opts plan.Options) (client.Object, []client.Object, error) {
 	return tojobset.Build(tj, rt, suspend, opts)
@@ -113,6 +124,12 @@ const (
 func (pcsWorkload) kind() string                 { return "PodCliqueSet" }
 func (pcsWorkload) newChild() client.Object      { return &grovev1alpha1.PodCliqueSet{} }
 func (pcsWorkload) freesPodsBySuspending() bool  { return false }
+
+// propagation is background for a PodCliqueSet: the grove-operator creates nothing for a
+// PodCliqueSet once it is gone, and a resume rebuilds it under the same name at once.
+func (pcsWorkload) propagation() metav1.DeletionPropagation {
+	return metav1.DeletePropagationBackground
+}
 func (pcsWorkload) suspended(client.Object) bool { return false }
 func (pcsWorkload) markSuspended(client.Object)  {}
 
