@@ -121,9 +121,9 @@ const (
 	ReasonPodCliqueSetSucceeded = "PodCliqueSetSucceeded"
 )
 
-func (pcsWorkload) kind() string                 { return "PodCliqueSet" }
-func (pcsWorkload) newChild() client.Object      { return &grovev1alpha1.PodCliqueSet{} }
-func (pcsWorkload) freesPodsBySuspending() bool  { return false }
+func (pcsWorkload) kind() string                { return "PodCliqueSet" }
+func (pcsWorkload) newChild() client.Object     { return &grovev1alpha1.PodCliqueSet{} }
+func (pcsWorkload) freesPodsBySuspending() bool { return false }
 
 // propagation is background for a PodCliqueSet: the grove-operator creates nothing for a
 // PodCliqueSet once it is gone, and a resume rebuilds it under the same name at once.
