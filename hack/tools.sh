@@ -75,7 +75,13 @@ fi
 if [ "$only" = all ] || [ "$only" = kubeflow ]; then
   # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with,
   # and its Helm chart rendered by Helm's engine (the runtimes the chart installs).
-  group kubeflow "" kubeflow-render=./render kubeflow-chart=./chart
+  # Its controller manager is a peer make bench compares the trainer-controller with.
+  group kubeflow "" kubeflow-render=./render kubeflow-chart=./chart \
+    kubeflow-trainer-controller-manager=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+fi
+if [ "$only" = all ] || [ "$only" = lws ]; then
+  # LeaderWorkerSet v0.9.0, a peer make bench compares the operators with.
+  group lws "" lws-controller=sigs.k8s.io/lws/cmd
 fi
 if [ "$only" = all ] || [ "$only" = plugins ]; then
   group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler

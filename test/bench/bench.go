@@ -117,6 +117,7 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		id  string
 		run func(ctx context.Context) error
 	}{
+		{"peers", b.peers},
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
 			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)
@@ -531,6 +532,9 @@ func (b *bench) memory(ctx context.Context) error {
 	}
 	b.r.Usage = b.usage()
 	for name, u := range b.r.Usage {
+		if name == cluster.LWSUser || name == cluster.KubeflowTrainerUser {
+			continue // peers: reported, not held to the project's target
+		}
 		if b.sz.MemoryPods > 0 {
 			b.r.target(fmt.Sprintf("%s peak RSS ≤ 200 MiB with %d pods", name, b.r.ManagedPods), u.PeakRSSMiB, 200)
 		}

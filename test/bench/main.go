@@ -36,23 +36,31 @@ type sizes struct {
 	S6Sets, S6Pods int
 	Rest           time.Duration
 	MemoryPods     int
-	EnforceTargets bool
-	// Only limits the run to these scenarios (s1, s1-gang, s2…s5, memory); empty runs all. For iterating on
+	// PeerGroups groups of PeerGroupSize pods are the peers' many-small-groups shape; their
+	// one-workload shape has S1Workers+1 pods.
+	PeerGroups, PeerGroupSize int
+	// OverlapDeletions lets each peer namespace's deletion run while the next contender runs
+	// (smoke: the harness, not the numbers).
+	OverlapDeletions bool
+	EnforceTargets   bool
+	// Only limits the run to these scenarios (peers, s1, s1-gang, s2…s5, memory); empty runs all. For iterating on
 	// one figure: targets of scenarios not run are not checked.
 	Only map[string]bool
 }
 
 var full = sizes{Nodes: 10, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
-	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 5000, EnforceTargets: true}
+	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 5000, EnforceTargets: true,
+	PeerGroups: 100, PeerGroupSize: 10}
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
-	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second}
+	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second, PeerGroups: 5, PeerGroupSize: 2,
+	OverlapDeletions: true}
 
 func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
-	only := flag.String("only", "", "comma-separated scenarios to run (s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
+	only := flag.String("only", "", "comma-separated scenarios to run (peers,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
 	flag.Parse()
 	sz := full
 	if *smokeRun {
@@ -114,7 +122,9 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 		return nil, err
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
-		CompositePodGroups: true})
+		CompositePodGroups: true, JobSetQPS: qps, JobSetBurst: burst,
+		// The Job controller (JobSet's peer) and the garbage collector get the same client limits.
+		ControllerManagerArgs: []string{"--kube-api-qps", fmt.Sprint(qps), "--kube-api-burst", fmt.Sprint(burst)}})
 	if err != nil {
 		return nil, err
 	}

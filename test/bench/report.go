@@ -10,10 +10,12 @@ import (
 
 // Report is one run's figures, as printed and as saved for later comparison.
 type Report struct {
-	Mode         string           `json:"mode"`
-	Started      time.Time        `json:"started"`
-	Baselines    []Baseline       `json:"baselines"`
-	Scenarios    []Scenario       `json:"scenarios"`
+	Mode      string     `json:"mode"`
+	Started   time.Time  `json:"started"`
+	Baselines []Baseline `json:"baselines"`
+	Scenarios []Scenario `json:"scenarios"`
+	// Peers are the shapes run through this project and through the peers, same run.
+	Peers        []PeerRun        `json:"peers,omitempty"`
 	Rest         *Rest            `json:"rest,omitempty"`
 	Training     *Training        `json:"training,omitempty"`
 	ManagedPods  int              `json:"managedPods,omitempty"`
@@ -138,6 +140,7 @@ func (r *Report) print(out io.Writer) {
 		fmt.Fprintln(out)
 		printWrites(out, s.WritesBy, float64(s.Pods))
 	}
+	r.printPeers(out)
 	if g := r.GangVsPlain; g != nil {
 		fmt.Fprintf(out, "\ns1 in gang mode: %d pods Running in %.1fs against %.1fs in plain mode: %.2f×\n", g.Pods, g.GangRunning, g.PlainRunning, g.Ratio)
 	}
@@ -187,4 +190,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// printPeers prints each shape's contenders side by side, with ratios to the shape's best peer.
+func (r *Report) printPeers(out io.Writer) {
+	if len(r.Peers) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nshape\tcontender\tpods\tcreated\tRunning\tns deleted\tcreated/peer\tRunning/peer\tdeleted/peer\twrites/pod\trefused\trefused creates in deletion\t")
+	for _, p := range r.Peers {
+		name := p.Name
+		if p.Peer {
+			name += " (peer)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.2fs\t%.2fs\t%.2fs\t%.2f×\t%.2f×\t%.2f×\t%.2f\t%d\t%d\t\n", p.Shape, name, p.Pods, p.Created, p.Running,
+			p.DeletionSeconds, p.CreatedRatio, p.RunningRatio, p.DeletionRatio, p.WritesPerPod, p.Refused, p.RefusedCreates)
+	}
+	w.Flush()
+	for _, p := range r.Peers {
+		fmt.Fprintf(out, "\n%s %s: %d writes; CPU", p.Shape, p.Name, p.Writes)
+		for _, name := range sortedKeys(p.CPUSeconds) {
+			if p.CPUSeconds[name] >= 0.05 {
+				fmt.Fprintf(out, " %s %.1fs", name, p.CPUSeconds[name])
+			}
+		}
+		fmt.Fprintln(out)
+		printWrites(out, p.WritesBy, float64(p.Pods))
+		for _, rc := range p.RefusedBy {
+			fmt.Fprintf(out, "  refused while the namespace was deleted: %s %s %s ×%d\n", rc.Binary, rc.Verb, rc.Resource, rc.Count)
+		}
+	}
 }

@@ -69,6 +69,9 @@ type Options struct {
 	// CompositePodGroups serves CompositePodGroup (scheduling.k8s.io/v1alpha3) and turns on
 	// kube-scheduler's hierarchical gangs (feature gate CompositePodGroup).
 	CompositePodGroups bool
+	// JobSetQPS and JobSetBurst are the JobSet controller's client limits (default 200 and 300);
+	// make bench gives every controller the same.
+	JobSetQPS, JobSetBurst int
 }
 
 // featureGates are the feature gates of kube-apiserver and kube-scheduler.
@@ -251,11 +254,16 @@ func (c *Cluster) stopOnInterrupt() {
 }
 
 func (c *Cluster) start(name, tool string, args ...string) (*process, error) {
+	return c.startWithEnv(name, tool, nil, args...)
+}
+
+// startWithEnv is start with extra environment variables.
+func (c *Cluster) startWithEnv(name, tool string, env []string, args ...string) (*process, error) {
 	bin, err := toolpath.Bin(tool)
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(name, bin, c.dir, args)
+	p, err := startProcess(name, bin, c.dir, args, env...)
 	if err != nil {
 		return nil, err
 	}

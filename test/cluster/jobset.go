@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -50,21 +51,21 @@ metrics:
 health:
   healthProbeBindAddress: 127.0.0.1:%d
 clientConnection:
-  qps: 200
-  burst: 300
-`, webhookPort, certDir, healthPort)
+  qps: %d
+  burst: %d
+`, webhookPort, certDir, healthPort, cmp.Or(c.opts.JobSetQPS, 200), cmp.Or(c.opts.JobSetBurst, 300))
 	configPath, err := writeFile(c.dir, "jobset-config.yaml", []byte(config))
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := c.KubeconfigFor("jobset-controller", "system:masters")
+	kubeconfig, err := c.KubeconfigFor(JobSetUser, "system:masters")
 	if err != nil {
 		return err
 	}
 	if err := c.registerJobSetWebhooks(ctx, webhookPort); err != nil {
 		return err
 	}
-	p, err := c.startReady(ctx, "jobset-controller", healthPort, time.Minute, "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
+	p, err := c.startReady(ctx, JobSetUser, healthPort, time.Minute, "--kubeconfig", kubeconfig, "--config", configPath, "--zap-log-level", "info")
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,12 @@ func (c *Cluster) registerWebhooksByURL(ctx context.Context, module, prefix stri
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
+	return c.registerWebhookManifests(ctx, filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"), prefix, port, adjust)
+}
+
+// registerWebhookManifests is registerWebhooksByURL for the manifests in file.
+func (c *Cluster) registerWebhookManifests(ctx context.Context, file, prefix string, port int, adjust func(path string, hook map[string]any) bool) error {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
@@ -123,7 +129,7 @@ func (c *Cluster) registerWebhooksByURL(ctx context.Context, module, prefix stri
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return fmt.Errorf("decoding %s webhook manifests: %w", module, err)
+			return fmt.Errorf("decoding webhook manifests %s: %w", file, err)
 		}
 		if len(obj.Object) == 0 {
 			continue
@@ -165,7 +171,12 @@ func (c *Cluster) loopbackServingCert(name string) (string, error) {
 // startReady starts a controller from the tool of its name and waits until it answers /readyz
 // on healthPort.
 func (c *Cluster) startReady(ctx context.Context, name string, healthPort int, timeout time.Duration, args ...string) (*process, error) {
-	p, err := c.start(name, name, args...)
+	return c.startReadyWithEnv(ctx, name, nil, healthPort, timeout, args...)
+}
+
+// startReadyWithEnv is startReady with extra environment variables.
+func (c *Cluster) startReadyWithEnv(ctx context.Context, name string, env []string, healthPort int, timeout time.Duration, args ...string) (*process, error) {
+	p, err := c.startWithEnv(name, name, env, args...)
 	if err != nil {
 		return nil, err
 	}

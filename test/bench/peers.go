@@ -1,0 +1,433 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// A contender is one way to run a shape's pods: through this project or through a peer users
+// choose instead. Each runs in its own namespace, which is then deleted, on the same cluster and
+// with the same client limits (qps, burst) for every controller.
+type contender struct {
+	name string
+	// peer marks the controllers this project is compared with.
+	peer bool
+	// objs are the objects applied, at once, for pods pods.
+	objs func(ns string, pods, groups int) []client.Object
+	// rivals name the peers this project's contender is judged against; none: every peer of the
+	// shape. A TrainJob is judged against Kubeflow's TrainJob, not against a JobSet applied
+	// directly, which skips the layer both add.
+	rivals []string
+	// swap, when set, runs before (on) and after (off) the contender: Kubeflow's controller
+	// replaces the trainer-controller for its turn (both reconcile the same TrainJobs).
+	swap func(ctx context.Context, on bool) error
+}
+
+// PeerRun is one contender's figures for a shape.
+type PeerRun struct {
+	Shape   string  `json:"shape"`
+	Name    string  `json:"name"`
+	Peer    bool    `json:"peer"`
+	Pods    int     `json:"pods"`
+	Created float64 `json:"createdSeconds"`
+	Running float64 `json:"runningSeconds"`
+	// Writes are every controller's writes in the namespace until all pods ran (the bench's own
+	// creates of the workload excluded), by actor.
+	Writes       int          `json:"writes"`
+	WritesPerPod float64      `json:"writesPerPod"`
+	WritesBy     []writeCount `json:"writesBy"`
+	// Refused are writes the API server refused (status ≥ 400) until all pods ran.
+	Refused int `json:"refused"`
+	// Deletion is the namespace's deletion: its time and the creates refused meanwhile.
+	DeletionSeconds float64 `json:"deletionSeconds"`
+	RefusedCreates  int     `json:"refusedCreatesDuringDeletion"`
+	// OwnRefusedCreates are those of the contender's own controllers (this project's binaries,
+	// or the peer's): the namespace controller's root-CA ConfigMap and the Job controller are
+	// the cluster's.
+	OwnRefusedCreates int          `json:"ownRefusedCreatesDuringDeletion"`
+	RefusedBy         []writeCount `json:"refusedCreatesBy,omitempty"`
+	// CPUSeconds each controller process spent from apply to namespace gone.
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	// Ratios are to the best peer of the shape (lower is better), filled at the end of the shape.
+	CreatedRatio  float64 `json:"createdRatioToBestPeer,omitempty"`
+	RunningRatio  float64 `json:"runningRatioToBestPeer,omitempty"`
+	DeletionRatio float64 `json:"deletionRatioToBestPeer,omitempty"`
+	// done is closed once the namespace is gone and err says how that went.
+	done chan struct{}
+	err  error
+}
+
+// longRunning keeps kwok's pods Running: a pod whose restart policy is Never completes at once in
+// the local cluster unless told when to exit.
+func longRunning(meta *metav1.ObjectMeta) {
+	if meta.Labels == nil {
+		meta.Labels = map[string]string{}
+	}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Labels[cluster.LabelExitCode] = "0"
+	meta.Annotations[cluster.AnnotationExitAfter] = "87600h"
+}
+
+// jobSet is groups JobSets' worth of pods as one JobSet: one replicated job of groups Jobs of
+// pods/groups pods each.
+func jobSet(ns, name string, groups, podsPerGroup int) *jobsetv1alpha2.JobSet {
+	pod := corev1.PodTemplateSpec{Spec: podSpec("worker")}
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	longRunning(&pod.ObjectMeta)
+	return &jobsetv1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
+			Name: "worker", Replicas: int32(groups),
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Parallelism: ptr.To(int32(podsPerGroup)), Completions: ptr.To(int32(podsPerGroup)),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion), BackoffLimit: ptr.To[int32](0), Template: pod,
+			}},
+		}}},
+	}
+}
+
+// peerRuntime is a plain torch runtime of one node job whose pods keep running, building kind.
+func peerRuntime(ns string, kind trainerv1alpha1.WorkloadKind) *trainerv1alpha1.TrainingRuntime {
+	rt := trainingRuntime(ns, "87600h")
+	rt.Name = "bench-" + strings.ToLower(string(kind))
+	rt.Spec.WorkloadKind = kind
+	rt.Spec.MLPolicy = &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](1), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}}
+	return rt
+}
+
+func trainJob(ns, name, runtime string, nodes int) *trainerv1alpha1.TrainJob {
+	return &trainerv1alpha1.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trainerv1alpha1.TrainJobSpec{
+			RuntimeRef: trainerv1alpha1.RuntimeRef{Name: runtime, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
+			Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To(int32(nodes))},
+		},
+	}
+}
+
+// lws is a LeaderWorkerSet of groups groups of size pods (a leader and size-1 workers).
+func lws(ns, name string, groups, size int) *unstructured.Unstructured {
+	template := map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "worker", "image": "busybox:1.36",
+			"resources": map[string]any{"requests": map[string]any{"cpu": "10m"}}}},
+	}}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{
+			"replicas":      int64(groups),
+			"startupPolicy": "LeaderCreated",
+			"leaderWorkerTemplate": map[string]any{
+				"size":           int64(size),
+				"workerTemplate": template,
+			},
+		},
+	}}
+	return u
+}
+
+// shapes are the peer comparisons: the same pods in one workload, and in many small groups.
+func (b *bench) shapes() []struct {
+	id, desc      string
+	groups, pods  int
+	contenders    []contender
+	ourWritesGoal float64
+} {
+	big := int(b.sz.S1Workers) + 1
+	groups, size := b.sz.PeerGroups, b.sz.PeerGroupSize
+	kubeflow := func(ctx context.Context, on bool) error { return b.kubeflowTurn(ctx, on) }
+	return []struct {
+		id, desc      string
+		groups, pods  int
+		contenders    []contender
+		ourWritesGoal float64
+	}{
+		{id: fmt.Sprintf("%dx1", big), desc: fmt.Sprintf("%d pods in one workload", big), groups: 1, pods: big, contenders: []contender{
+			{name: "PodCliqueSet", objs: func(ns string, pods, _ int) []client.Object {
+				return []client.Object{pcs(ns, "big", clique("worker", int32(pods)))}
+			}},
+			{name: "TrainJob → PodCliqueSet", rivals: []string{kubeflowName}, objs: func(ns string, pods, _ int) []client.Object {
+				return []client.Object{peerRuntime(ns, trainerv1alpha1.WorkloadKindPodCliqueSet), trainJob(ns, "big", "bench-podcliqueset", pods)}
+			}},
+			{name: "TrainJob → JobSet", rivals: []string{kubeflowName}, objs: func(ns string, pods, _ int) []client.Object {
+				return []client.Object{peerRuntime(ns, trainerv1alpha1.WorkloadKindJobSet), trainJob(ns, "big", "bench-jobset", pods)}
+			}},
+			{name: "JobSet", peer: true, objs: func(ns string, pods, _ int) []client.Object {
+				return []client.Object{jobSet(ns, "big", 1, pods)}
+			}},
+			{name: kubeflowName, peer: true, swap: kubeflow, objs: func(ns string, pods, _ int) []client.Object {
+				return []client.Object{peerRuntime(ns, trainerv1alpha1.WorkloadKindJobSet), trainJob(ns, "big", "bench-jobset", pods)}
+			}},
+		}},
+		{id: fmt.Sprintf("%dx%d", groups, size), desc: fmt.Sprintf("%d groups of %d pods", groups, size), groups: groups, pods: groups * size, ourWritesGoal: 1.3,
+			contenders: []contender{
+				{name: fmt.Sprintf("1 PodCliqueSet × %d replicas", groups), objs: func(ns string, pods, groups int) []client.Object {
+					p := pcs(ns, "groups", clique("worker", int32(pods/groups)))
+					p.Spec.Replicas = int32(groups)
+					return []client.Object{p}
+				}},
+				{name: fmt.Sprintf("%d PodCliqueSets", groups), objs: func(ns string, pods, groups int) []client.Object {
+					var out []client.Object
+					for i := range groups {
+						out = append(out, pcs(ns, fmt.Sprintf("group-%d", i), clique("worker", int32(pods/groups))))
+					}
+					return out
+				}},
+				{name: fmt.Sprintf("LeaderWorkerSet %d×%d", groups, size), peer: true, objs: func(ns string, pods, groups int) []client.Object {
+					return []client.Object{lws(ns, "groups", groups, pods/groups)}
+				}},
+				{name: fmt.Sprintf("%d JobSets", groups), peer: true, objs: func(ns string, pods, groups int) []client.Object {
+					var out []client.Object
+					for i := range groups {
+						out = append(out, jobSet(ns, fmt.Sprintf("group-%d", i), 1, pods/groups))
+					}
+					return out
+				}},
+			}},
+	}
+}
+
+const kubeflowName = "Kubeflow TrainJob → JobSet"
+
+// own are the identities of a contender's own controllers.
+func own(c contender) map[string]bool {
+	switch {
+	case !c.peer:
+		return map[string]bool{"grove-operator": true, "backend-controller": true, "trainer-controller": true}
+	case c.name == kubeflowName:
+		return map[string]bool{cluster.KubeflowTrainerUser: true, cluster.JobSetUser: true}
+	case strings.HasPrefix(c.name, "LeaderWorkerSet"):
+		return map[string]bool{cluster.LWSUser: true}
+	}
+	return map[string]bool{cluster.JobSetUser: true}
+}
+
+// kubeflowTurn stops the trainer-controller and starts Kubeflow's controller manager (on), or
+// the reverse (off).
+func (b *bench) kubeflowTurn(ctx context.Context, on bool) error {
+	if on {
+		b.procs["trainer-controller"].Stop()
+		delete(b.procs, "trainer-controller")
+		p, err := b.c.StartKubeflowTrainer(ctx, qps, burst)
+		if err != nil {
+			return err
+		}
+		b.procs[cluster.KubeflowTrainerUser] = p
+		return nil
+	}
+	b.procs[cluster.KubeflowTrainerUser].Stop()
+	delete(b.procs, cluster.KubeflowTrainerUser)
+	return b.startBinary("trainer-controller", "trainer-controller-2", "")
+}
+
+// peers runs every shape through every contender and checks the targets against the best peer.
+func (b *bench) peers(ctx context.Context) error {
+	p, err := b.c.StartLWS(ctx, qps, burst)
+	if err != nil {
+		return err
+	}
+	b.procs[cluster.LWSUser] = p
+	for _, shape := range b.shapes() {
+		var runs []*PeerRun
+		for i, c := range shape.contenders {
+			run, err := b.peerRun(ctx, fmt.Sprintf("peer-%s-%d", strings.ToLower(shape.id), i), shape.id, c, shape.pods, shape.groups)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", shape.desc, c.name, err)
+			}
+			runs = append(runs, run)
+		}
+		for _, r := range runs {
+			<-r.done
+			if r.err != nil {
+				return fmt.Errorf("%s, %s: %w", shape.desc, r.Name, r.err)
+			}
+		}
+		for i, r := range runs {
+			c := shape.contenders[i]
+			best := PeerRun{Created: math.Inf(1), Running: math.Inf(1), DeletionSeconds: math.Inf(1), WritesPerPod: math.Inf(1)}
+			for _, p := range runs {
+				if p.Peer && (len(c.rivals) == 0 || slices.Contains(c.rivals, p.Name)) {
+					best.Created, best.Running = min(best.Created, p.Created), min(best.Running, p.Running)
+					best.DeletionSeconds, best.WritesPerPod = min(best.DeletionSeconds, p.DeletionSeconds), min(best.WritesPerPod, p.WritesPerPod)
+				}
+			}
+			r.CreatedRatio, r.RunningRatio, r.DeletionRatio = r.Created/best.Created, r.Running/best.Running, r.DeletionSeconds/best.DeletionSeconds
+			b.r.Peers = append(b.r.Peers, *r)
+			if r.Peer {
+				continue
+			}
+			prefix := shape.id + " " + r.Name
+			b.r.target(prefix+": all created ≤ 0.9× best peer", r.CreatedRatio, 0.9)
+			b.r.target(prefix+": all Running ≤ 1.0× best peer", r.RunningRatio, 1.0)
+			b.r.target(prefix+": writes per pod ≤ best peer's", r.WritesPerPod, best.WritesPerPod)
+			b.r.target(prefix+": refused creates of its binaries during namespace deletion = 0", float64(r.OwnRefusedCreates), 0)
+			b.r.target(prefix+": namespace deletion ≤ 1.1× best peer", r.DeletionRatio, 1.1)
+			if shape.ourWritesGoal > 0 {
+				ours := 0
+				for _, w := range r.WritesBy {
+					if w.Binary == "grove-operator" {
+						ours += w.Count
+					}
+				}
+				b.r.target(prefix+": grove-operator writes per pod ≤ 1.3", float64(ours)/float64(r.Pods), shape.ourWritesGoal)
+			}
+		}
+	}
+	return nil
+}
+
+// peerRun applies one contender's objects in a new namespace, waits until every pod runs, then
+// deletes the namespace and waits until it is gone.
+func (b *bench) peerRun(ctx context.Context, ns, shape string, c contender, pods, groups int) (*PeerRun, error) {
+	if c.swap != nil {
+		if err := c.swap(ctx, true); err != nil {
+			return nil, err
+		}
+		defer func() { _ = c.swap(ctx, false) }()
+	}
+	if _, err := b.namespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	before := b.allUsage()
+	begin := time.Now()
+	list := c.objs(ns, pods, groups)
+	if err := parallel(len(list), 32, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
+		return nil, err
+	}
+	ph, err := b.w.waitPhases(ctx, ns, pods, begin, 10*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	run := &PeerRun{Shape: shape, Name: c.name, Peer: c.peer, Pods: pods, Created: ph.Created.Seconds(), Running: ph.Running.Seconds(), CPUSeconds: map[string]float64{}}
+	time.Sleep(3 * time.Second) // the last status writes land in the window
+
+	deleting := time.Now()
+	if err := b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return nil, err
+	}
+	run.done = make(chan struct{})
+	finish := func() {
+		defer close(run.done)
+		run.err = b.deleted(ctx, ns, c, run, before, begin, deleting)
+	}
+	if b.sz.OverlapDeletions {
+		go finish()
+		return run, nil
+	}
+	finish()
+	return run, run.err
+}
+
+// deleted waits until the namespace of run is gone and fills in the run's writes, refusals and
+// CPU from the audit log and /proc.
+func (b *bench) deleted(ctx context.Context, ns string, c contender, run *PeerRun, before map[string]usage, begin, deleting time.Time) error {
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := b.k8s().Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}); err != nil {
+		return fmt.Errorf("namespace %s not gone: %w", ns, err)
+	}
+	gone := time.Now()
+	cpu := map[string]float64{}
+	for name, u := range b.allUsage() {
+		cpu[name] = u.CPUSeconds - before[name].CPUSeconds
+	}
+
+	events, err := b.c.AuditEvents(func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(begin) && actor(ev) != benchActor
+	})
+	if err != nil {
+		return err
+	}
+	mine := own(c)
+	writes, refusedBy := map[writeCount]int{}, map[writeCount]int{}
+	for _, ev := range events {
+		res := ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			res += "/" + ev.ObjectRef.Subresource
+		}
+		key := writeCount{Binary: actor(ev), Verb: ev.Verb, Resource: res}
+		switch {
+		case !ev.StageTimestamp.After(deleting):
+			writes[key]++
+			if ev.ResponseStatus.Code >= 400 {
+				run.Refused++
+			}
+		case ev.StageTimestamp.After(deleting) && ev.Verb == "create" && ev.ResponseStatus.Code == 403:
+			refusedBy[key]++
+			run.RefusedCreates++
+			if mine[key.Binary] {
+				run.OwnRefusedCreates++
+			}
+		}
+	}
+	run.WritesBy, run.Writes = counts(writes)
+	run.WritesPerPod = float64(run.Writes) / float64(run.Pods)
+	run.RefusedBy, _ = counts(refusedBy)
+	run.CPUSeconds = cpu
+	run.DeletionSeconds = gone.Sub(deleting).Seconds()
+	return nil
+}
+
+func counts(m map[writeCount]int) ([]writeCount, int) {
+	var out []writeCount
+	total := 0
+	for k, v := range m {
+		k.Count = v
+		out = append(out, k)
+		total += v
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out, total
+}
+
+// benchActor is the bench's own client: its creates of the workloads are the input, not a
+// controller's work.
+const benchActor = "bench"
+
+// actor names who made a write: the project's binaries and the peers by their identity; writes
+// made with the administrator's credentials (kwok, the bench) by the client's name.
+func actor(ev cluster.AuditEvent) string {
+	user := ev.User.Username
+	if name, ok := strings.CutPrefix(user, "system:serviceaccount:"+cluster.Namespace+":"); ok {
+		return name
+	}
+	if user == "admin" || user == "kubernetes-admin" || strings.HasPrefix(user, "system:admin") {
+		agent, _, _ := strings.Cut(ev.UserAgent, "/")
+		return agent
+	}
+	return strings.TrimPrefix(user, "system:")
+}
+
+// allUsage is usage() plus the cluster's controllers the contenders rely on.
+func (b *bench) allUsage() map[string]usage {
+	out := b.usage()
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", cluster.JobSetUser} {
+		if pid := b.c.ComponentPid(name); pid > 0 {
+			if u, err := procUsage(pid); err == nil {
+				out[name] = u
+			}
+		}
+	}
+	return out
+}
