@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,7 +53,17 @@ func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefi
 		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
 			return err
 		}
-		if err := c.Create(ctx, obj); err != nil {
+		err := c.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			// A webhook started again (on another port): point the registration at it.
+			existing := &unstructured.Unstructured{}
+			existing.SetGroupVersionKind(obj.GroupVersionKind())
+			if err = c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err == nil {
+				obj.SetResourceVersion(existing.GetResourceVersion())
+				err = c.Update(ctx, obj)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("registering %s: %w", obj.GetName(), err)
 		}
 	}

@@ -48,8 +48,8 @@ type sizes struct {
 	Only map[string]bool
 }
 
-var full = sizes{Nodes: 10, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
-	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 5000, EnforceTargets: true,
+var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
+	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 10000, EnforceTargets: true,
 	PeerGroups: 100, PeerGroupSize: 10}
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
@@ -123,8 +123,11 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
 		CompositePodGroups: true, JobSetQPS: qps, JobSetBurst: burst,
-		// The Job controller (JobSet's peer) and the garbage collector get the same client limits.
-		ControllerManagerArgs: []string{"--kube-api-qps", fmt.Sprint(qps), "--kube-api-burst", fmt.Sprint(burst)}})
+		// Every controller gets the same client limits: the Job controller (JobSet's peer), the
+		// garbage collector and the scheduler (at its default 50 QPS it paced every contender's
+		// Running time alike: one binding and one event per pod).
+		ControllerManagerArgs: []string{"--kube-api-qps", fmt.Sprint(qps), "--kube-api-burst", fmt.Sprint(burst)},
+		SchedulerArgs:         []string{"--kube-api-qps", fmt.Sprint(qps), "--kube-api-burst", fmt.Sprint(burst)}})
 	if err != nil {
 		return nil, err
 	}

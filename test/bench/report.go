@@ -198,14 +198,14 @@ func (r *Report) printPeers(out io.Writer) {
 		return
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "\nshape\tcontender\tpods\tcreated\tRunning\tns deleted\tcreated/peer\tRunning/peer\tdeleted/peer\twrites/pod\trefused\trefused creates in deletion\t")
+	fmt.Fprintln(w, "\nshape\tcontender\tpods\tcreated\tRunning\tns deleted\tcreated/peer\tRunning/peer\tdeleted/peer\twrites/pod\trefused\trefused creates in deletion\tadmission/create\t")
 	for _, p := range r.Peers {
 		name := p.Name
 		if p.Peer {
 			name += " (peer)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.2fs\t%.2fs\t%.2fs\t%.2f×\t%.2f×\t%.2f×\t%.2f\t%d\t%d\t\n", p.Shape, name, p.Pods, p.Created, p.Running,
-			p.DeletionSeconds, p.CreatedRatio, p.RunningRatio, p.DeletionRatio, p.WritesPerPod, p.Refused, p.RefusedCreates)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.2fs\t%.2fs\t%.2fs\t%.2f×\t%.2f×\t%.2f×\t%.2f\t%d\t%d\t%.1fms\t\n", p.Shape, name, p.Pods, p.Created, p.Running,
+			p.DeletionSeconds, p.CreatedRatio, p.RunningRatio, p.DeletionRatio, p.WritesPerPod, p.Refused, p.RefusedCreates, p.AdmissionMs)
 	}
 	w.Flush()
 	for _, p := range r.Peers {
@@ -217,6 +217,9 @@ func (r *Report) printPeers(out io.Writer) {
 		}
 		fmt.Fprintln(out)
 		printWrites(out, p.WritesBy, float64(p.Pods))
+		for _, rc := range p.RefusedWrites {
+			fmt.Fprintf(out, "  refused: %s %s %s ×%d\n", rc.Binary, rc.Verb, rc.Resource, rc.Count)
+		}
 		for _, rc := range p.RefusedBy {
 			fmt.Fprintf(out, "  refused while the namespace was deleted: %s %s %s ×%d\n", rc.Binary, rc.Verb, rc.Resource, rc.Count)
 		}

@@ -69,6 +69,8 @@ type Options struct {
 	// CompositePodGroups serves CompositePodGroup (scheduling.k8s.io/v1alpha3) and turns on
 	// kube-scheduler's hierarchical gangs (feature gate CompositePodGroup).
 	CompositePodGroups bool
+	// SchedulerArgs are extra kube-scheduler flags, after the cluster's own.
+	SchedulerArgs []string
 	// JobSetQPS and JobSetBurst are the JobSet controller's client limits (default 200 and 300);
 	// make bench gives every controller the same.
 	JobSetQPS, JobSetBurst int
@@ -577,11 +579,12 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sched, err := c.start("kube-scheduler", "kube-scheduler",
+	sched, err := c.start("kube-scheduler", "kube-scheduler", append([]string{
 		"--kubeconfig", schedConfig,
 		"--authentication-kubeconfig", schedConfig, "--authorization-kubeconfig", schedConfig,
 		"--secure-port", "0",
 		"--feature-gates", c.opts.featureGates(),
+	}, c.opts.SchedulerArgs...)...,
 	)
 	if err != nil {
 		return err

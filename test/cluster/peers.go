@@ -27,15 +27,16 @@ const (
 
 // StartLWS installs LeaderWorkerSet's CRDs and runs its controller with client limits qps and
 // burst, its webhooks served on loopback and registered by URL, the pod webhooks narrowed to
-// LeaderWorkerSet pods as its kustomize patches do. The DisaggregatedSet API it also ships is not
-// installed, nor its webhook registered.
+// LeaderWorkerSet pods as its kustomize patches do. The DisaggregatedSet API it also ships is
+// installed (the controller needs it) but its webhook is not registered: nothing here makes one.
 func (c *Cluster) StartLWS(ctx context.Context, qps, burst int) (*Process, error) {
 	dir, err := apiserver.ModuleDir("sigs.k8s.io/lws", LWSVersion)
 	if err != nil {
 		return nil, err
 	}
-	crd := filepath.Join(dir, "config", "crd", "bases", "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
-	if _, err := envtest.InstallCRDs(c.admin, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true}); err != nil {
+	// Both its APIs: the controller waits for a DisaggregatedSet informer too, and exits without.
+	crds := filepath.Join(dir, "config", "crd", "bases")
+	if _, err := envtest.InstallCRDs(c.admin, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
 		return nil, err
 	}
 	ports, err := FreePorts(2)
