@@ -123,6 +123,9 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
 		CompositePodGroups: true, JobSetQPS: qps, JobSetBurst: burst,
+		// The shipped lease timings: with the tests' short ones, an API server loaded by 10,000
+		// pods on two cores made the grove-operator miss a renewal and exit mid-run.
+		LeaderElectionTimings: "leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s",
 		// Every controller gets the same client limits: the Job controller (JobSet's peer), the
 		// garbage collector and the scheduler (at its default 50 QPS it paced every contender's
 		// Running time alike: one binding and one event per pod).

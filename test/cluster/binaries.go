@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -80,14 +81,14 @@ func (c *Cluster) StartBinaryAs(binDir, name, identity, logName, extraConfig str
 kind: OperatorConfiguration
 logFormat: text
 clientConnection: {qps: 200, burst: 400}
-leaderElection: {leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s, resourceNamespace: %s}
+leaderElection: {%s, resourceNamespace: %s}
 server:
   metrics: {bindAddress: 127.0.0.1, port: %d}
   healthProbes: {bindAddress: 127.0.0.1, port: %d}
   webhooks: {bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
   trainerStatus: {enabled: true, bindAddress: 127.0.0.1, port: %d, serverCertDir: %s}
 certManagement: {mode: manual}
-%s`, Namespace, ports[0], ports[1], ports[2], certDir, ports[3], statusDir, extraConfig)
+%s`, cmp.Or(c.opts.LeaderElectionTimings, "leaseDuration: 6s, renewDeadline: 4s, retryPeriod: 1s"), Namespace, ports[0], ports[1], ports[2], certDir, ports[3], statusDir, extraConfig)
 	configPath := filepath.Join(c.Dir(), logName+"-config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err

@@ -71,6 +71,9 @@ type Options struct {
 	CompositePodGroups bool
 	// SchedulerArgs are extra kube-scheduler flags, after the cluster's own.
 	SchedulerArgs []string
+	// LeaderElectionTimings are the project's binaries' lease timings (default "leaseDuration: 6s,
+	// renewDeadline: 4s, retryPeriod: 1s": fast takeovers for the tests that kill leaders).
+	LeaderElectionTimings string
 	// JobSetQPS and JobSetBurst are the JobSet controller's client limits (default 200 and 300);
 	// make bench gives every controller the same.
 	JobSetQPS, JobSetBurst int
