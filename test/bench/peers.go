@@ -177,22 +177,21 @@ func lws(ns, name string, groups, size int) *unstructured.Unstructured {
 	return u
 }
 
-// shapes are the peer comparisons: the same pods in one workload, and in many small groups.
-func (b *bench) shapes() []struct {
-	id, desc      string
-	groups, pods  int
-	contenders    []contender
+// shape is one peer comparison: pods pods in groups groups, through each contender.
+type shape struct {
+	id, desc     string
+	groups, pods int
+	contenders   []contender
+	// ourWritesGoal bounds the grove-operator's writes per pod (0: none).
 	ourWritesGoal float64
-} {
+}
+
+// shapes are the peer comparisons: the same pods in one workload, and in many small groups.
+func (b *bench) shapes() []shape {
 	big := int(b.sz.S1Workers) + 1
 	groups, size := b.sz.PeerGroups, b.sz.PeerGroupSize
 	kubeflow := func(ctx context.Context, on bool) error { return b.kubeflowTurn(ctx, on) }
-	return []struct {
-		id, desc      string
-		groups, pods  int
-		contenders    []contender
-		ourWritesGoal float64
-	}{
+	return []shape{
 		{id: fmt.Sprintf("%dx1", big), desc: fmt.Sprintf("%d pods in one workload", big), groups: 1, pods: big, contenders: []contender{
 			{name: "PodCliqueSet", kind: "podcliqueset", objs: func(ns string, pods, _ int) []client.Object {
 				return []client.Object{pcs(ns, "big", longClique("worker", pods))}
@@ -278,23 +277,23 @@ func (b *bench) peers(ctx context.Context) error {
 		return err
 	}
 	b.procs[cluster.LWSUser] = p
-	for _, shape := range b.shapes() {
+	for _, sh := range b.shapes() {
 		var runs []*PeerRun
-		for i, c := range shape.contenders {
-			run, err := b.peerRun(ctx, fmt.Sprintf("peer-%s-%d", strings.ToLower(shape.id), i), shape.id, c, shape.pods, shape.groups)
+		for i, c := range sh.contenders {
+			run, err := b.peerRun(ctx, fmt.Sprintf("peer-%s-%d", strings.ToLower(sh.id), i), sh.id, c, sh.pods, sh.groups)
 			if err != nil {
-				return fmt.Errorf("%s, %s: %w", shape.desc, c.name, err)
+				return fmt.Errorf("%s, %s: %w", sh.desc, c.name, err)
 			}
 			runs = append(runs, run)
 		}
 		for _, r := range runs {
 			<-r.done
 			if r.err != nil {
-				return fmt.Errorf("%s, %s: %w", shape.desc, r.Name, r.err)
+				return fmt.Errorf("%s, %s: %w", sh.desc, r.Name, r.err)
 			}
 		}
 		for i, r := range runs {
-			c := shape.contenders[i]
+			c := sh.contenders[i]
 			best := PeerRun{Created: math.Inf(1), Running: math.Inf(1), DeletionSeconds: math.Inf(1), WritesPerPod: math.Inf(1)}
 			for _, p := range runs {
 				if p.Peer && (len(c.rivals) == 0 || slices.Contains(c.rivals, p.Name)) {
@@ -307,7 +306,7 @@ func (b *bench) peers(ctx context.Context) error {
 			if r.Peer {
 				continue
 			}
-			prefix := shape.id + " " + r.Name
+			prefix := sh.id + " " + r.Name
 			if !c.podsByPeer {
 				b.r.target(prefix+": all created ≤ 0.9× best peer", r.CreatedRatio, 0.9)
 				b.r.target(prefix+": all Running ≤ 1.0× best peer", r.RunningRatio, 1.0)
@@ -315,21 +314,21 @@ func (b *bench) peers(ctx context.Context) error {
 			b.r.target(prefix+": writes per pod ≤ best peer's", r.WritesPerPod, best.WritesPerPod)
 			b.r.target(prefix+": refused creates of its binaries during namespace deletion = 0", float64(r.OwnRefusedCreates), 0)
 			b.r.target(prefix+": namespace deletion ≤ 1.1× best peer", r.DeletionRatio, 1.1)
-			if shape.groups > 1 && r.Kind == "podcliqueset" {
+			if sh.groups > 1 && r.Kind == "podcliqueset" {
 				for _, p := range runs {
 					if p.Peer && p.Kind == "jobset" {
 						b.r.target(prefix+": admission per create ≤ JobSet's (ms)", r.AdmissionMs, p.AdmissionMs)
 					}
 				}
 			}
-			if shape.ourWritesGoal > 0 {
+			if sh.ourWritesGoal > 0 {
 				ours := 0
 				for _, w := range r.WritesBy {
 					if w.Binary == "grove-operator" {
 						ours += w.Count
 					}
 				}
-				b.r.target(prefix+": grove-operator writes per pod ≤ 1.3", float64(ours)/float64(r.Pods), shape.ourWritesGoal)
+				b.r.target(prefix+": grove-operator writes per pod ≤ 1.3", float64(ours)/float64(r.Pods), sh.ourWritesGoal)
 			}
 		}
 	}
@@ -338,7 +337,7 @@ func (b *bench) peers(ctx context.Context) error {
 
 // peerRun applies one contender's objects in a new namespace, waits until every pod runs, then
 // deletes the namespace and waits until it is gone.
-func (b *bench) peerRun(ctx context.Context, ns, shape string, c contender, pods, groups int) (*PeerRun, error) {
+func (b *bench) peerRun(ctx context.Context, ns, shapeID string, c contender, pods, groups int) (*PeerRun, error) {
 	if c.swap != nil {
 		if err := c.swap(ctx, true); err != nil {
 			return nil, err
@@ -366,7 +365,7 @@ func (b *bench) peerRun(ctx context.Context, ns, shape string, c contender, pods
 	if err != nil {
 		return nil, err
 	}
-	run := &PeerRun{Shape: shape, Name: c.name, Peer: c.peer, Kind: c.kind, Pods: pods, Created: ph.Created.Seconds(), Running: ph.Running.Seconds(),
+	run := &PeerRun{Shape: shapeID, Name: c.name, Peer: c.peer, Kind: c.kind, Pods: pods, Created: ph.Created.Seconds(), Running: ph.Running.Seconds(),
 		AdmissionMs: float64(admissionPerCreate(hooksBefore, hooksAfter, c.kind).Microseconds()) / 1000, CPUSeconds: map[string]float64{}}
 	time.Sleep(3 * time.Second) // the last status writes land in the window
 

@@ -36,24 +36,8 @@ func (c *Cluster) startJobSet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	config := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
-kind: Configuration
-internalCertManagement:
-  enable: false
-leaderElection:
-  leaderElect: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: 127.0.0.1:%d
-clientConnection:
-  qps: %d
-  burst: %d
-`, webhookPort, certDir, healthPort, cmp.Or(c.opts.JobSetQPS, 200), cmp.Or(c.opts.JobSetBurst, 300))
+	config := managerConfig("config.jobset.x-k8s.io/v1alpha1", "internalCertManagement", webhookPort, certDir, healthPort,
+		cmp.Or(c.opts.JobSetQPS, 200), cmp.Or(c.opts.JobSetBurst, 300))
 	configPath, err := writeFile(c.dir, "jobset-config.yaml", []byte(config))
 	if err != nil {
 		return err
@@ -86,6 +70,34 @@ clientConnection:
 		err := c.client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		return err == nil, err
 	})
+}
+
+// managerConfig is the configuration file of a peer controller built on controller-runtime's
+// manager (JobSet, LeaderWorkerSet, Kubeflow Trainer): no leader election, its own certificate
+// management off (certKey names that section; certDir "" leaves the server's default), webhooks
+// and health on loopback, no metrics, the given client limits.
+func managerConfig(apiVersion, certKey string, webhookPort int, certDir string, healthPort, qps, burst int) string {
+	dir := ""
+	if certDir != "" {
+		dir = "\n  certDir: " + certDir
+	}
+	return fmt.Sprintf(`apiVersion: %s
+kind: Configuration
+%s:
+  enable: false
+leaderElection:
+  leaderElect: false
+webhook:
+  host: 127.0.0.1
+  port: %d%s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+clientConnection:
+  qps: %d
+  burst: %d
+`, apiVersion, certKey, webhookPort, dir, healthPort, qps, burst)
 }
 
 // registerJobSetWebhooks installs JobSet's own webhook configurations, pointed at loopback. The

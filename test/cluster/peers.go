@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -48,24 +47,7 @@ func (c *Cluster) StartLWS(ctx context.Context, qps, burst int) (*Process, error
 	if err != nil {
 		return nil, err
 	}
-	config := fmt.Sprintf(`apiVersion: config.lws.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: 127.0.0.1:%d
-clientConnection:
-  qps: %d
-  burst: %d
-`, webhookPort, certDir, healthPort, qps, burst)
+	config := managerConfig("config.lws.x-k8s.io/v1alpha1", "internalCertManagement", webhookPort, certDir, healthPort, qps, burst)
 	configPath, err := writeFile(c.dir, "lws-config.yaml", []byte(config))
 	if err != nil {
 		return nil, err
@@ -112,23 +94,7 @@ func (c *Cluster) StartKubeflowTrainer(ctx context.Context, qps, burst int) (*Pr
 	if _, err := c.loopbackServingCert(filepath.Join("kubeflow-trainer-tmp", "k8s-webhook-server", "serving-certs")); err != nil {
 		return nil, err
 	}
-	config := fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-certManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: 127.0.0.1:%d
-clientConnection:
-  qps: %d
-  burst: %d
-`, webhookPort, healthPort, qps, burst)
+	config := managerConfig("config.trainer.kubeflow.org/v1alpha1", "certManagement", webhookPort, "", healthPort, qps, burst)
 	configPath, err := writeFile(c.dir, "kubeflow-trainer-config.yaml", []byte(config))
 	if err != nil {
 		return nil, err
