@@ -41,11 +41,11 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 
 // TrainJobValidator validates TrainJobs.
 type TrainJobValidator struct {
-	// Client reads runtimes (from the cache).
+	// Client reads runtimes (from the cache; one missing there is read through Cluster).
 	Client client.Client
 	// Cluster reads what a runtime's gang scheduler needs to exist (Volcano queues, priority
-	// classes), read through so that objects applied just before the TrainJob are seen; nil
-	// skips those checks.
+	// classes) and a runtime the cache does not hold yet, read through so that objects applied
+	// just before the TrainJob are seen; nil skips those checks.
 	Cluster client.Reader
 	// VolcanoBackend is whether the volcano scheduler backend is enabled, which a Volcano
 	// runtime on the PodCliqueSet path needs.
@@ -178,6 +178,11 @@ func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha
 		return nil, nil, nil // reported by ValidateTrainJob
 	}
 	err := v.Client.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) && v.Cluster != nil {
+		// A runtime applied a moment before its TrainJob (one file, one apply) may not be in the
+		// cache yet: read it through, or its checks would be skipped with a warning.
+		err = v.Cluster.Get(ctx, key, obj)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits until it does", kind, key.Name)}, nil

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
 
@@ -97,6 +98,19 @@ func TestTrainJobRules(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, w, 1)
 		assert.Contains(t, w[0], `TrainingRuntime "rt" does not exist yet`)
+	})
+	t.Run("a runtime the cache has not seen yet is read through and checked", func(t *testing.T) {
+		// A coscheduling timeout the PodCliqueSet path cannot honour: refused only if it is read.
+		bad := frameworkRuntime("rt", trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}, "")
+		bad.Namespace = "fresh"
+		bad.Spec.WorkloadKind = trainerv1alpha1.WorkloadKindPodCliqueSet
+		bad.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{
+			Coscheduling: &trainerv1alpha1.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To[int32](300)}}}
+		fresh := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(s).Build(),
+			Cluster: fake.NewClientBuilder().WithScheme(s).WithObjects(bad).Build(), Coscheduling: &configv1alpha1.SchedulerPluginsConfig{}}
+		w, err := fresh.ValidateCreate(ctx, trainJob("fresh"))
+		assert.Empty(t, w, "no 'does not exist yet' warning")
+		require.ErrorContains(t, err, "scheduleTimeoutSeconds is 300")
 	})
 	t.Run("an unsupported runtime kind", func(t *testing.T) {
 		tj := trainJob("ns")
