@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -502,13 +501,7 @@ func (b *bench) s4(ctx context.Context) error {
 	}
 	begin = time.Now()
 	if err := parallel(n, 32, func(i int) error {
-		return b.k8s().Create(ctx, &trainerv1alpha1.TrainJob{
-			ObjectMeta: metav1.ObjectMeta{Namespace: jobs, Name: fmt.Sprintf("train-%d", i)},
-			Spec: trainerv1alpha1.TrainJobSpec{
-				RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "bench", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
-				Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To(int32(pods))},
-			},
-		})
+		return b.k8s().Create(ctx, trainJob(jobs, fmt.Sprintf("train-%d", i), "bench", pods))
 	}); err != nil {
 		return err
 	}

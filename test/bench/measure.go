@@ -187,18 +187,19 @@ func writesIn(c *cluster.Cluster, ns string, from, to time.Time) ([]writeCount, 
 	if err != nil {
 		return nil, 0, err
 	}
-	counts := map[writeCount]int{}
+	by := map[writeCount]int{}
 	for _, ev := range events {
-		res := ev.ObjectRef.Resource
-		if ev.ObjectRef.Subresource != "" {
-			res += "/" + ev.ObjectRef.Subresource
-		}
-		counts[writeCount{Binary: strings.TrimPrefix(ev.User.Username, "system:serviceaccount:"+cluster.Namespace+":"), Verb: ev.Verb, Resource: res}]++
+		by[writeKey(strings.TrimPrefix(ev.User.Username, "system:serviceaccount:"+cluster.Namespace+":"), ev)]++
 	}
-	var out []writeCount
-	for k, v := range counts {
-		k.Count = v
-		out = append(out, k)
+	out, total := counts(by)
+	return out, total, nil
+}
+
+// writeKey is what a write is counted under: who, verb, resource[/subresource].
+func writeKey(who string, ev cluster.AuditEvent) writeCount {
+	res := ev.ObjectRef.Resource
+	if ev.ObjectRef.Subresource != "" {
+		res += "/" + ev.ObjectRef.Subresource
 	}
-	return out, len(events), nil
+	return writeCount{Binary: who, Verb: ev.Verb, Resource: res}
 }

@@ -410,11 +410,7 @@ func (b *bench) deleted(ctx context.Context, ns string, c contender, run *PeerRu
 	mine := own(c)
 	writes, refusedBy, refusedWrites := map[writeCount]int{}, map[writeCount]int{}, map[writeCount]int{}
 	for _, ev := range events {
-		res := ev.ObjectRef.Resource
-		if ev.ObjectRef.Subresource != "" {
-			res += "/" + ev.ObjectRef.Subresource
-		}
-		key := writeCount{Binary: actor(ev), Verb: ev.Verb, Resource: res}
+		key := writeKey(actor(ev), ev)
 		switch {
 		case !ev.StageTimestamp.After(deleting):
 			writes[key]++
