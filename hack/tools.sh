@@ -25,14 +25,32 @@ group() {
     echo "tools: building ${names[*]} (hack/tools/$dir) into $out"
     local tmp
     tmp=$(mktemp -d "$cache/.build.XXXXXX")
+    # One go build for all of a module's binaries: it compiles their shared packages once and
+    # links them in parallel. Each lands in its own directory (go names a binary after its
+    # package's last path element), then is renamed.
+    local specs_pkgs=()
+    for spec in "${missing[@]}"; do specs_pkgs+=("${spec#*=}"); done
+    (cd "$root/hack/tools/$dir" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${specs_pkgs[@]}")
     for spec in "${missing[@]}"; do
-      (cd "$root/hack/tools/$dir" && go build -trimpath -ldflags "$ldflags" -o "$tmp/${spec%%=*}" "${spec#*=}")
+      mv -f "$tmp/$(default_name "${spec#*=}")" "$tmp/${spec%%=*}.tool"
     done
     # A rename per binary keeps concurrent or interrupted builds from leaving a half-written tool.
-    mkdir -p "$out" && for f in "$tmp"/*; do mv -f "$f" "$out/"; done && rmdir "$tmp"
+    mkdir -p "$out" && for spec in "${missing[@]}"; do mv -f "$tmp/${spec%%=*}.tool" "$out/${spec%%=*}"; done && rm -rf "$tmp"
     echo "tools: hack/tools/$dir built in $((SECONDS - start))s"
   fi
   for n in "${names[@]}"; do ln -sfn "$out/$n" "$link_dir/$n"; done
+}
+
+# default_name is the file go build -o DIR/ writes for a main package: its last path element, or
+# the one before a major-version suffix (go.etcd.io/etcd/server/v3 → server).
+default_name() {
+  local pkg=${1%/} last
+  last=${pkg##*/}
+  if [[ $last =~ ^v[0-9]+$ ]]; then
+    pkg=${pkg%/*}
+    last=${pkg##*/}
+  fi
+  echo "$last"
 }
 
 k8s_version=v1.37.0
@@ -48,41 +66,66 @@ for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
 done
 
 only=${1:-all}
-if [ "$only" = all ] || [ "$only" = gen ]; then
-  group gen "" \
-    controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen \
-    kustomize=sigs.k8s.io/kustomize/kustomize/v5
+want() { [ "$only" = all ] || [ "$only" = "$1" ]; }
+
+# Kubernetes' own binaries are the longest build; on a cold machine the other tools build beside
+# them in a second lane, so one lane's downloads and single-threaded links overlap the other's
+# compiles (2 cores: ~17 min one after another).
+lane_control_plane() {
+  if want cluster; then
+    group cluster "$k8s_ldflags" \
+      etcd=go.etcd.io/etcd/server/v3 \
+      kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
+      kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
+      kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
+      kubectl=k8s.io/kubernetes/cmd/kubectl
+  fi
+  if want plugins; then
+    group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler
+  fi
+}
+
+lane_tools() {
+  if want gen; then
+    group gen "" \
+      controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen \
+      kustomize=sigs.k8s.io/kustomize/kustomize/v5
+  fi
+  if want kwok; then
+    group kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=v0.8.0" kwok=sigs.k8s.io/kwok/cmd/kwok
+  fi
+  if want jobset; then
+    group jobset "" jobset-controller=sigs.k8s.io/jobset
+  fi
+  if want kueue; then
+    # v0.17.0, not v0.15.0: its TrainJob integration speaks Kubeflow Trainer's v2.2+ API
+    # (runtimePatches), which this project serves; v0.15.0's would strip runtimePatches.
+    group kueue "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" kueue=sigs.k8s.io/kueue/cmd/kueue
+  fi
+  if want kubeflow; then
+    # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with,
+    # and its Helm chart rendered by Helm's engine (the runtimes the chart installs).
+    # Its controller manager is a peer make bench compares the trainer-controller with.
+    group kubeflow "" kubeflow-render=./render kubeflow-chart=./chart \
+      kubeflow-trainer-controller-manager=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+  fi
+  if want lws; then
+    # LeaderWorkerSet v0.9.0, a peer make bench compares the operators with; after kubeflow, whose
+    # Kubernetes and controller-runtime versions it shares, so their packages compile once.
+    group lws "" lws-controller=sigs.k8s.io/lws/cmd
+  fi
+}
+
+if [ "$only" != all ]; then
+  lane_control_plane
+  lane_tools
+  exit 0
 fi
-if [ "$only" = all ] || [ "$only" = cluster ]; then
-  group cluster "$k8s_ldflags" \
-    etcd=go.etcd.io/etcd/server/v3 \
-    kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
-    kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
-    kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
-    kubectl=k8s.io/kubernetes/cmd/kubectl
-fi
-if [ "$only" = all ] || [ "$only" = kwok ]; then
-  group kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=v0.8.0" kwok=sigs.k8s.io/kwok/cmd/kwok
-fi
-if [ "$only" = all ] || [ "$only" = jobset ]; then
-  group jobset "" jobset-controller=sigs.k8s.io/jobset
-fi
-if [ "$only" = all ] || [ "$only" = kueue ]; then
-  # v0.17.0, not v0.15.0: its TrainJob integration speaks Kubeflow Trainer's v2.2+ API
-  # (runtimePatches), which this project serves; v0.15.0's would strip runtimePatches.
-  group kueue "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" kueue=sigs.k8s.io/kueue/cmd/kueue
-fi
-if [ "$only" = all ] || [ "$only" = kubeflow ]; then
-  # Kubeflow Trainer v2.3.0's own runtime framework, which tests compare TrainJob workloads with,
-  # and its Helm chart rendered by Helm's engine (the runtimes the chart installs).
-  # Its controller manager is a peer make bench compares the trainer-controller with.
-  group kubeflow "" kubeflow-render=./render kubeflow-chart=./chart \
-    kubeflow-trainer-controller-manager=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
-fi
-if [ "$only" = all ] || [ "$only" = lws ]; then
-  # LeaderWorkerSet v0.9.0, a peer make bench compares the operators with.
-  group lws "" lws-controller=sigs.k8s.io/lws/cmd
-fi
-if [ "$only" = all ] || [ "$only" = plugins ]; then
-  group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler
-fi
+lane_control_plane &
+control_plane=$!
+lane_tools &
+tools=$!
+status=0
+wait "$control_plane" || status=$?
+wait "$tools" || status=$?
+exit "$status"

@@ -8,6 +8,8 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
@@ -47,5 +49,10 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := trainingchildren.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	return authorizer.SetupWithManager(mgr, cfg)
+	if err := authorizer.SetupWithManager(mgr, cfg); err != nil {
+		return err
+	}
+	// What admission reads from the cache on every create: PodCliqueSets (name overlaps, the
+	// authorizer's owners) and the runtimes TrainJobs name.
+	return app.WarmInformers(mgr, &grovev1alpha1.PodCliqueSet{}, &trainerv1alpha1.TrainingRuntime{}, &trainerv1alpha1.ClusterTrainingRuntime{})
 }

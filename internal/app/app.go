@@ -25,6 +25,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -353,4 +354,23 @@ func leaseNamespace(le configv1alpha1.LeaderElectionConfiguration) string {
 		}
 	}
 	return "default"
+}
+
+// WarmInformers starts the cache's informers for objs with the manager rather than on the first
+// read (an informer started on demand makes that request wait for its list: the first TrainJob
+// admitted after a start waited ~100 ms), and keeps the binary unready until they have synced.
+func WarmInformers(mgr manager.Manager, objs ...client.Object) error {
+	for _, obj := range objs {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return fmt.Errorf("informer for %T: %w", obj, err)
+		}
+	}
+	return mgr.AddReadyzCheck("informers", func(*http.Request) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informers not synced yet")
+		}
+		return nil
+	})
 }

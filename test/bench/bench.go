@@ -255,7 +255,7 @@ func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base ph
 func (b *bench) scenarioIn(ctx context.Context, ns, id, desc string, pods int, base phases, objs func(ns string) []client.Object) error {
 	begin, before := time.Now(), b.usage()
 	list := objs(ns)
-	if err := parallel(len(list), 32, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
+	if err := parallel(len(list), applyParallelism, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
 		return err
 	}
 	ph, err := b.w.waitPhases(ctx, ns, pods, begin, 10*time.Minute)

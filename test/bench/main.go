@@ -16,6 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 )
@@ -62,6 +65,9 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
 	only := flag.String("only", "", "comma-separated scenarios to run (peers,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
 	flag.Parse()
+	// The bench's client logs nothing of its own: the report is its output. Without a logger,
+	// controller-runtime prints a stack on the first webhook warning it is handed.
+	ctrllog.SetLogger(logr.Discard())
 	sz := full
 	if *smokeRun {
 		sz = smoke

@@ -197,9 +197,13 @@ func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
 		binary string
 		args   []string
 		lease  string // empty: the binary does not elect a leader
+		// readyChecks are readiness checks the binary must report passed once ready.
+		readyChecks []string
 	}{
 		{binary: "grove-operator", lease: "grove-operator-leader"},
-		{binary: "grove-webhook"},
+		// Admission reads PodCliqueSets and runtimes from its cache: ready only once those
+		// informers synced, so no create waits for an informer started on demand.
+		{binary: "grove-webhook", readyChecks: []string{"informers"}},
 		{binary: "backend-controller", args: []string{"--backend=kube-scheduler"}, lease: "grove-backend-controller-kube-scheduler-leader"},
 		{name: "backend-controller-kai", binary: "backend-controller", args: []string{"--backend=kai-scheduler"}, lease: "grove-backend-controller-kai-scheduler-leader"},
 		{name: "backend-controller-plugins", binary: "backend-controller", args: []string{"--backend=scheduler-plugins"}, lease: "grove-backend-controller-scheduler-plugins-leader"},
@@ -220,6 +224,14 @@ func TestBinariesStartReportReadyAndStopOnSIGTERM(t *testing.T) {
 				return err == nil && code == http.StatusOK
 			})
 			t.Logf("%s ready after %s", tc.binary, time.Since(begin).Round(time.Millisecond))
+			if len(tc.readyChecks) > 0 {
+				code, body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/readyz?verbose", p.health))
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, code)
+				for _, check := range tc.readyChecks {
+					assert.Contains(t, body, "[+]"+check+" ok", "readiness includes the %s check", check)
+				}
+			}
 
 			// The metrics listener starts beside the probes, not before them.
 			var body string
