@@ -23,8 +23,21 @@ func (c *Cluster) KubeconfigFor(user string, groups ...string) (string, error) {
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
 	cfg.CurrentContext = "local"
+	// Written to a temporary file and renamed: binaries of one identity (the backend-controller
+	// of each backend) start concurrently, and one must never read the file while another
+	// rewrites it (an empty kubeconfig stopped the volcano backend-controller at start).
 	path := filepath.Join(c.dir, "kubeconfig-"+sanitize(user))
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	tmp, err := os.CreateTemp(c.dir, ".kubeconfig-*")
+	if err != nil {
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := clientcmd.WriteToFile(*cfg, tmp.Name()); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", err
 	}
 	return path, nil
