@@ -29,6 +29,7 @@ func required(key string) *schedulerv1alpha1.TopologyConstraint {
 func leaderWorkerGang() *schedulerv1alpha1.PodGang {
 	return &schedulerv1alpha1.PodGang{
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0", Namespace: "ns", UID: types.UID("pg-uid")},
+		Status:     initialized(),
 		Spec: schedulerv1alpha1.PodGangSpec{
 			PodGroups: []schedulerv1alpha1.PodGroup{
 				{Name: "inf-0-leader", MinReplicas: 1},
@@ -101,7 +102,7 @@ func TestCompositeWorkloadKeepsEachPodGroupsMinimumAndEachLevelsPackKey(t *testi
 // manyGroups is a PodGang of n pod groups of minimum 1, and topology groups of size each
 // (the first groups*size pod groups), packed on a rack.
 func manyGroups(n, groups, size int) *schedulerv1alpha1.PodGang {
-	pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Name: "big-0", Namespace: "ns"}}
+	pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Name: "big-0", Namespace: "ns"}, Status: initialized()}
 	for i := range n {
 		pg.Spec.PodGroups = append(pg.Spec.PodGroups, schedulerv1alpha1.PodGroup{Name: fmt.Sprintf("big-0-c%d", i), MinReplicas: int32(i%3 + 1)})
 	}

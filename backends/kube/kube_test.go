@@ -2,11 +2,13 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,10 +31,11 @@ var (
 	gangCfg  = configv1alpha1.KubeSchedulerConfig{GangScheduling: true}
 )
 
-// podGang has two pod groups (minReplicas 1 and 2) and a required zone key.
+// podGang has two pod groups (minReplicas 1 and 2) and a required zone key; its pods exist.
 func podGang() *schedulerv1alpha1.PodGang {
 	return &schedulerv1alpha1.PodGang{
 		ObjectMeta: metav1.ObjectMeta{Name: "inf-0", Namespace: "ns", UID: types.UID("pg-uid")},
+		Status:     initialized(),
 		Spec: schedulerv1alpha1.PodGangSpec{
 			PodGroups: []schedulerv1alpha1.PodGroup{
 				{Name: "inf-0-router", MinReplicas: 1},
@@ -379,6 +382,69 @@ func TestSyncPodGangInGangModeCreatesOwnedWorkloadAndPodGroup(t *testing.T) {
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "inf-0"}, g))
 	assert.Equal(t, BuildPodGroup(pg).Spec, g.Spec)
 	requireControlledByPodGang(t, g, pg)
+}
+
+// initialized is the status of a PodGang whose pods all exist, as the operator writes it.
+func initialized() schedulerv1alpha1.PodGangStatus {
+	return schedulerv1alpha1.PodGangStatus{Conditions: []metav1.Condition{{
+		Type: schedulerv1alpha1.ConditionInitialized, Status: metav1.ConditionTrue, Reason: schedulerv1alpha1.ReasonReady,
+	}}}
+}
+
+func TestSyncPodGangInGangModeHoldsANewGangsObjectsUntilItsPodsExist(t *testing.T) {
+	for _, composite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("composite=%v", composite), func(t *testing.T) {
+			ctx := context.Background()
+			pg := podGang()
+			pg.Status = schedulerv1alpha1.PodGangStatus{}
+			c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
+			b := New(gangCfg, c)
+			b.SetComposite(composite)
+
+			reason, msg, err := b.SyncPodGang(ctx, pg)
+
+			require.NoError(t, err)
+			assert.Equal(t, ReasonAwaitingPods, reason)
+			assert.Contains(t, msg, "once its pods exist")
+			assert.Contains(t, msg, "3 pods")
+			for _, list := range []client.ObjectList{&schedulingv1beta1.WorkloadList{}, &schedulingv1beta1.PodGroupList{}, &schedulingv1alpha3.CompositePodGroupList{}} {
+				require.NoError(t, c.List(ctx, list))
+				assert.Zero(t, meta.LenList(list), "no %T before the pods exist", list)
+			}
+
+			pg.Status = initialized()
+			reason, _, err = b.SyncPodGang(ctx, pg)
+
+			require.NoError(t, err)
+			assert.NotEqual(t, ReasonAwaitingPods, reason)
+			require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "inf-0"}, &schedulingv1beta1.Workload{}), "the Workload once the pods exist")
+			groups := &schedulingv1beta1.PodGroupList{}
+			require.NoError(t, c.List(ctx, groups))
+			assert.NotZero(t, meta.LenList(groups))
+		})
+	}
+}
+
+func TestSyncPodGangInGangModeKeepsItsObjectsInStepWhileAPodIsMissing(t *testing.T) {
+	ctx := context.Background()
+	pg := podGang()
+	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
+	b := New(gangCfg, c)
+	_, _, err := b.SyncPodGang(ctx, pg)
+	require.NoError(t, err)
+
+	// A pod is lost (Initialized goes False) and the gang asks for one more worker meanwhile.
+	pg.Status = schedulerv1alpha1.PodGangStatus{Conditions: []metav1.Condition{{
+		Type: schedulerv1alpha1.ConditionInitialized, Status: metav1.ConditionFalse, Reason: schedulerv1alpha1.ReasonPodsPending,
+	}}}
+	pg.Spec.PodGroups[1].MinReplicas = 3
+	reason, _, err := b.SyncPodGang(ctx, pg)
+
+	require.NoError(t, err)
+	assert.Equal(t, ReasonWorkloadCreated, reason)
+	g := &schedulingv1beta1.PodGroup{}
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "inf-0"}, g))
+	assert.Equal(t, BuildPodGroup(pg).Spec.SchedulingPolicy, g.Spec.SchedulingPolicy, "the existing PodGroup follows the gang")
 }
 
 func TestSyncPodGangInGangModeWritesNothingWhenNothingChanged(t *testing.T) {

@@ -66,7 +66,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("podgang-"+string(r.Backend.Name())).
 		// Labels carry backend settings (KAI's queue), so a relabel is a change to sync.
-		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		// Initialized (all pods exist) is when a gang-mode kube-scheduler gang gets its objects.
+		For(&schedulerv1alpha1.PodGang{}, builder.WithPredicates(mine, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, initializedChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	for _, owned := range r.Backend.OwnedTypes() {
 		// Only spec and metadata changes and deletions can be drift; the scheduler's status
@@ -91,6 +92,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	managed.add(managedSource{backend: string(r.Backend.Name()), reader: mgr.GetCache(), scheme: mgr.GetScheme(), types: r.Backend.OwnedTypes()})
 	return nil
+}
+
+// initializedChanged passes a PodGang update that turns its Initialized condition on or off.
+func initializedChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		was, okOld := e.ObjectOld.(*schedulerv1alpha1.PodGang)
+		is, okNew := e.ObjectNew.(*schedulerv1alpha1.PodGang)
+		if !okOld || !okNew {
+			return false
+		}
+		return meta.IsStatusConditionTrue(was.Status.Conditions, schedulerv1alpha1.ConditionInitialized) !=
+			meta.IsStatusConditionTrue(is.Status.Conditions, schedulerv1alpha1.ConditionInitialized)
+	}}
 }
 
 // notCreated drops creation events.

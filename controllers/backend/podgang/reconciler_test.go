@@ -186,3 +186,31 @@ func TestOwnedObjectEventsPassOnlyForSpecChanges(t *testing.T) {
 		})
 	}
 }
+
+func TestPodGangEventsPassWhenItsPodsComeToExistOrOneIsLost(t *testing.T) {
+	gang := func(initialized metav1.ConditionStatus, backendReady bool) *schedulerv1alpha1.PodGang {
+		pg := builders.PodGang("ns", "pg").Obj()
+		if initialized != "" {
+			meta.SetStatusCondition(&pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionInitialized, Status: initialized, Reason: "r"})
+		}
+		if backendReady {
+			meta.SetStatusCondition(&pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue, Reason: "r"})
+		}
+		return pg
+	}
+	cases := []struct {
+		name     string
+		old, new *schedulerv1alpha1.PodGang
+		want     bool
+	}{
+		{"all pods exist", gang("", true), gang(metav1.ConditionTrue, true), true},
+		{"a pod is lost", gang(metav1.ConditionTrue, true), gang(metav1.ConditionFalse, true), true},
+		{"its own acknowledgement", gang("", false), gang("", true), false},
+		{"still missing pods", gang(metav1.ConditionFalse, false), gang(metav1.ConditionFalse, true), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, initializedChanged().Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
+		})
+	}
+}

@@ -153,11 +153,19 @@ func TestGangThatDoesNotFitStaysWhollyPendingUntilNodesAreAdded(t *testing.T) {
 		require.NotNil(t, p.Spec.SchedulingGroup, "pod %s names its gang's PodGroup", p.Name)
 		assert.Equal(t, "train-0", *p.Spec.SchedulingGroup.PodGroupName)
 	}
+	// The gang's Workload API objects come once all its pods exist: kube-scheduler then places
+	// the gang at once instead of re-checking it at each pod's arrival.
 	group := &schedulingv1beta1.PodGroup{}
-	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, group))
+	require.Eventually(t, func() bool {
+		return k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, group) == nil
+	}, 30*time.Second, 100*time.Millisecond, "the backend-controller creates the gang's PodGroup once its pods exist")
 	require.NotNil(t, group.Spec.SchedulingPolicy.Gang)
 	assert.Equal(t, int32(3), group.Spec.SchedulingPolicy.Gang.MinCount)
-	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, &schedulingv1beta1.Workload{}))
+	workload := &schedulingv1beta1.Workload{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-0"}, workload))
+	for _, p := range ungated {
+		assert.False(t, workload.CreationTimestamp.Before(&p.CreationTimestamp), "the Workload is created after pod %s", p.Name)
+	}
 
 	require.Never(t, func() bool { return len(bindTimes(pods(t, ns, "train"))) > 0 }, 10*time.Second, 250*time.Millisecond,
 		"no pod of a gang that does not fit is bound")

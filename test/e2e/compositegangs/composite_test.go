@@ -78,12 +78,18 @@ func bound(ps []corev1.Pod) map[string]string {
 }
 
 // acknowledged waits for the backend-controller's acknowledgement of a PodGang and returns it.
+// The backend acknowledges a new gang at once (AwaitingPods) and creates its Workload API
+// objects once all its pods exist; acknowledged waits for that second acknowledgement.
 func acknowledged(t *testing.T, ns, name string) *schedulerv1alpha1.PodGang {
 	t.Helper()
 	pg := &schedulerv1alpha1.PodGang{}
 	require.Eventually(t, func() bool {
-		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pg) == nil && pg.Acknowledged()
-	}, 60*time.Second, 200*time.Millisecond, "PodGang %s/%s acknowledged", ns, name)
+		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pg) != nil || !pg.Acknowledged() {
+			return false
+		}
+		ready := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+		return ready.Reason != kube.ReasonAwaitingPods
+	}, 60*time.Second, 200*time.Millisecond, "PodGang %s/%s acknowledged with its Workload API objects", ns, name)
 	return pg
 }
 
