@@ -14,10 +14,8 @@ import (
 	"github.com/prometheus/common/model"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -435,11 +433,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // deleted waits until the namespace of run is gone and fills in the run's writes, refusals and
 // CPU from the audit log and /proc.
 func (b *bench) deleted(ctx context.Context, ns string, c contender, run *PeerRun, before map[string]usage, begin, deleting time.Time) error {
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := b.k8s().Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}); err != nil {
-		return fmt.Errorf("namespace %s not gone: %w", ns, err)
+	if err := b.namespaceGone(ctx, ns); err != nil {
+		return err
 	}
 	gone := time.Now()
 	cpu := map[string]float64{}

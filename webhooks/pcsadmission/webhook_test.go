@@ -13,14 +13,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
-// recordingHandler notes whether defaulting was reached.
-type recordingHandler struct{ called bool }
-
-func (h *recordingHandler) Handle(context.Context, admission.Request) admission.Response {
-	h.called = true
-	return admission.Allowed("defaulted")
-}
-
 func TestUndecodableObjectsPassDefaultingUnchangedForTheSchemaToReject(t *testing.T) {
 	scheme := runtime.NewScheme()
 	assert.NoError(t, grovev1alpha1.AddToScheme(scheme))
@@ -29,21 +21,24 @@ func TestUndecodableObjectsPassDefaultingUnchangedForTheSchemaToReject(t *testin
 		object    string
 		defaulted bool
 	}{
-		{"decodable object is defaulted", `{"apiVersion":"grove.io/v1alpha1","kind":"PodCliqueSet","metadata":{"name":"a"},"spec":{"replicas":1}}`, true},
+		{"decodable object is defaulted", `{"apiVersion":"grove.io/v1alpha1","kind":"PodCliqueSet","metadata":{"name":"a"},"spec":{"replicas":1,"template":{"cliques":[{"name":"w","spec":{"replicas":2}}]}}}`, true},
 		{"replicas beyond int32", `{"apiVersion":"grove.io/v1alpha1","kind":"PodCliqueSet","metadata":{"name":"a"},"spec":{"replicas":2147483648}}`, false},
 		{"replicas as a string", `{"apiVersion":"grove.io/v1alpha1","kind":"PodCliqueSet","metadata":{"name":"a"},"spec":{"replicas":"3"}}`, false},
 		{"maxRuntime that is not a duration", `{"apiVersion":"grove.io/v1alpha1","kind":"PodCliqueSet","metadata":{"name":"a"},"spec":{"trainingSpec":{"maxRuntime":"abc"}}}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			next := &recordingHandler{}
-			h := &SchemaDecidesUndecodable{Decoder: admission.NewDecoder(scheme), Next: next}
-			resp := h.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(tc.object)},
+			resp := defaultingHandler(scheme, kubeOnly).Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID: "1", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(tc.object)},
+				Kind: metav1.GroupVersionKind{Group: "grove.io", Version: "v1alpha1", Kind: "PodCliqueSet"},
 			}})
-			assert.True(t, resp.Allowed)
+			assert.True(t, resp.Allowed, "%+v", resp.Result)
+			if tc.defaulted {
+				assert.NotEmpty(t, resp.Patches, "a decodable object is defaulted")
+				return
+			}
 			assert.Empty(t, resp.Patches, "an undecodable object is never patched")
-			assert.Equal(t, tc.defaulted, next.called)
+			assert.Contains(t, resp.Result.Message, "the CRD schema decides")
 		})
 	}
 }
@@ -61,8 +56,7 @@ func FuzzAdmissionReview(f *testing.F) {
 	if err := grovev1alpha1.AddToScheme(scheme); err != nil {
 		f.Fatal(err)
 	}
-	mutating := admission.WithDefaulter(scheme, admission.Defaulter[*grovev1alpha1.PodCliqueSet](&Defaulter{Backends: kubeOnly}))
-	mutating.Handler = &SchemaDecidesUndecodable{Decoder: admission.NewDecoder(scheme), Next: mutating.Handler}
+	mutating := defaultingHandler(scheme, kubeOnly)
 	validating := admission.WithValidator(scheme, admission.Validator[*grovev1alpha1.PodCliqueSet](&Validator{Backends: kubeOnly}))
 	for _, w := range []*admission.Webhook{mutating, validating} {
 		w.WithRecoverPanic(false)
