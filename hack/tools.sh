@@ -26,8 +26,8 @@ group() {
     local tmp
     tmp=$(mktemp -d "$cache/.build.XXXXXX")
     # One go build for all of a module's binaries: it compiles their shared packages once and
-    # links them in parallel. Each lands in its own directory (go names a binary after its
-    # package's last path element), then is renamed.
+    # links them in parallel. go names each binary after its package (default_name); each is
+    # then renamed to its tool name.
     local specs_pkgs=()
     for spec in "${missing[@]}"; do specs_pkgs+=("${spec#*=}"); done
     (cd "$root/hack/tools/$dir" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${specs_pkgs[@]}")
