@@ -5,6 +5,7 @@ package main
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -31,7 +32,10 @@ import (
 func main() {
 	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup,
 		// Volcano's Queue, which the volcano backend's admission checks read.
-		AddToScheme: []func(*runtime.Scheme) error{volcanov1beta1.AddToScheme}})
+		AddToScheme: []func(*runtime.Scheme) error{volcanov1beta1.AddToScheme},
+		// What admission reads from the cache on every create: PodCliqueSets (name overlaps, the
+		// authorizer's owners) and the runtimes TrainJobs name.
+		Informers: []client.Object{&grovev1alpha1.PodCliqueSet{}, &trainerv1alpha1.TrainingRuntime{}, &trainerv1alpha1.ClusterTrainingRuntime{}}})
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
@@ -49,10 +53,5 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := trainingchildren.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	if err := authorizer.SetupWithManager(mgr, cfg); err != nil {
-		return err
-	}
-	// What admission reads from the cache on every create: PodCliqueSets (name overlaps, the
-	// authorizer's owners) and the runtimes TrainJobs name.
-	return app.WarmInformers(mgr, &grovev1alpha1.PodCliqueSet{}, &trainerv1alpha1.TrainingRuntime{}, &trainerv1alpha1.ClusterTrainingRuntime{})
+	return authorizer.SetupWithManager(mgr, cfg)
 }

@@ -58,6 +58,10 @@ type Options struct {
 	AddToScheme []func(*runtime.Scheme) error
 	// Cache narrows what the manager's informers hold (e.g. only labelled ConfigMaps).
 	Cache cache.Options
+	// Informers are kinds whose informers start with the manager rather than on the first read
+	// (an informer started on demand makes that request wait for its list: the first TrainJob
+	// admitted after a start waited ~100 ms); the binary is unready until they have synced.
+	Informers []client.Object
 }
 
 // Scheme returns the kinds every binary reads: Kubernetes' own and the project's API groups.
@@ -105,6 +109,11 @@ func Run(ctx context.Context, configPath string, opts Options) error {
 
 	mgr, certsReady, err := newManager(cfg, opts)
 	if err != nil {
+		return err
+	}
+	// Before Setup, which may run inside the started manager (generated certificates), where no
+	// readiness check can be added any more.
+	if err := warmInformers(mgr, opts.Informers); err != nil {
 		return err
 	}
 	if opts.Setup != nil {
@@ -356,10 +365,12 @@ func leaseNamespace(le configv1alpha1.LeaderElectionConfiguration) string {
 	return "default"
 }
 
-// WarmInformers starts the cache's informers for objs with the manager rather than on the first
-// read (an informer started on demand makes that request wait for its list: the first TrainJob
-// admitted after a start waited ~100 ms), and keeps the binary unready until they have synced.
-func WarmInformers(mgr manager.Manager, objs ...client.Object) error {
+// warmInformers starts the informers of objs with the manager and adds the readiness check that
+// waits for them (see Options.Informers).
+func warmInformers(mgr manager.Manager, objs []client.Object) error {
+	if len(objs) == 0 {
+		return nil
+	}
 	for _, obj := range objs {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
 			return fmt.Errorf("informer for %T: %w", obj, err)
