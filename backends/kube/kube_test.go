@@ -362,11 +362,17 @@ func requireControlledByPodGang(t *testing.T, obj client.Object, pg *schedulerv1
 	}}, obj.GetOwnerReferences())
 }
 
+// gangBackend is the backend in gang mode over a fake client holding objs.
+func gangBackend(t *testing.T, objs ...client.Object) (*Backend, client.Client) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(objs...).Build()
+	return New(gangCfg, c), c
+}
+
 func TestSyncPodGangInGangModeCreatesOwnedWorkloadAndPodGroup(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-	b := New(gangCfg, c)
+	b, c := gangBackend(t, pg)
 
 	reason, msg, err := b.SyncPodGang(ctx, pg)
 
@@ -397,8 +403,7 @@ func TestSyncPodGangInGangModeHoldsANewGangsObjectsUntilItsPodsExist(t *testing.
 			ctx := context.Background()
 			pg := podGang()
 			pg.Status = schedulerv1alpha1.PodGangStatus{}
-			c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-			b := New(gangCfg, c)
+			b, c := gangBackend(t, pg)
 			b.SetComposite(composite)
 
 			reason, msg, err := b.SyncPodGang(ctx, pg)
@@ -428,8 +433,7 @@ func TestSyncPodGangInGangModeHoldsANewGangsObjectsUntilItsPodsExist(t *testing.
 func TestSyncPodGangInGangModeKeepsItsObjectsInStepWhileAPodIsMissing(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-	b := New(gangCfg, c)
+	b, c := gangBackend(t, pg)
 	_, _, err := b.SyncPodGang(ctx, pg)
 	require.NoError(t, err)
 
@@ -450,8 +454,7 @@ func TestSyncPodGangInGangModeKeepsItsObjectsInStepWhileAPodIsMissing(t *testing
 func TestSyncPodGangInGangModeWritesNothingWhenNothingChanged(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-	b := New(gangCfg, c)
+	b, c := gangBackend(t, pg)
 	_, _, err := b.SyncPodGang(ctx, pg)
 	require.NoError(t, err)
 	key := client.ObjectKey{Namespace: "ns", Name: "inf-0"}
@@ -477,8 +480,7 @@ func TestSyncPodGangInGangModeWritesNothingWhenNothingChanged(t *testing.T) {
 func TestSyncPodGangInGangModeKeepsAPodGroupTheAPIServerDefaulted(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-	b := New(gangCfg, c)
+	b, c := gangBackend(t, pg)
 	_, _, err := b.SyncPodGang(ctx, pg)
 	require.NoError(t, err)
 	key := client.ObjectKey{Namespace: "ns", Name: "inf-0"}
@@ -500,8 +502,7 @@ func TestSyncPodGangInGangModeKeepsAPodGroupTheAPIServerDefaulted(t *testing.T) 
 func TestSyncPodGangInGangModeRepairsAnEditedPodGroup(t *testing.T) {
 	ctx := context.Background()
 	pg := podGang()
-	c := fake.NewClientBuilder().WithScheme(newScheme(t, true)).WithObjects(pg).Build()
-	b := New(gangCfg, c)
+	b, c := gangBackend(t, pg)
 	_, _, err := b.SyncPodGang(ctx, pg)
 	require.NoError(t, err)
 	key := client.ObjectKey{Namespace: "ns", Name: "inf-0"}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/eventbatch"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -96,15 +97,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 
 // initializedChanged passes a PodGang update that turns its Initialized condition on or off.
 func initializedChanged() predicate.Funcs {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		was, okOld := e.ObjectOld.(*schedulerv1alpha1.PodGang)
-		is, okNew := e.ObjectNew.(*schedulerv1alpha1.PodGang)
-		if !okOld || !okNew {
-			return false
+	return eventbatch.UpdatesWhere(func(old, new client.Object) bool {
+		initialized := func(o client.Object) bool {
+			pg, ok := o.(*schedulerv1alpha1.PodGang)
+			return ok && meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized)
 		}
-		return meta.IsStatusConditionTrue(was.Status.Conditions, schedulerv1alpha1.ConditionInitialized) !=
-			meta.IsStatusConditionTrue(is.Status.Conditions, schedulerv1alpha1.ConditionInitialized)
-	}}
+		return initialized(old) != initialized(new)
+	})
 }
 
 // notCreated drops creation events.
