@@ -9,8 +9,11 @@ CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 KUSTOMIZE      := $(TOOLS_BIN)/kustomize
 export GROVE_TOOLS_BIN := $(TOOLS_BIN)
 
-# Packages of the API groups that become CRDs (KAI's local types and the config file do not).
+# Packages of the project's own API groups, whose CRDs the deploy overlays install (the config
+# file is no CRD). The local types of KAI's and NVIDIA's kinds become CRDs in config/thirdparty,
+# for the local cluster and the tests only.
 CRD_PATHS := ./apis/grove/...;./apis/scheduler/...;./apis/trainer/...
+CRD_OPTIONS := crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true
 GO_TEST   := go test -count=1
 UNIT_PKGS  = $$(go list ./... | grep -v '/test/')
 
@@ -32,9 +35,11 @@ generate: ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs (config/crd/bases), webhook configurations (config/webhook) and each binary's RBAC (config/rbac/<binary>).
+manifests: ## Generate the CRDs (config/crd/bases; KAI's and NVIDIA's kinds for tests: config/thirdparty), webhook configurations (config/webhook) and each binary's RBAC (config/rbac/<binary>).
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./apis/kai/... output:crd:artifacts:config=config/thirdparty/kai
+	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./apis/nvidia/... output:crd:artifacts:config=config/thirdparty/nvidia
 	$(CONTROLLER_GEN) webhook paths="./webhooks/pcsadmission/...;./webhooks/trainjobadmission/...;./webhooks/trainingchildren/..." output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) webhook paths=./webhooks/authorizer/... output:webhook:artifacts:config=config/webhook/authorizer
 	$(CONTROLLER_GEN) rbac:roleName=grove-operator paths="./cmd/grove-operator/...;./controllers/operator/..." output:rbac:artifacts:config=config/rbac/grove-operator

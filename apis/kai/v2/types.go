@@ -1,7 +1,8 @@
 // Package v2 holds local Go types for KAI scheduler's scheduling.run.ai/v2 Queue, mirroring the
-// JSON of KAI's published CRD (the KAI modules cannot be fetched here).
+// JSON of KAI's published CRD (the KAI modules cannot be fetched here). `make manifests`
+// generates the Queue CRD from them (config/thirdparty/kai) for the local cluster and the tests;
+// an optional tier (config/thirdparty) compares it with KAI's published CRD.
 // +kubebuilder:object:generate=true
-// +kubebuilder:skip
 // +groupName=scheduling.run.ai
 package v2
 
@@ -23,8 +24,12 @@ var (
 )
 
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
 
 // Queue is a KAI quota queue; a PodGroup names one, and KAI leaves the gang pending without it.
+// Its status is KAI's to write and nothing here reads it, so the type leaves it out; the CRD
+// still has KAI's status subresource, so writes of the spec never touch it.
 type Queue struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -58,9 +63,12 @@ type QueueResources struct {
 	Memory *ResourceQuota `json:"memory,omitempty"`
 }
 
-// ResourceQuota is the quota of one resource kind.
+// ResourceQuota is the quota of one resource kind (-1: unlimited). KAI's schema requires none of
+// them, so neither does the generated CRD, though this type always writes quota and limit.
 type ResourceQuota struct {
-	Quota           float64 `json:"quota"`
+	// +optional
+	Quota float64 `json:"quota"`
+	// +optional
 	Limit           float64 `json:"limit"`
 	OverQuotaWeight float64 `json:"overQuotaWeight,omitempty"`
 }

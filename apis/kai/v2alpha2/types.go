@@ -1,8 +1,9 @@
 // Package v2alpha2 holds local Go types for KAI scheduler's scheduling.run.ai/v2alpha2 PodGroup.
 // The KAI Go modules cannot be fetched here, so these types mirror the JSON of KAI's published
-// CRD (tested against it); the CRD itself is KAI's, never generated from this package.
+// CRD. `make manifests` generates the PodGroup CRD from them (config/thirdparty/kai) for the
+// local cluster and the tests; an optional tier (config/thirdparty) compares it with KAI's
+// published CRD.
 // +kubebuilder:object:generate=true
-// +kubebuilder:skip
 // +groupName=scheduling.run.ai
 package v2alpha2
 
@@ -33,6 +34,8 @@ const (
 )
 
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=pg
+// +kubebuilder:subresource:status
 
 // PodGroup is KAI's gang: its pods are scheduled together once minMember (or minSubGroup) fit.
 type PodGroup struct {
@@ -54,10 +57,13 @@ type PodGroupList struct {
 
 // PodGroupSpec is the desired gang.
 type PodGroupSpec struct {
-	MinMember          *int32              `json:"minMember,omitempty"`
-	MinSubGroup        *int32              `json:"minSubGroup,omitempty"`
-	Queue              string              `json:"queue,omitempty"`
-	PriorityClassName  string              `json:"priorityClassName,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	MinMember *int32 `json:"minMember,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	MinSubGroup       *int32 `json:"minSubGroup,omitempty"`
+	Queue             string `json:"queue,omitempty"`
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// +kubebuilder:validation:Enum=preemptible;non-preemptible
 	Preemptibility     string              `json:"preemptibility,omitempty"`
 	MarkUnschedulable  *bool               `json:"markUnschedulable,omitempty"`
 	SchedulingBackoff  *int32              `json:"schedulingBackoff,omitempty"`
@@ -67,9 +73,15 @@ type PodGroupSpec struct {
 
 // SubGroup is a nested gang inside a PodGroup (one per PodClique, or per scaling-group replica).
 type SubGroup struct {
-	Name               string              `json:"name"`
-	Parent             *string             `json:"parent,omitempty"`
-	MinMember          *int32              `json:"minMember,omitempty"`
+	// Name is a DNS label, unique in the PodGroup (KAI validates it; the backend relies on that).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Parent *string `json:"parent,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	MinMember *int32 `json:"minMember,omitempty"`
+	// +kubebuilder:validation:Minimum=0
 	MinSubGroup        *int32              `json:"minSubGroup,omitempty"`
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
 }
@@ -86,9 +98,12 @@ type PodGroupStatus struct {
 	Conditions []PodGroupCondition `json:"conditions,omitempty"`
 }
 
-// PodGroupCondition is a KAI status condition.
+// PodGroupCondition is a KAI status condition. KAI's schema requires none of its fields, so
+// neither does the generated CRD.
 type PodGroupCondition struct {
-	Type               string      `json:"type"`
+	// +optional
+	Type string `json:"type"`
+	// +optional
 	Status             string      `json:"status"`
 	Reason             string      `json:"reason,omitempty"`
 	Message            string      `json:"message,omitempty"`
