@@ -53,7 +53,9 @@ const VolcanoVersion = "v1.14.1"
 
 // CRDDirs returns the directories (and single files) of every CRD to install: the project's
 // generated CRDs, JobSet's and scheduler-plugins' from the module cache, Volcano's PodGroup and
-// Queue from its release's module and KAI's from the shared folder beside the clone.
+// Queue from its release's module and KAI's generated from the project's local types
+// (config/thirdparty/kai). NVIDIA's ComputeDomain (config/thirdparty/nvidia) is left out, so
+// tests see how the operator behaves where it is not served; a test that needs it installs it.
 func CRDDirs() ([]string, error) {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
@@ -75,7 +77,7 @@ func CRDDirs() ([]string, error) {
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(jobset, "config", "components", "crd", "bases"),
-		filepath.Join(root, "..", "shared", "crds", "kai"),
+		filepath.Join(root, "config", "thirdparty", "kai"),
 		filepath.Join(plugins, "config", "crd", "bases"),
 		filepath.Join(volcanoCRDs, "scheduling.volcano.sh_podgroups.yaml"),
 		filepath.Join(volcanoCRDs, "scheduling.volcano.sh_queues.yaml"),
