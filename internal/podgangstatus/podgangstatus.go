@@ -1,5 +1,5 @@
 // Package podgangstatus writes a binary's own part of a PodGang's status by server-side apply:
-// the grove-operator its Initialized condition (and the phase while nobody else set one), a
+// the grove-operator its phase, Initialized, Scheduled and Ready conditions and their times, a
 // backend-controller its SchedulerBackendReady, each with a field manager of its own. The API
 // server merges the conditions by type (listType=map), so neither write can conflict with or
 // overwrite the other's, whatever either binary's cache shows.
@@ -7,6 +7,7 @@ package podgangstatus
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,16 +23,28 @@ const (
 	ManagerBackendPrefix = "backend-controller-"
 )
 
-// Apply makes manager the owner of exactly this condition, and of the phase when phase is set, on
-// the PodGang's status; what other managers own is left alone. pg is updated to what the API
+// Part is one manager's part of a PodGang's status; what it leaves empty the manager does not own.
+type Part struct {
+	Phase                    schedulerv1alpha1.PodGangPhase
+	Conditions               []metav1.Condition
+	LastScheduled, LastReady *metav1.Time
+}
+
+// Apply makes manager the owner of exactly part on the PodGang's status — its conditions, and the
+// phase and times when set; what other managers own is left alone. pg is updated to what the API
 // server stored.
-func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, phase schedulerv1alpha1.PodGangPhase, cond metav1.Condition) error {
-	status, err := conditionStatus(cond)
+func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, part Part) error {
+	status, err := conditionsStatus(part.Conditions...)
 	if err != nil {
 		return err
 	}
-	if phase != "" {
-		status["phase"] = string(phase)
+	if part.Phase != "" {
+		status["phase"] = string(part.Phase)
+	}
+	for key, t := range map[string]*metav1.Time{"lastScheduled": part.LastScheduled, "lastReady": part.LastReady} {
+		if t != nil {
+			status[key] = t.UTC().Format(time.RFC3339)
+		}
 	}
 	return apply(ctx, c, pg, manager, status)
 }
@@ -39,7 +52,7 @@ func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, 
 // ApplyBackend makes a backend-controller's manager the owner of exactly its condition and of
 // the scheduling groups it assigned (none: whatever it assigned before is removed).
 func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, cond metav1.Condition, groups []schedulerv1alpha1.SchedulingGroup) error {
-	status, err := conditionStatus(cond)
+	status, err := conditionsStatus(cond)
 	if err != nil {
 		return err
 	}
@@ -53,12 +66,16 @@ func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.Po
 	return apply(ctx, c, pg, manager, status)
 }
 
-func conditionStatus(cond metav1.Condition) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cond)
-	if err != nil {
-		return nil, err
+func conditionsStatus(conds ...metav1.Condition) (map[string]any, error) {
+	list := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, m)
 	}
-	return map[string]any{"conditions": []any{m}}, nil
+	return map[string]any{"conditions": list}, nil
 }
 
 func apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, status map[string]any) error {

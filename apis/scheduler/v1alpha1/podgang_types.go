@@ -138,15 +138,18 @@ type NamespacedName struct {
 type PodGangPhase string
 
 const (
-	// PodGangPhasePending means the gang waits for placement.
+	// PodGangPhasePending means the gang waits for placement: some pod group has fewer than its
+	// minReplicas pods bound to nodes (Scheduled is not True).
 	PodGangPhasePending PodGangPhase = "Pending"
-	// PodGangPhaseStarting means pods are being bound.
+	// PodGangPhaseStarting means the gang is placed (Scheduled) and its pods are starting: some
+	// pod group has fewer than its minReplicas pods ready.
 	PodGangPhaseStarting PodGangPhase = "Starting"
-	// PodGangPhaseRunning means every pod is placed and running.
+	// PodGangPhaseRunning means every pod group has its minReplicas pods ready (Ready), or ready
+	// and finished: a batch gang stays Running while its pods succeed one by one.
 	PodGangPhaseRunning PodGangPhase = "Running"
-	// PodGangPhaseFailed means a pod failed (batch workloads).
+	// PodGangPhaseFailed means a referenced pod failed and has not been replaced yet.
 	PodGangPhaseFailed PodGangPhase = "Failed"
-	// PodGangPhaseSucceeded means every pod succeeded (batch workloads).
+	// PodGangPhaseSucceeded means every referenced pod succeeded (batch workloads).
 	PodGangPhaseSucceeded PodGangPhase = "Succeeded"
 )
 
@@ -157,7 +160,9 @@ const (
 	// ConditionSchedulerBackendReady (backend-controller): the scheduler's own objects exist
 	// for the PodGang's current generation.
 	ConditionSchedulerBackendReady = "SchedulerBackendReady"
-	// ConditionScheduled (backend-controller): the scheduler placed the gang.
+	// ConditionScheduled (operator, for every backend: it sees each pod's binding): every pod
+	// group has its minReplicas pods bound to nodes. False carries the scheduler's own reason
+	// and message from a waiting pod's PodScheduled condition.
 	ConditionScheduled = "Scheduled"
 	// ConditionReady (operator): every pod group has minReplicas ready pods.
 	ConditionReady = "Ready"
@@ -197,8 +202,16 @@ const (
 const (
 	// ReasonPodsPending: not all pods of the gang exist yet.
 	ReasonPodsPending = "PodsPending"
-	// ReasonReady: the gang is fully initialized.
+	// ReasonReady: the gang is fully initialized (Initialized), or every pod group has its
+	// minimum of ready pods (Ready).
 	ReasonReady = "Ready"
+	// ReasonPlaced: every pod group has its minimum of pods bound to nodes (Scheduled).
+	ReasonPlaced = "Placed"
+	// ReasonWaitingForPlacement: the gang's pods wait for the scheduler, which has not said why
+	// (Scheduled). When it has, its own reason (e.g. Unschedulable, SchedulingGated) is used.
+	ReasonWaitingForPlacement = "WaitingForPlacement"
+	// ReasonPodsNotReady: a pod group has fewer than its minimum of ready pods (Ready).
+	ReasonPodsNotReady = "PodsNotReady"
 )
 
 // PodGangStatus is what the scheduler side reports.
@@ -206,6 +219,12 @@ type PodGangStatus struct {
 	// Phase is the coarse scheduling state.
 	// +optional
 	Phase PodGangPhase `json:"phase,omitempty"`
+	// LastScheduled is when Scheduled last turned True; never cleared.
+	// +optional
+	LastScheduled *metav1.Time `json:"lastScheduled,omitempty"`
+	// LastReady is when Ready last turned True; never cleared.
+	// +optional
+	LastReady *metav1.Time `json:"lastReady,omitempty"`
 	// Conditions are Initialized, SchedulerBackendReady, Scheduled, Ready and Unhealthy.
 	// +optional
 	// +listType=map

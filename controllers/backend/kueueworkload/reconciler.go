@@ -179,7 +179,7 @@ func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv
 	if !meta.SetStatusCondition(&conds, cond) {
 		return nil
 	}
-	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, "", *meta.FindStatusCondition(conds, cond.Type)); err != nil {
+	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, podgangstatus.Part{Conditions: []metav1.Condition{*meta.FindStatusCondition(conds, cond.Type)}}); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log, before, pg.Status.Conditions)

@@ -20,7 +20,6 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -232,7 +231,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
 	}
 
-	return r.writeInitialized(ctx, pg, missing, replaced)
+	return r.writeStatus(ctx, pg, missing, obs)
 }
 
 // wantPodGang is the PodGang g of a replica as the reconciler writes it: its pod groups, the
@@ -247,41 +246,18 @@ func wantPodGang(pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend s
 	}, missing
 }
 
-// writeInitialized records on the PodGang whether every referenced pod exists (Initialized) and
-// that it is Pending until a scheduler says otherwise. replaced is the resourceVersion this pass
-// read, when it read one.
-func (r *Reconciler) writeInitialized(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, replaced string) error {
-	complete := len(missing) == 0
-	cond := metav1.Condition{
-		Type: schedulerv1alpha1.ConditionInitialized, Status: metav1.ConditionTrue,
-		Reason: schedulerv1alpha1.ReasonReady, Message: "all pods exist and are referenced", ObservedGeneration: pg.Generation,
-	}
-	if !complete {
-		cond.Status, cond.Reason = metav1.ConditionFalse, schedulerv1alpha1.ReasonPodsPending
-		cond.Message = fmt.Sprintf("waiting for pods of %v", missing)
-	}
-	if !complete && meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionInitialized) == nil {
-		// A new PodGang's pods are on their way: no condition says so as well as False, for one
-		// write less per gang; False is written only when a gang loses a pod it had.
-		return nil
-	}
-	status := pg.Status.DeepCopy()
-	if status.Phase == "" {
-		status.Phase = schedulerv1alpha1.PodGangPhasePending
-	}
-	meta.SetStatusCondition(&status.Conditions, cond)
-	if equality.Semantic.DeepEqual(*status, pg.Status) {
+// writeStatus writes the operator's part of the PodGang's status — Initialized, Scheduled, Ready,
+// their times and the phase (decideGangStatus) — when it changed. replaced is the
+// resourceVersion this pass read, when it read one.
+func (r *Reconciler) writeStatus(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, obs *observed) error {
+	part, write := decideGangStatus(pg, missing, obs.pods, metav1.NewTime(r.clock().Now()))
+	if !write {
 		return nil
 	}
 	before := pg.Status.Conditions
+	replaced := pg.ResourceVersion
 	pg = pg.DeepCopy()
-	// The phase is the operator's only while no scheduler has set another: applied without it, a
-	// field the operator owned would be removed.
-	phase := schedulerv1alpha1.PodGangPhase("")
-	if status.Phase == schedulerv1alpha1.PodGangPhasePending {
-		phase = status.Phase
-	}
-	if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerOperator, phase, *meta.FindStatusCondition(status.Conditions, cond.Type)); err != nil {
+	if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerOperator, part); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)

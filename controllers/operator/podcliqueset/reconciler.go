@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,10 +56,19 @@ type Reconciler struct {
 	TopologyAwareScheduling bool
 	// AutoMNNVL keeps the ComputeDomains of MNNVL groups (network.autoMNNVLEnabled).
 	AutoMNNVL bool
+	// Clock stamps the PodGangs' condition times; nil means the wall clock.
+	Clock clock.PassiveClock
 
 	// expectations are children created (kind/name) and PodGangs written that the cache does
 	// not show yet.
 	expectations cachesync.Expectations
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // Owner references that block deletion need update on the owner's finalizers (enforced where

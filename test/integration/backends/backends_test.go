@@ -206,9 +206,11 @@ func TestOperatorAndBackendConditionsAreAppliedByTheirOwnFieldManagers(t *testin
 			ObservedGeneration: pg.Generation, LastTransitionTime: metav1.Now()}
 	}
 	stale := pg.DeepCopy() // the operator's view never shows the backend's write
-	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator, schedulerv1alpha1.PodGangPhasePending, initialized(metav1.ConditionTrue)))
+	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator,
+		podgangstatus.Part{Phase: schedulerv1alpha1.PodGangPhasePending, Conditions: []metav1.Condition{initialized(metav1.ConditionTrue)}}))
 	require.Equal(t, metav1.ConditionTrue, backendReady(t, pg).Status)
-	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator, schedulerv1alpha1.PodGangPhasePending, initialized(metav1.ConditionFalse)))
+	require.NoError(t, podgangstatus.Apply(ctx, env.Client, stale.DeepCopy(), podgangstatus.ManagerOperator,
+		podgangstatus.Part{Phase: schedulerv1alpha1.PodGangPhasePending, Conditions: []metav1.Condition{initialized(metav1.ConditionFalse)}}))
 
 	got := &schedulerv1alpha1.PodGang{}
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(pg), got))
