@@ -31,7 +31,7 @@ certManagement:
 
 // writeConfig returns the configuration template with the webhook's certificate written (signed
 // by the cluster CA) and enough free ports for the four binaries.
-func writeConfig(c *cluster.Cluster, dir string, withKueue bool) (string, []int, error) {
+func writeConfig(c *cluster.Cluster, dir string, withKueue, plain bool) (string, []int, error) {
 	certDir := filepath.Join(dir, "webhook-certs")
 	serving, err := c.CA().Serving("127.0.0.1", "localhost")
 	if err != nil {
@@ -64,6 +64,10 @@ func writeConfig(c *cluster.Cluster, dir string, withKueue bool) (string, []int,
 	config := fmt.Sprintf(configTemplate, certDir, statusDir)
 	if withKueue {
 		config += "kueue:\n  enabled: true\n"
+	}
+	if !plain {
+		// As deploy/overlays/kube-scheduler-gang deploys it: each PodGang placed as one gang.
+		config += cluster.GangSchedulerConfig
 	}
 	return config, ports, nil
 }

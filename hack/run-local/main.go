@@ -34,14 +34,15 @@ func main() {
 	dir := flag.String("dir", "", "directory for logs, kubeconfigs and data (default bin/local-cluster)")
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
 	withKueue := flag.Bool("kueue", false, "also run the Kueue controller, turn the Kueue integration on and apply a ClusterQueue and a queued PodCliqueSet (hack/run-local/kueue.yaml)")
+	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API")
 	flag.Parse()
-	if err := run(*nodes, *dir, *runFor, *withKueue); err != nil {
+	if err := run(*nodes, *dir, *runFor, *withKueue, *plain); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
+func run(nodes int, dir string, runFor time.Duration, withKueue, plain bool) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
 	defer stop()
 
 	fmt.Println("starting the local cluster ...")
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue, PlainScheduler: plain})
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
 	if err := c.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		return err
 	}
-	binaries, err := startBinaries(ctx, c, root, dir, withKueue)
+	binaries, err := startBinaries(ctx, c, root, dir, withKueue, plain)
 	if err != nil {
 		return err
 	}
@@ -112,6 +113,18 @@ func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
 		return err
 	}
 
+	// Without gangs the scheduler would place half of the waiting gang on the first burst node.
+	if !plain {
+		gang := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "waiting-gang.yaml"))
+		gang.Stdout, gang.Stderr = os.Stdout, os.Stderr
+		if err := gang.Run(); err != nil {
+			return fmt.Errorf("applying the waiting gang: %w", err)
+		}
+		if err := showWaitingGang(ctx, c, "default", "big-gang"); err != nil {
+			return err
+		}
+	}
+
 	if withKueue {
 		queued := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "kueue.yaml"))
 		queued.Stdout, queued.Stderr = os.Stdout, os.Stderr
@@ -125,6 +138,12 @@ func run(nodes int, dir string, runFor time.Duration, withKueue bool) error {
 	}
 
 	plugin := filepath.Join(root, "bin", "kubectl-grove")
+	fmt.Println("\nkubectl grove status pcs/inference:")
+	status := exec.CommandContext(ctx, plugin, "--kubeconfig", c.AdminKubeconfig(), "status", "pcs/inference")
+	status.Stdout, status.Stderr = os.Stdout, os.Stderr
+	if err := status.Run(); err != nil {
+		return fmt.Errorf("kubectl grove status pcs/inference: %w", err)
+	}
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
   export KUBECONFIG=%s
@@ -132,11 +151,12 @@ The local cluster is running. Logs of every component are in %s.
 What the samples became and why anything waits (kubectl grove, with bin/ on the PATH):
   %s status pcs/inference
   %s status pcs/training
+  %s status pcs/big-gang
   %s status trainjob/mnist
   %s status trainjob/train-local
   %s why pod/inference-0-prefill-0-worker-0
 Press Ctrl-C to stop everything.
-`, dir, c.AdminKubeconfig(), kubectl, plugin, plugin, plugin, plugin, plugin)
+`, dir, c.AdminKubeconfig(), kubectl, plugin, plugin, plugin, plugin, plugin, plugin)
 	if runFor > 0 {
 		select {
 		case <-ctx.Done():
@@ -151,8 +171,8 @@ Press Ctrl-C to stop everything.
 
 // startBinaries runs the four binaries from bin/, each with its own identity and the shared
 // OperatorConfiguration, and waits until each reports ready.
-func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue bool) ([]*exec.Cmd, error) {
-	configPath, ports, err := writeConfig(c, dir, withKueue)
+func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue, plain bool) ([]*exec.Cmd, error) {
+	configPath, ports, err := writeConfig(c, dir, withKueue, plain)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 		return nil, err
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
-		CompositePodGroups: true, JobSetQPS: qps, JobSetBurst: burst,
+		JobSetQPS: qps, JobSetBurst: burst,
 		// The shipped lease timings: with the tests' short ones, an API server loaded by 10,000
 		// pods on two cores made the grove-operator miss a renewal and exit mid-run.
 		LeaderElectionTimings: "leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s",

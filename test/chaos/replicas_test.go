@@ -95,7 +95,8 @@ func newReplicaSet(c *cluster.Cluster) *replicaSet {
 func (rs *replicaSet) startAll(ctx context.Context) error {
 	for _, r := range rs.replicas {
 		b := binaryNamed(r.binary)
-		p, err := rs.c.StartBinaryAs(binDir, r.binary, r.identity, r.identity, "", b.args...)
+		// As deployed with deploy/overlays/kube-scheduler-gang: every gang placed whole.
+		p, err := rs.c.StartBinaryAs(binDir, r.binary, r.identity, r.identity, cluster.GangSchedulerConfig, b.args...)
 		if err != nil {
 			return err
 		}

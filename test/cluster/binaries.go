@@ -106,6 +106,19 @@ certManagement: {mode: manual}
 	return p, nil
 }
 
+// GangSchedulerConfig is the scheduler section the e2e suites give the project's binaries: the
+// default kube-scheduler profile in gang mode, as deploy/overlays/kube-scheduler-gang deploys it
+// and as the local cluster serves it (unless Options.PlainScheduler). A suite that enables more
+// profiles lists GangSchedulerProfile among them.
+const GangSchedulerConfig = "scheduler:\n  profiles:\n" + GangSchedulerProfile
+
+// GangSchedulerProfile is the default kube-scheduler profile in gang mode, as a list item of
+// scheduler.profiles.
+const GangSchedulerProfile = `  - name: kube-scheduler
+    default: true
+    config: {gangScheduling: true}
+`
+
 // TrainerStatusDNSName is the trainer status server's Service name in the binaries' namespace
 // (the defaults of server.trainerStatus.serviceName and certManagement.namespace).
 const TrainerStatusDNSName = "trainer-controller-status." + Namespace + ".svc"

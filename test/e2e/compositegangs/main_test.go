@@ -26,7 +26,7 @@ var binDir string
 var backend *cluster.Process
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 1, CompositePodGroups: true}, &binDir, func(c *cluster.Cluster) error {
+	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 1}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", schedulerConfig); err != nil {
 			return err
 		}

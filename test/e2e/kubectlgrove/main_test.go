@@ -20,7 +20,7 @@ var trainerConfig string
 
 func TestMain(m *testing.M) {
 	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
-		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {
+		if _, err := c.StartWebhook(binDir, cluster.GangSchedulerConfig, time.Minute); err != nil {
 			return err
 		}
 		for _, b := range []struct{ name, arg string }{
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 			if b.arg != "" {
 				args = append(args, b.arg)
 			}
-			p, err := c.StartBinary(binDir, b.name, b.name, "", args...)
+			p, err := c.StartBinary(binDir, b.name, b.name, cluster.GangSchedulerConfig, args...)
 			if err != nil {
 				return err
 			}

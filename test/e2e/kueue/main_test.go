@@ -12,12 +12,13 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// config turns the Kueue integration and topology-aware scheduling on for every binary.
+// config turns the Kueue integration and topology-aware scheduling on for every binary, with
+// kube-scheduler in gang mode.
 const config = `kueue:
   enabled: true
 topologyAwareScheduling:
   enabled: true
-`
+` + cluster.GangSchedulerConfig
 
 var binDir string
 

@@ -36,11 +36,11 @@ func run(m *testing.M) int {
 	})
 }
 
-// schedulerConfig enables KAI beside the default kube-scheduler; no KAI backend-controller runs,
-// which one test relies on.
+// schedulerConfig enables KAI beside the default kube-scheduler (in gang mode); no KAI
+// backend-controller runs, which one test relies on.
 const schedulerConfig = `scheduler:
   profiles:
-  - name: kai-scheduler
+` + cluster.GangSchedulerProfile + `  - name: kai-scheduler
     config: {defaultQueue: default-queue}
 `
 

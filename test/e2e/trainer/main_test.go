@@ -20,13 +20,12 @@ var binDir string
 // trainer is the running trainer-controller; the crash test kills and replaces it.
 var trainer *cluster.Process
 
-// config enables the volcano and scheduler-plugins backends beside the default kube-scheduler,
-// for TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the PodCliqueSet path.
+// config enables the volcano and scheduler-plugins backends beside the default kube-scheduler (in
+// gang mode), for TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the
+// PodCliqueSet path.
 const config = `scheduler:
   profiles:
-  - name: kube-scheduler
-    default: true
-  - name: volcano
+` + cluster.GangSchedulerProfile + `  - name: volcano
   - name: scheduler-plugins
 `
 
