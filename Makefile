@@ -69,9 +69,17 @@ build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bi
 
 ##@ Test
 
+# The tiers make test runs in a clean copy of the repository (hack/clean-copy.sh).
+COPY_TIERS := run-local-check test-unit test-fuzz-short test-integration test-e2e test-chaos-short bench-smoke
+
 .PHONY: test
-test: ## Run every test: tools, generated-file check, vet, unit, integration, e2e, a short chaos run and the benchmark smoke run (what CI runs).
-	@hack/phases.sh tools verify-generated vet test-unit test-fuzz-short test-integration test-e2e test-chaos-short bench-smoke
+test: ## Run every test (what CI runs): tools, generated-file check and vet here, then in a copy of the tracked files with nothing beside it: run-local until every sample is done, unit, fuzz, integration, e2e, a short chaos run, the benchmark smoke run.
+	@$(if $(GROVE_UPSTREAM_CORPUS),echo "upstream corpus tier: $(GROVE_UPSTREAM_CORPUS)",echo "upstream corpus tier not run: GROVE_UPSTREAM_CORPUS is unset (set it to a folder holding upstream's compat/ and crds/ to also apply upstream Grove's manifests unchanged and compare the local KAI and NVIDIA types with their published CRDs)")
+	@hack/phases.sh tools verify-generated vet test-from-copy
+
+.PHONY: test-from-copy
+test-from-copy: ## The test tiers of make test (COPY_TIERS) in a copy of the tracked files in an empty temporary folder: a clone anywhere works.
+	@hack/clean-copy.sh $(COPY_TIERS)
 
 .PHONY: test-unit
 test-unit: ## Unit tests (fake clients, no API server).
@@ -142,8 +150,12 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 ##@ Run
 
 .PHONY: run-local
-run-local: tools manifests build ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample); Ctrl-C stops all.
-	go run ./hack/run-local $(if $(KUEUE),-kueue)
+run-local: tools manifests build ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs); Ctrl-C stops all.
+	go run ./hack/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(RUN_LOCAL_ARGS)
+
+.PHONY: run-local-check
+run-local-check: ## make run-local KUEUE=1 until every sample reached its final state, then stop (fails when one does not).
+	@$(MAKE) --no-print-directory run-local KUEUE=1 RUN_LOCAL_ARGS=-run-for=1s
 
 ##@ Images
 
