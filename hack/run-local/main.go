@@ -34,15 +34,16 @@ func main() {
 	dir := flag.String("dir", "", "directory for logs, kubeconfigs and data (default bin/local-cluster)")
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
 	withKueue := flag.Bool("kueue", false, "also run the Kueue controller, turn the Kueue integration on and apply a ClusterQueue and a queued PodCliqueSet (hack/run-local/kueue.yaml)")
+	samplesTimeout := flag.Duration("samples-timeout", 10*time.Minute, "fail when the samples have not all reached their final state within this long")
 	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API")
 	flag.Parse()
-	if err := run(*nodes, *dir, *runFor, *withKueue, *plain); err != nil {
+	if err := run(*nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, dir string, runFor time.Duration, withKueue, plain bool) error {
+func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain bool) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
@@ -82,59 +83,8 @@ func run(nodes int, dir string, runFor time.Duration, withKueue, plain bool) err
 		}
 	}()
 
-	samples := filepath.Join(root, "config", "samples")
-	kubectl, err := toolpath.Bin("kubectl")
-	if err != nil {
+	if err := runSamples(ctx, c, root, samplesTimeout, withKueue, plain); err != nil {
 		return err
-	}
-	apply := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-k", samples)
-	apply.Stdout, apply.Stderr = os.Stdout, os.Stderr
-	if err := apply.Run(); err != nil {
-		return fmt.Errorf("applying %s: %w", samples, err)
-	}
-
-	if err := showProgress(ctx, c, "default", "inference"); err != nil {
-		return err
-	}
-	training := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "training.yaml"))
-	training.Stdout, training.Stderr = os.Stdout, os.Stderr
-	if err := training.Run(); err != nil {
-		return fmt.Errorf("applying the training sample: %w", err)
-	}
-	if err := showPhase(ctx, c, "default", "training-local", grovev1alpha1.PodCliqueSetPhaseSucceeded); err != nil {
-		return err
-	}
-	trainJob := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "trainjob.yaml"))
-	trainJob.Stdout, trainJob.Stderr = os.Stdout, os.Stderr
-	if err := trainJob.Run(); err != nil {
-		return fmt.Errorf("applying the TrainJob sample: %w", err)
-	}
-	if err := showTrainJob(ctx, c, "default", "train-local", trainerv1alpha1.TrainJobComplete); err != nil {
-		return err
-	}
-
-	// Without gangs the scheduler would place half of the waiting gang on the first burst node.
-	if !plain {
-		gang := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "waiting-gang.yaml"))
-		gang.Stdout, gang.Stderr = os.Stdout, os.Stderr
-		if err := gang.Run(); err != nil {
-			return fmt.Errorf("applying the waiting gang: %w", err)
-		}
-		if err := showWaitingGang(ctx, c, "default", "big-gang"); err != nil {
-			return err
-		}
-	}
-
-	if withKueue {
-		queued := exec.CommandContext(ctx, kubectl, "--kubeconfig", c.AdminKubeconfig(), "apply", "-f", filepath.Join(root, "hack", "run-local", "kueue.yaml"))
-		queued.Stdout, queued.Stderr = os.Stdout, os.Stderr
-		if err := queued.Run(); err != nil {
-			return fmt.Errorf("applying the Kueue sample: %w", err)
-		}
-		if err := showProgress(ctx, c, "default", "queued"); err != nil {
-			return err
-		}
-		fmt.Println("Kueue admitted PodCliqueSet default/queued (see its QueueAdmitted condition and Workload default/queued-0)")
 	}
 
 	plugin := filepath.Join(root, "bin", "kubectl-grove")
@@ -143,6 +93,10 @@ func run(nodes int, dir string, runFor time.Duration, withKueue, plain bool) err
 	status.Stdout, status.Stderr = os.Stdout, os.Stderr
 	if err := status.Run(); err != nil {
 		return fmt.Errorf("kubectl grove status pcs/inference: %w", err)
+	}
+	kubectl, err := toolpath.Bin("kubectl")
+	if err != nil {
+		return err
 	}
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
@@ -223,4 +177,55 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, wi
 		}
 	}
 	return cmds, nil
+}
+
+// runSamples applies the samples one after another and shows each reach its final state; it
+// fails naming the sample that did not within timeout.
+func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout time.Duration, withKueue, plain bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	kubectl, err := toolpath.Bin("kubectl")
+	if err != nil {
+		return err
+	}
+	local := func(name string) []string { return []string{"-f", filepath.Join(root, "hack", "run-local", name)} }
+	steps := []struct {
+		name  string
+		apply []string
+		show  func() error
+		skip  bool
+	}{
+		{name: "config/samples (inference)", apply: []string{"-k", filepath.Join(root, "config", "samples")},
+			show: func() error { return showProgress(ctx, c, "default", "inference") }},
+		{name: "training.yaml", apply: local("training.yaml"),
+			show: func() error {
+				return showPhase(ctx, c, "default", "training-local", grovev1alpha1.PodCliqueSetPhaseSucceeded)
+			}},
+		{name: "trainjob.yaml", apply: local("trainjob.yaml"),
+			show: func() error { return showTrainJob(ctx, c, "default", "train-local", trainerv1alpha1.TrainJobComplete) }},
+		// Without gangs the scheduler would place half of this gang on the first burst node.
+		{name: "waiting-gang.yaml", apply: local("waiting-gang.yaml"), skip: plain,
+			show: func() error { return showWaitingGang(ctx, c, "default", "big-gang") }},
+		{name: "kueue.yaml", apply: local("kueue.yaml"), skip: !withKueue, show: func() error {
+			if err := showProgress(ctx, c, "default", "queued"); err != nil {
+				return err
+			}
+			fmt.Println("Kueue admitted PodCliqueSet default/queued (see its QueueAdmitted condition and Workload default/queued-0)")
+			return nil
+		}},
+	}
+	for _, step := range steps {
+		if step.skip {
+			continue
+		}
+		apply := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", c.AdminKubeconfig(), "apply"}, step.apply...)...)
+		apply.Stdout, apply.Stderr = os.Stdout, os.Stderr
+		if err := apply.Run(); err != nil {
+			return fmt.Errorf("applying %s: %w", step.name, err)
+		}
+		if err := step.show(); err != nil {
+			return fmt.Errorf("sample %s did not reach its final state within %s of the first sample: %w", step.name, timeout, err)
+		}
+	}
+	return nil
 }
