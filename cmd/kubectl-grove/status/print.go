@@ -140,10 +140,14 @@ func podState(p *corev1.Pod) string {
 func gangLine(pg *schedulerv1alpha1.PodGang) string {
 	backend := pg.Labels[grovev1alpha1.LabelSchedulerName]
 	line := fmt.Sprintf("PodGang %s: phase %s, backend %s", pg.Name, orUnknown(string(pg.Status.Phase)), backend)
-	if pg.Acknowledged() {
-		return line + ": acknowledged"
+	if !pg.Acknowledged() {
+		return line + ": " + unacknowledged(pg)
 	}
-	return line + ": " + unacknowledged(pg)
+	line += ": acknowledged"
+	if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled); c != nil && c.Status != metav1.ConditionTrue {
+		line += fmt.Sprintf("; not placed (%s): %s", c.Reason, c.Message)
+	}
+	return line
 }
 
 // unacknowledged says why the backend has not acknowledged a PodGang's current generation.
