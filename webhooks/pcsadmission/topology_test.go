@@ -22,7 +22,8 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/test/upstreamcorpus"
+	"github.com/kubegrove/grove/test/upstreamshapes"
 )
 
 // tc builds a topology constraint; empty strings leave fields unset, and a constraint with
@@ -364,16 +365,73 @@ func (failingReader) Get(context.Context, client.ObjectKey, client.Object, ...cl
 	return errors.New("connection refused")
 }
 
-// Upstream Grove's topology e2e manifests pass the topology rules unchanged, with KAI enabled as
-// upstream assumes; none has a binding here, so each naming a topology gets the warning.
-func TestUpstreamTopologyManifestsPassTheTopologyRules(t *testing.T) {
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	files, err := filepath.Glob(filepath.Join(root, "..", "shared", "compat", "grove-e2e", "tas-*.yaml"))
-	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Skip("../shared/compat/grove-e2e is not checked out next to the repository")
+// Upstream Grove's topology workloads, as the project builds them from the facts of upstream's
+// tas-*.yaml (test/upstreamshapes), pass the topology rules with KAI enabled as upstream assumes:
+// without a binding each naming a topology waits for it, warned once at its first constraint;
+// with a binding of every domain nothing is refused; a binding without block refuses exactly the
+// constraints that pack into a block, at their level.
+func TestUpstreamTopologyShapesPassTheTopologyRules(t *testing.T) {
+	waits := func(path, topology string) []string {
+		return []string{path + `.topologyName: ClusterTopologyBinding "` + topology + `" does not exist yet; the PodCliqueSet waits until it does`}
 	}
+	noBlock := func(path string) []wantErr {
+		return []wantErr{{path + ".pack.required", field.ErrorTypeInvalid, `has no level "block"; its domains: zone, rack, host`}}
+	}
+	const (
+		clique0TC = "spec.template.cliques[0].topologyConstraint"
+		clique1TC = "spec.template.cliques[1].topologyConstraint"
+	)
+	cases := []struct {
+		upstream string
+		warnings []string
+		noBlock  []wantErr
+	}{
+		{"tas-hierarchy.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-host-level.yaml", waits(clique0TC, "grove-topology"), nil},
+		{"tas-indep-clq.yaml", waits(clique0TC, "grove-topology"), noBlock(clique1TC)},
+		{"tas-insuffic.yaml", waits(pcsTC, "grove-topology"), nil},
+		{"tas-large-scale.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-multi-topology-gb200.yaml", waits(pcsTC, "gb200-topology"), noBlock(pcsTC)},
+		{"tas-multi-topology-h100.yaml", waits(pcsTC, "h100-topology"), noBlock(pcsTC)},
+		{"tas-multirep.yaml", waits(pcsTC, "grove-topology"), nil},
+		{"tas-no-constraint.yaml", nil, nil},
+		{"tas-pcs-multi-pcsg-multi-replica.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-pcs-multi-pcsg.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-pcs-pclq.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-pcsg-pclq.yaml", waits(groupTC, "grove-topology"), nil},
+		{"tas-pcsg-scale.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-preferred-pack.yaml", waits(pcsTC, "grove-topology"), noBlock(pcsTC)},
+		{"tas-sl-pcs-only.yaml", waits(pcsTC, "grove-topology"), nil},
+		{"tas-sl-pcsg-only.yaml", waits(groupTC, "grove-topology"), nil},
+		{"tas-standalone-pclq-only-pcs-zone.yaml", waits(pcsTC, "grove-topology"), nil},
+		{"tas-topology-condition.yaml", waits(pcsTC, "tas20-topology"), nil},
+	}
+	require.Len(t, cases, len(upstreamshapes.Topology()), "a case per topology shape")
+	for _, c := range cases {
+		t.Run(c.upstream, func(t *testing.T) {
+			shape, ok := upstreamshapes.ByUpstream(c.upstream)
+			require.True(t, ok)
+			pcs := shape.Build("ns")
+			Default(pcs, kaiEnabled)
+			errs, warnings := ValidateCreate(pcs, kaiEnabled, Topology{Enabled: true})
+			assert.Empty(t, errs)
+			assert.Equal(t, c.warnings, []string(warnings))
+			errs, warnings = ValidateCreate(pcs, kaiEnabled, Topology{Enabled: true, Binding: bindingOf(grovev1alpha1.TopologyDomainOrder...)})
+			assert.Empty(t, errs, "with a binding of every domain")
+			assert.Empty(t, warnings, "with the binding there")
+			errs, _ = ValidateCreate(pcs, kaiEnabled, Topology{Enabled: true, Binding: bindingOf("zone", "rack", "host")})
+			assertErrors(t, c.noBlock, errs)
+		})
+	}
+}
+
+// Upstream Grove's topology e2e manifests themselves (the upstream corpus tier) pass the topology
+// rules unchanged, with KAI enabled as upstream assumes; none has a binding here, so each naming
+// a topology gets the warning.
+func TestUpstreamTopologyManifestsPassTheTopologyRules(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(upstreamcorpus.Path(t, "compat", "grove-e2e"), "tas-*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "upstream's topology manifests")
 	sort.Strings(files)
 	seen := 0
 	for _, file := range files {
