@@ -198,8 +198,8 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 			}
 			continue
 		}
-		// A PodGang is Pending until a scheduler says otherwise; its status is empty only until
-		// the operator's first status write, which mirrored would cost a PodCliqueSet write.
+		// A PodGang's status is empty only until the operator's first status write, once all its
+		// pods exist: until then it is Pending, said here without costing a PodCliqueSet write.
 		gs := grovev1alpha1.PodGangStatus{Name: name, Phase: string(schedulerv1alpha1.PodGangPhasePending)}
 		if pg.Status.Phase != "" {
 			gs.Phase = string(pg.Status.Phase)
