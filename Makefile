@@ -154,7 +154,8 @@ run-local: tools manifests build ## Start the local cluster, the four binaries a
 	go run ./hack/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check
-run-local-check: ## make run-local KUEUE=1 until every sample reached its final state, then stop (fails when one does not).
+run-local-check: ## make run-local, then make run-local KUEUE=1, each until every sample reached its final state (fails when one does not).
+	@$(MAKE) --no-print-directory run-local RUN_LOCAL_ARGS=-run-for=1s
 	@$(MAKE) --no-print-directory run-local KUEUE=1 RUN_LOCAL_ARGS=-run-for=1s
 
 ##@ Images

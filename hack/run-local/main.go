@@ -35,8 +35,12 @@ func main() {
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
 	withKueue := flag.Bool("kueue", false, "also run the Kueue controller, turn the Kueue integration on and apply a ClusterQueue and a queued PodCliqueSet (hack/run-local/kueue.yaml)")
 	samplesTimeout := flag.Duration("samples-timeout", 10*time.Minute, "fail when the samples have not all reached their final state within this long")
-	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API")
+	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API; implied by -kueue")
 	flag.Parse()
+	if *withKueue && !*plain {
+		fmt.Println("with Kueue, kube-scheduler runs in plain mode: Kueue admits each gang whole, and a queued PodCliqueSet is refused beside another gang scheduler (docs/kueue.md)")
+		*plain = true
+	}
 	if err := run(*nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)

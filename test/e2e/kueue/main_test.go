@@ -12,13 +12,14 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// config turns the Kueue integration and topology-aware scheduling on for every binary, with
-// kube-scheduler in gang mode.
+// config turns the Kueue integration and topology-aware scheduling on for every binary. The
+// kube-scheduler backend stays in plain mode: Kueue admits each gang whole and is refused beside
+// another gang scheduler (docs/kueue.md).
 const config = `kueue:
   enabled: true
 topologyAwareScheduling:
   enabled: true
-` + cluster.GangSchedulerConfig
+`
 
 var binDir string
 
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true}, &binDir, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true, PlainScheduler: true}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
 			return err
 		}
