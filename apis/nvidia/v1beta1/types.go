@@ -48,8 +48,8 @@ type ComputeDomainList struct {
 	Items           []ComputeDomain `json:"items"`
 }
 
-// ComputeDomainSpec is immutable, as NVIDIA's schema has it: the operator deletes a
-// ComputeDomain it no longer wants and never updates one.
+// ComputeDomainSpec is the domain's channel and expected size. It is immutable, as in NVIDIA's
+// schema: the operator deletes a ComputeDomain it no longer wants and never updates one.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="A computeDomain.spec is immutable"
 type ComputeDomainSpec struct {
 	// NumNodes is the number of nodes expected to join; 0 (what the operator writes) lets the
