@@ -12,10 +12,14 @@ mkdir -p "$cache" "$link_dir"
 # group DIR LDFLAGS NAME=PACKAGE...: builds one tools module's binaries if any is missing.
 group() {
   local dir=$1 ldflags=$2; shift 2
-  local key out missing=() names=() pkgs=()
+  local key out lock missing=() names=() pkgs=()
   # The key covers the module's own sources too (kubeflow-render is a main package of ours).
   key=$( (cat "$root/hack/tools/$dir/go.mod" "$root/hack/tools/$dir/go.sum"; find "$root/hack/tools/$dir" -name '*.go' | sort | xargs -r cat; go env GOVERSION) | sha256sum | cut -c1-12)
   out="$cache/$dir-$key"
+  # Concurrent runs (two terminals, two test tiers) wait for one build of a module instead of
+  # each building it: on 2 cores three cold builds side by side took three times as long.
+  exec {lock}>"$cache/.$dir.lock"
+  flock "$lock"
   for spec in "$@"; do
     names+=("${spec%%=*}"); pkgs+=("${spec#*=}")
     [ -x "$out/${spec%%=*}" ] || missing+=("$spec")
@@ -39,6 +43,7 @@ group() {
     echo "tools: hack/tools/$dir built in $((SECONDS - start))s"
   fi
   for n in "${names[@]}"; do ln -sfn "$out/$n" "$link_dir/$n"; done
+  exec {lock}>&-
 }
 
 # default_name is the file go build -o DIR/ writes for a main package: its last path element, or
