@@ -92,11 +92,17 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 	}
 
 	plugin := filepath.Join(root, "bin", "kubectl-grove")
-	fmt.Println("\nkubectl grove status pcs/inference:")
-	status := exec.CommandContext(ctx, plugin, "--kubeconfig", c.AdminKubeconfig(), "status", "pcs/inference")
+	// What a newcomer sees of a gang: the one placed whole once there was room, or without gangs
+	// the inference sample.
+	shown := "pcs/big-gang"
+	if plain {
+		shown = "pcs/inference"
+	}
+	fmt.Printf("\nkubectl grove status %s:\n", shown)
+	status := exec.CommandContext(ctx, plugin, "--kubeconfig", c.AdminKubeconfig(), "status", shown)
 	status.Stdout, status.Stderr = os.Stdout, os.Stderr
 	if err := status.Run(); err != nil {
-		return fmt.Errorf("kubectl grove status pcs/inference: %w", err)
+		return fmt.Errorf("kubectl grove status %s: %w", shown, err)
 	}
 	kubectl, err := toolpath.Bin("kubectl")
 	if err != nil {
