@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -19,6 +18,8 @@ import (
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/test/upstreamcorpus"
+	"github.com/kubegrove/grove/test/upstreamshapes"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
@@ -157,14 +158,23 @@ func TestKubeflowExampleTrainJobsAreAcceptedUnchanged(t *testing.T) {
 	assert.GreaterOrEqual(t, total, 5, "expected the TrainJobs of Kubeflow Trainer's examples")
 }
 
+// Upstream's e2e workloads as the project builds them (test/upstreamshapes) are accepted by the
+// CRDs' schemas and rules with strict field validation, with the ResourceClaimTemplates they
+// bring along.
+func TestUpstreamShapedWorkloadsAreAccepted(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	for _, shape := range upstreamshapes.All() {
+		for _, obj := range shape.Objects(ns) {
+			assert.NoError(t, dryRun(context.Background(), obj), "%s: %s", shape.Upstream, obj.GetName())
+		}
+	}
+}
+
+// Upstream's e2e manifests themselves (the upstream corpus tier) are accepted unchanged.
 func TestUpstreamGroveManifestsAreAcceptedUnchanged(t *testing.T) {
 	t.Parallel()
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	dir := filepath.Join(root, "..", "shared", "compat", "grove-e2e")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the upstream Grove corpus is expected beside the clone at %s: %v", dir, err)
-	}
+	dir := upstreamcorpus.Path(t, "compat", "grove-e2e")
 	ns := newNamespace(t)
 	accepted := 0
 	for _, file := range yamlFiles(t, dir) {
