@@ -13,17 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
-	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/test/upstreamcorpus"
+	"github.com/kubegrove/grove/test/upstreamshapes"
 )
 
-// Upstream Grove's e2e manifests must pass this project's admission too, not only its CRDs
-// (KAI and topology-aware scheduling are enabled here, as upstream's suite assumes). Manifests
-// using features outside this project's scope are rejected by the CRD schema, naming the field.
+// Upstream Grove's e2e workloads must pass this project's admission too, not only its CRDs
+// (KAI and topology-aware scheduling are enabled here, as upstream's suite assumes). Those using
+// what this configuration lacks are refused, naming the field; keyed by upstream's file.
 var unsupported = map[string]string{
 	// Its external ResourceClaimTemplates are not created here (only PodCliqueSets are applied).
 	"workload-resource-sharing.yaml": `spec.template.resourceSharing[1].name: Not found: "ext-tpl: no spec.template.resourceClaimTemplates entry and no ResourceClaimTemplate`,
@@ -87,54 +89,90 @@ func firstTopologyName(obj *unstructured.Unstructured) string {
 	return ""
 }
 
+// submitted is a PodCliqueSet of upstream's e2e workloads, from upstream's file or built by the
+// project; file names the upstream file either way.
+type submitted struct {
+	file string
+	obj  *unstructured.Unstructured
+}
+
+// assertAdmission dry-runs each PodCliqueSet through the API server and its webhooks: refused as
+// unsupported says, or admitted with one warning for a topology name (no ClusterTopologyBinding
+// exists here, so such a PodCliqueSet waits for it) and none otherwise. It returns how many were
+// admitted and how many of those wait.
+func assertAdmission(t *testing.T, pcss []submitted) (admitted, waiting int) {
+	t.Helper()
+	ns := newNamespace(t)
+	c, warnings := warningClient(t)
+	for _, s := range pcss {
+		obj := s.obj
+		obj.SetNamespace(ns)
+		topology := firstTopologyName(obj)
+		warnings.take()
+		err := c.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict))
+		if want, ok := unsupported[s.file]; ok {
+			if assert.Error(t, err, s.file) {
+				assert.Contains(t, err.Error(), want, s.file)
+			}
+			continue
+		}
+		if !assert.NoError(t, err, s.file) {
+			continue
+		}
+		admitted++
+		var topologyWarnings []string
+		for _, w := range warnings.take() {
+			if strings.Contains(w, "ClusterTopologyBinding") {
+				topologyWarnings = append(topologyWarnings, w)
+			}
+		}
+		if topology == "" {
+			assert.Empty(t, topologyWarnings, s.file)
+			continue
+		}
+		waiting++
+		if assert.Len(t, topologyWarnings, 1, s.file) {
+			assert.Contains(t, topologyWarnings[0], fmt.Sprintf("ClusterTopologyBinding %q does not exist yet; the PodCliqueSet waits until it does", topology), s.file)
+		}
+	}
+	return admitted, waiting
+}
+
+// Upstream's e2e workloads as the project builds them (test/upstreamshapes) pass admission: the
+// refusals name the annotation or template, the topology workloads are warned that they wait.
+func TestUpstreamShapedWorkloadsPassAdmission(t *testing.T) {
+	t.Parallel()
+	var pcss []submitted
+	for _, shape := range upstreamshapes.All() {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(shape.Build(""))
+		require.NoError(t, err)
+		pcss = append(pcss, submitted{shape.Upstream, &unstructured.Unstructured{Object: u}})
+	}
+	admitted, waiting := assertAdmission(t, pcss)
+	assert.Equal(t, len(pcss)-len(unsupported), admitted, "all but the unsupported are admitted")
+	assert.Equal(t, len(upstreamshapes.Topology())-1, waiting, "every topology shape but tas-no-constraint waits for its binding")
+}
+
+// Upstream's e2e manifests themselves (the upstream corpus tier) pass admission unchanged, as
+// their shapes do.
 func TestUpstreamGroveManifestsPassAdmissionUnchanged(t *testing.T) {
 	t.Parallel()
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	files, err := filepath.Glob(filepath.Join(root, "..", "shared", "compat", "grove-e2e", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(upstreamcorpus.Path(t, "compat", "grove-e2e"), "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	sort.Strings(files)
-	ns := newNamespace(t)
-	c, warnings := warningClient(t)
-	admitted, waiting := 0, 0
+	var pcss []submitted
 	for _, file := range files {
 		objs, err := apiserver.ReadManifests(file)
 		require.NoError(t, err)
 		for _, obj := range objs {
-			if obj.GetKind() != "PodCliqueSet" {
-				continue
-			}
-			obj.SetNamespace(ns)
-			topology := firstTopologyName(obj)
-			warnings.take()
-			err := c.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict))
-			if want, ok := unsupported[filepath.Base(file)]; ok {
-				require.Error(t, err, file)
-				assert.Contains(t, err.Error(), want)
-				continue
-			}
-			if !assert.NoError(t, err, filepath.Base(file)) {
-				continue
-			}
-			admitted++
-			// No ClusterTopologyBinding exists here: a PodCliqueSet naming one waits for it.
-			var topologyWarnings []string
-			for _, w := range warnings.take() {
-				if strings.Contains(w, "ClusterTopologyBinding") {
-					topologyWarnings = append(topologyWarnings, w)
-				}
-			}
-			if topology == "" {
-				assert.Empty(t, topologyWarnings, filepath.Base(file))
-				continue
-			}
-			waiting++
-			if assert.Len(t, topologyWarnings, 1, filepath.Base(file)) {
-				assert.Contains(t, topologyWarnings[0], fmt.Sprintf("ClusterTopologyBinding %q does not exist yet; the PodCliqueSet waits until it does", topology), filepath.Base(file))
+			if obj.GetKind() == "PodCliqueSet" {
+				pcss = append(pcss, submitted{filepath.Base(file), obj})
 			}
 		}
 	}
+	admitted, waiting := assertAdmission(t, pcss)
+	assert.Equal(t, len(pcss)-len(unsupported), admitted, "all but the unsupported are admitted")
 	assert.NotZero(t, waiting, "the topology manifests were found")
 	t.Logf("%d upstream PodCliqueSets admitted, %d waiting for their ClusterTopologyBinding", admitted, waiting)
 }
