@@ -29,6 +29,9 @@ import (
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=grove-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// Nothing is created in a namespace being deleted (the API server would refuse it), as a
+// metadata-only informer of namespaces tells.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // Secure metrics (server.metrics.secure, as deployed) check each scraper's token and permission
 // with the API server.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/terminating"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -147,8 +148,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// An owned object's event for a PodGang another backend serves now.
 		return ctrl.Result{}, nil
 	}
+	if terminating.Namespace(ctx, r.Client, pg.Namespace) {
+		// The PodGang goes with its namespace, and the API server would refuse every scheduler
+		// object created there: nothing to sync, retry or report.
+		return ctrl.Result{}, nil
+	}
 	start := time.Now()
 	reason, message, syncErr := r.Backend.SyncPodGang(ctx, pg)
+	if terminating.Refused(syncErr) {
+		// The namespace began its deletion after the cache last saw it: final, as above.
+		log.FromContext(ctx).V(1).Info("the PodGang's namespace is being deleted: its scheduler objects are not created", "backend", name)
+		return ctrl.Result{}, nil
+	}
 	syncSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	cond := metav1.Condition{
 		Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,

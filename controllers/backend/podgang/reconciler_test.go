@@ -3,14 +3,19 @@ package podgang
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -57,6 +62,7 @@ func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1a
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	require.NoError(t, corev1.AddToScheme(scheme))
 	writes := 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -211,6 +217,35 @@ func TestPodGangEventsPassWhenItsPodsComeToExistOrOneIsLost(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, initializedChanged().Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
+		})
+	}
+}
+
+func TestBackendCreatesNothingInANamespaceBeingDeleted(t *testing.T) {
+	deleting := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"kubernetes"}}}
+	refused := apierrors.NewForbidden(schema.GroupResource{Group: "scheduling.k8s.io", Resource: "workloads"}, "g",
+		errors.New("unable to create new content in namespace ns because it is being terminated"))
+	refused.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	tests := []struct {
+		name       string
+		objs       []client.Object
+		syncErr    error
+		wantSynced []string
+	}{
+		{name: "the cache shows the namespace being deleted: no sync at all", objs: []client.Object{deleting}},
+		{name: "the API server refuses the scheduler's object: final, not retried", syncErr: fmt.Errorf("creating the Workload: %w", refused), wantSynced: []string{"g"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
+			b := &stubBackend{syncErr: tc.syncErr}
+
+			got, err, writes := runPass(t, b, append(tc.objs, pg)...)
+
+			require.NoError(t, err, "no retry: every later create would be refused too")
+			assert.Equal(t, tc.wantSynced, b.synced)
+			assert.Zero(t, writes, "no condition: the PodGang goes with its namespace")
+			assert.Empty(t, got.Status.Conditions)
 		})
 	}
 }

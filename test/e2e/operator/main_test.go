@@ -36,11 +36,13 @@ func run(m *testing.M) int {
 	})
 }
 
-// schedulerConfig enables KAI beside the default kube-scheduler (in gang mode); no KAI
+// schedulerConfig enables KAI beside the default kube-scheduler, in plain mode: startup ordering is
+// what these tests assert, and the binaries honour it by gates only where kube-scheduler places
+// pods one by one (in gang mode a gang starts whole: SchedulingConstraintsHonored says so). No KAI
 // backend-controller runs, which one test relies on.
 const schedulerConfig = `scheduler:
   profiles:
-` + cluster.GangSchedulerProfile + `  - name: kai-scheduler
+  - name: kai-scheduler
     config: {defaultQueue: default-queue}
 `
 

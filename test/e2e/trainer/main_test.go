@@ -1,8 +1,8 @@
-// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler,
-// volcano and scheduler-plugins backend-controllers as separate processes on the local cluster
-// (with the real JobSet, Job and garbage-collector controllers, the coscheduling scheduler and
-// kwok pods) and checks TrainJobs end to end: both workload
-// paths, KEP-2899's deadline and TTL, suspend and resume, and a killed controller.
+// Package trainer runs the trainer-controller, the grove-operator and the kube-scheduler, volcano
+// and scheduler-plugins backend-controllers as separate processes on the local cluster (with the
+// real JobSet, Job and garbage-collector controllers, the coscheduling scheduler and kwok pods) and
+// checks TrainJobs end to end: both workload paths, KEP-2899's deadline and TTL, suspend and
+// resume, and a killed controller.
 package trainere2e
 
 import (
@@ -20,12 +20,16 @@ var binDir string
 // trainer is the running trainer-controller; the crash test kills and replaces it.
 var trainer *cluster.Process
 
-// config enables the volcano and scheduler-plugins backends beside the default kube-scheduler (in
-// gang mode), for TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the
-// PodCliqueSet path.
+// config enables the volcano and scheduler-plugins backends beside the default kube-scheduler, for
+// TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the PodCliqueSet path.
+// kube-scheduler is in plain mode: startup ordering is what these tests assert, and the binaries
+// honour it by gates only where kube-scheduler places pods one by one (in gang mode a gang starts
+// whole: SchedulingConstraintsHonored says so).
 const config = `scheduler:
   profiles:
-` + cluster.GangSchedulerProfile + `  - name: volcano
+  - name: kube-scheduler
+    default: true
+  - name: volcano
   - name: scheduler-plugins
 `
 
