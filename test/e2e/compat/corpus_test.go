@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,50 +21,116 @@ import (
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/test/upstreamcorpus"
+	"github.com/kubegrove/grove/test/upstreamshapes"
 )
 
-// refused are the upstream manifests that are bad input by upstream's own rules, and the field
-// the refusal must name: an MNNVL group name with spaces, and an explicit MNNVL group on a clique
-// without NVIDIA GPUs (refused as upstream's MNNVL guide documents; the comment in upstream's
-// manifest expects it ignored, which contradicts the guide).
+// refused are upstream's workloads that are bad input by upstream's own rules, keyed by upstream's
+// file, and the field the refusal must name: an MNNVL group name with spaces, and an explicit
+// MNNVL group on a clique without NVIDIA GPUs (refused as upstream's MNNVL guide documents; the
+// comment in upstream's manifest expects it ignored, which contradicts the guide). The project's
+// shapes of these workloads are refused alike.
 var refused = map[string]string{
 	"mnnvl-gpu-invalid.yaml":         "metadata.annotations[grove.io/mnnvl-group]",
 	"mnnvl-cpu-with-annotation.yaml": "spec.template.cliques[1].annotations[grove.io/mnnvl-group]",
 }
 
-// corpus lists upstream Grove's e2e manifests (beside the clone) and samples (vendored).
-func corpus(t *testing.T) []string {
+// workload is what one file of upstream's creates, from upstream's file or from the project's
+// shape of it.
+type workload struct {
+	// file is upstream's file the workload is or stands for.
+	file string
+	// objects are its objects in a namespace.
+	objects func(t *testing.T, ns string) []client.Object
+}
+
+// fromFile is the workload of a manifest applied unchanged but for the namespace.
+func fromFile(path string) workload {
+	return workload{file: filepath.Base(path), objects: func(t *testing.T, ns string) []client.Object {
+		objs, err := apiserver.ReadManifests(path)
+		require.NoError(t, err)
+		out := make([]client.Object, 0, len(objs))
+		for _, o := range objs {
+			o.SetNamespace(ns)
+			out = append(out, o)
+		}
+		return out
+	}}
+}
+
+// fromShape is the workload as the project builds it.
+func fromShape(s upstreamshapes.Shape) workload {
+	return workload{file: s.Upstream, objects: func(_ *testing.T, ns string) []client.Object { return s.Objects(ns) }}
+}
+
+// Tiers of the tests that run one of upstream's workloads: the project's shape of it (the
+// default tier) and upstream's file unchanged (the upstream corpus tier).
+const (
+	tierProject  = "project"
+	tierUpstream = "upstream"
+)
+
+var tiers = []string{tierProject, tierUpstream}
+
+// upstreamWorkload is upstream's workload file in a tier; the upstream tier skips t when the
+// corpus is not given.
+func upstreamWorkload(t *testing.T, tier, file string) workload {
 	t.Helper()
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	var files []string
-	for _, dir := range []string{filepath.Join(root, "..", "shared", "compat", "grove-e2e"), filepath.Join(root, "test", "e2e", "compat", "testdata", "grove-samples")} {
-		require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			name := d.Name()
-			if !d.IsDir() && strings.HasSuffix(name, ".yaml") && name != "queues.yaml" {
-				files = append(files, path)
-			}
-			return nil
-		}), "the upstream Grove corpus is expected at %s", dir)
+	if tier == tierUpstream {
+		return fromFile(filepath.Join(upstreamcorpus.Path(t, "compat", "grove-e2e"), file))
 	}
+	shape, ok := upstreamshapes.ByUpstream(file)
+	require.True(t, ok, "no shape of upstream's %s", file)
+	return fromShape(shape)
+}
+
+// yamlFiles lists a folder's manifests, but upstream's KAI queues, which TestMain creates.
+func yamlFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if !d.IsDir() && strings.HasSuffix(name, ".yaml") && name != "queues.yaml" {
+			files = append(files, path)
+		}
+		return nil
+	}))
 	sort.Strings(files)
 	return files
 }
 
-// apply creates every document of file in ns, unchanged but for the namespace, with strict field
-// validation: an unknown field is an error, not silently dropped. It returns the PodCliqueSets.
-func apply(ctx context.Context, t *testing.T, ns, file string) []string {
+// samples are upstream Grove's samples, vendored in testdata.
+func samples(t *testing.T) []workload {
 	t.Helper()
-	objs, err := apiserver.ReadManifests(file)
+	root, err := toolpath.RepoRoot()
 	require.NoError(t, err)
+	var out []workload
+	for _, f := range yamlFiles(t, filepath.Join(root, "test", "e2e", "compat", "testdata", "grove-samples")) {
+		out = append(out, fromFile(f))
+	}
+	return out
+}
+
+// isPodCliqueSet tells a PodCliqueSet, typed or not.
+func isPodCliqueSet(o client.Object) bool {
+	if _, ok := o.(*grovev1alpha1.PodCliqueSet); ok {
+		return true
+	}
+	return o.GetObjectKind().GroupVersionKind().Kind == "PodCliqueSet"
+}
+
+// create creates every object of w in ns with strict field validation (an unknown field is an
+// error, not silently dropped) and returns the PodCliqueSets.
+func create(ctx context.Context, t *testing.T, ns string, w workload) []string {
+	t.Helper()
 	var pcs []string
-	for _, o := range objs {
-		o.SetNamespace(ns)
-		require.NoError(t, k8s().Create(ctx, o, client.FieldValidation(metav1.FieldValidationStrict)), "%s: %s %s", filepath.Base(file), o.GetKind(), o.GetName())
-		if o.GetKind() == "PodCliqueSet" {
+	for _, o := range w.objects(t, ns) {
+		isPCS := isPodCliqueSet(o)
+		require.NoError(t, k8s().Create(ctx, o, client.FieldValidation(metav1.FieldValidationStrict)), "%s: %T %s", w.file, o, o.GetName())
+		if isPCS {
 			pcs = append(pcs, o.GetName())
 		}
 	}
@@ -99,27 +164,25 @@ func running(ctx context.Context, ns, name string) (bool, string) {
 	return true, ""
 }
 
-// TestUpstreamManifestsAreAdmittedAndRun applies each of upstream Grove's e2e manifests and
-// samples in its own namespace, all at once (they progress side by side), then waits until every
-// pod of every PodCliqueSet is ready.
-func TestUpstreamManifestsAreAdmittedAndRun(t *testing.T) {
-	t.Parallel()
+// runAll creates each workload in its own namespace, all at once (they progress side by side),
+// requires those of refused to be refused naming the field, then waits until every pod of every
+// other PodCliqueSet is ready.
+func runAll(t *testing.T, workloads []workload) {
+	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, sharedTemplateNamespace(ctx))
-	files := corpus(t)
-	require.GreaterOrEqual(t, len(files), 57, "upstream's e2e manifests and samples")
 	type applied struct{ file, ns, pcs string }
 	var all []applied
-	for _, file := range files {
+	for _, w := range workloads {
 		ns := cluster.Current.NewNamespace(t)
-		if want, ok := refused[filepath.Base(file)]; ok {
-			assertRefused(ctx, t, ns, file, want)
+		if want, ok := refused[w.file]; ok {
+			assertRefused(ctx, t, ns, w, want)
 			continue
 		}
-		pcs := apply(ctx, t, ns, file)
-		require.NotEmpty(t, pcs, "no PodCliqueSet in %s", file)
+		pcs := create(ctx, t, ns, w)
+		require.NotEmpty(t, pcs, "no PodCliqueSet in %s", w.file)
 		for _, name := range pcs {
-			all = append(all, applied{filepath.Base(file), ns, name})
+			all = append(all, applied{w.file, ns, name})
 		}
 	}
 	deadline := time.Now().Add(6 * time.Minute)
@@ -136,34 +199,55 @@ func TestUpstreamManifestsAreAdmittedAndRun(t *testing.T) {
 	}
 }
 
+// TestUpstreamShapedWorkloadsAndSamplesAreAdmittedAndRun runs upstream Grove's e2e workloads as
+// the project builds them and upstream's samples (vendored): each is admitted, or refused as
+// upstream's rules say, and every pod runs.
+func TestUpstreamShapedWorkloadsAndSamplesAreAdmittedAndRun(t *testing.T) {
+	t.Parallel()
+	workloads := samples(t)
+	require.GreaterOrEqual(t, len(workloads), 11, "upstream's samples")
+	for _, s := range upstreamshapes.All() {
+		workloads = append(workloads, fromShape(s))
+	}
+	runAll(t, workloads)
+}
+
+// TestUpstreamManifestsAreAdmittedAndRun applies each of upstream Grove's e2e manifests
+// unchanged (the upstream corpus tier) and requires what the shapes of them get.
+func TestUpstreamManifestsAreAdmittedAndRun(t *testing.T) {
+	t.Parallel()
+	var workloads []workload
+	for _, f := range yamlFiles(t, upstreamcorpus.Path(t, "compat", "grove-e2e")) {
+		workloads = append(workloads, fromFile(f))
+	}
+	require.GreaterOrEqual(t, len(workloads), 46, "upstream's e2e manifests")
+	runAll(t, workloads)
+}
+
 // sharedTemplateNamespace creates what upstream's resource-sharing test creates before applying
 // its manifest: the namespace rs-shared holding the ResourceClaimTemplate ext-ns-tpl.
 func sharedTemplateNamespace(ctx context.Context) error {
-	if err := k8s().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rs-shared"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: upstreamshapes.SharedNamespace}}
+	if err := k8s().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	rct := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "ext-ns-tpl", Namespace: "rs-shared"}}
-	rct.Spec.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: "ext-ns-dev", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "ext-ns-class"}}}
-	if err := k8s().Create(ctx, rct); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := k8s().Create(ctx, upstreamshapes.SharedClaimTemplate()); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil
 }
 
-// assertRefused requires the API server to refuse file's PodCliqueSet naming field, and to have
+// assertRefused requires the API server to refuse w's PodCliqueSet naming field, and to have
 // stored nothing.
-func assertRefused(ctx context.Context, t *testing.T, ns, file, field string) {
+func assertRefused(ctx context.Context, t *testing.T, ns string, w workload, field string) {
 	t.Helper()
-	objs, err := apiserver.ReadManifests(file)
-	require.NoError(t, err)
-	for _, o := range objs {
-		o.SetNamespace(ns)
+	for _, o := range w.objects(t, ns) {
 		err := k8s().Create(ctx, o, client.FieldValidation(metav1.FieldValidationStrict))
-		if assert.Error(t, err, "%s must be refused", filepath.Base(file)) {
-			assert.Contains(t, err.Error(), field, filepath.Base(file))
+		if assert.Error(t, err, "%s must be refused", w.file) {
+			assert.Contains(t, err.Error(), field, w.file)
 		}
 	}
 	list := &grovev1alpha1.PodCliqueSetList{}
 	require.NoError(t, k8s().List(ctx, list, client.InNamespace(ns)))
-	assert.Empty(t, list.Items, "nothing of %s is stored", filepath.Base(file))
+	assert.Empty(t, list.Items, "nothing of %s is stored", w.file)
 }

@@ -1,10 +1,12 @@
-// Package compat applies what users bring from upstream Grove — its e2e manifests and its
-// samples, unchanged — on the local cluster with the four binaries, and requires each to be
-// admitted and every pod to run. Upstream's manifests name kai-scheduler: a second kube-scheduler
-// serves that scheduler name (KAI's modules are not fetchable; the KAI backend-controller still
-// keeps its PodGroups and acknowledges the gangs), and the kwok nodes carry upstream's e2e node
-// label. DRA runs for real: kube-scheduler allocates the ResourceClaims of resource sharing from
-// ResourceSlices this package publishes for the kwok nodes, standing in for a driver.
+// Package compat runs what users bring from upstream Grove on the local cluster with the four
+// binaries — its samples (vendored, unchanged) and the workloads of its e2e suite as the project
+// builds them (test/upstreamshapes); with the upstream corpus tier (GROVE_UPSTREAM_CORPUS) also
+// upstream's e2e manifests unchanged — and requires each to be admitted and every pod to run.
+// Upstream's workloads name kai-scheduler: a second kube-scheduler serves that scheduler name
+// (KAI's modules are not fetchable; the KAI backend-controller still keeps its PodGroups and
+// acknowledges the gangs), and the kwok nodes carry upstream's e2e node label. DRA runs for real:
+// kube-scheduler allocates the ResourceClaims of resource sharing from ResourceSlices this
+// package publishes for the kwok nodes, standing in for a driver.
 package compate2e
 
 import (
@@ -21,11 +23,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv2 "github.com/kubegrove/grove/apis/kai/v2"
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
 	"github.com/kubegrove/grove/test/toolpath"
+	"github.com/kubegrove/grove/test/upstreamcorpus"
+	"github.com/kubegrove/grove/test/upstreamshapes"
 )
 
 // operatorConfig enables both schedulers upstream's manifests name, topology-aware scheduling and
@@ -75,7 +81,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	nvidiaCRDs := filepath.Join(root, "..", "shared", "crds", "nvidia")
+	nvidiaCRDs := filepath.Join(root, "config", "thirdparty", "nvidia")
 	return cluster.MainWithBinaries(m, cluster.Options{Nodes: nodes, Node: node, CRDDirs: []string{nvidiaCRDs}}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, operatorConfig, time.Minute); err != nil {
 			return err
@@ -99,7 +105,7 @@ func run(m *testing.M) int {
 		if err := createBindings(ctx, c); err != nil {
 			return err
 		}
-		return applyQueues(ctx, c)
+		return createQueues(ctx, c)
 	})
 }
 
@@ -178,19 +184,40 @@ func createBindings(ctx context.Context, c *cluster.Cluster) error {
 	return nil
 }
 
-// applyQueues creates the KAI queues of upstream's corpus.
-func applyQueues(ctx context.Context, c *cluster.Cluster) error {
-	root, err := toolpath.RepoRoot()
-	if err != nil {
-		return err
+// queues are the KAI queues the workloads name: default, the kai-scheduler profile's
+// defaultQueue, and test beneath it, which upstream's workloads label; neither has a quota or a
+// limit on CPU, GPU or memory.
+func queues() []*kaiv2.Queue {
+	unlimited := func() *kaiv2.QueueResources {
+		q := func() *kaiv2.ResourceQuota { return &kaiv2.ResourceQuota{Quota: -1, Limit: -1, OverQuotaWeight: 1} }
+		return &kaiv2.QueueResources{CPU: q(), GPU: q(), Memory: q()}
 	}
-	objs, err := apiserver.ReadManifests(filepath.Join(root, "..", "shared", "compat", "grove-e2e", "queues.yaml"))
+	return []*kaiv2.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: kaiv2.QueueSpec{Resources: unlimited()}},
+		{ObjectMeta: metav1.ObjectMeta{Name: upstreamshapes.QueueTest}, Spec: kaiv2.QueueSpec{ParentQueue: "default", Resources: unlimited()}},
+	}
+}
+
+// createQueues creates the project's KAI queues and, for the upstream corpus tier, applies
+// upstream's queues.yaml unchanged over them (server-side, as kubectl apply would).
+func createQueues(ctx context.Context, c *cluster.Cluster) error {
+	for _, q := range queues() {
+		if err := c.Client().Create(ctx, q); err != nil {
+			return fmt.Errorf("Queue %s: %w", q.Name, err)
+		}
+	}
+	dir, err := upstreamcorpus.Dir()
+	if err != nil {
+		fmt.Printf("upstream corpus tier: upstream's queues.yaml not applied (%v); set %s to the folder holding compat/ and crds/ to run that tier\n", err, upstreamcorpus.Env)
+		return nil
+	}
+	objs, err := apiserver.ReadManifests(filepath.Join(dir, "compat", "grove-e2e", "queues.yaml"))
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
-		if err := c.Client().Create(ctx, o); err != nil {
-			return fmt.Errorf("Queue %s: %w", o.GetName(), err)
+		if err := c.Client().Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("upstream-corpus"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("upstream's Queue %s: %w", o.GetName(), err)
 		}
 	}
 	return nil

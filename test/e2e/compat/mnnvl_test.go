@@ -2,7 +2,6 @@ package compate2e
 
 import (
 	"context"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -17,15 +16,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
-	"github.com/kubegrove/grove/test/toolpath"
 )
-
-func upstreamManifest(t *testing.T, name string) string {
-	t.Helper()
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
-	return filepath.Join(root, "..", "shared", "compat", "grove-e2e", name)
-}
 
 // computeDomains lists the namespace's ComputeDomains (those not being deleted), sorted.
 func computeDomains(ctx context.Context, t *testing.T, ns string) []*unstructured.Unstructured {
@@ -69,14 +60,23 @@ func mnnvlTemplates(ctx context.Context, t *testing.T, ns string) map[string]str
 	return out
 }
 
-// TestMNNVLKeepsOneComputeDomainPerGroupPerReplica runs upstream's mnnvl-gpu-default.yaml: one
-// ComputeDomain per replica, made before the pods that claim its channel, following scale-out and
-// scale-in, the annotation immutable, everything gone with the PodCliqueSet.
+// TestMNNVLKeepsOneComputeDomainPerGroupPerReplica runs upstream's mnnvl-gpu-default (in both
+// tiers): one ComputeDomain per replica, made before the pods that claim its channel, following
+// scale-out and scale-in, the annotation immutable, everything gone with the PodCliqueSet.
 func TestMNNVLKeepsOneComputeDomainPerGroupPerReplica(t *testing.T) {
 	t.Parallel()
+	for _, tier := range tiers {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			oneComputeDomainPerGroupPerReplica(t, upstreamWorkload(t, tier, "mnnvl-gpu-default.yaml"))
+		})
+	}
+}
+
+func oneComputeDomainPerGroupPerReplica(t *testing.T, w workload) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
-	apply(ctx, t, ns, upstreamManifest(t, "mnnvl-gpu-default.yaml"))
+	create(ctx, t, ns, w)
 	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-gpu-default"); return ok }, 2*time.Minute, time.Second)
 
 	cds := computeDomains(ctx, t, ns)
@@ -139,13 +139,23 @@ func firstPod(ctx context.Context, t *testing.T, ns string) *corev1.Pod {
 	return first
 }
 
-// TestMNNVLGroupsResolveAcrossTheHierarchy runs upstream's comprehensive mix: every combination
-// of inheriting, overriding and opting out at PodCliqueSet, scaling-group and clique level.
+// TestMNNVLGroupsResolveAcrossTheHierarchy runs upstream's comprehensive mix (in both tiers):
+// every combination of inheriting, overriding and opting out at PodCliqueSet, scaling-group and
+// clique level.
 func TestMNNVLGroupsResolveAcrossTheHierarchy(t *testing.T) {
 	t.Parallel()
+	for _, tier := range tiers {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			groupsResolveAcrossTheHierarchy(t, upstreamWorkload(t, tier, "mnnvl-comprehensive-mix.yaml"))
+		})
+	}
+}
+
+func groupsResolveAcrossTheHierarchy(t *testing.T, w workload) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
-	apply(ctx, t, ns, upstreamManifest(t, "mnnvl-comprehensive-mix.yaml"))
+	create(ctx, t, ns, w)
 	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-mix"); return ok }, 2*time.Minute, time.Second)
 	assert.Equal(t, []string{"mnnvl-mix-0-batch", "mnnvl-mix-0-default", "mnnvl-mix-0-infer", "mnnvl-mix-0-solo", "mnnvl-mix-0-train"}, computeDomainNames(ctx, t, ns))
 	cd := func(g string) string { return "mnnvl-mix-0-" + g }
@@ -157,18 +167,25 @@ func TestMNNVLGroupsResolveAcrossTheHierarchy(t *testing.T) {
 	}, mnnvlTemplates(ctx, t, ns))
 }
 
-// TestWithoutTheAnnotationNoComputeDomainIsMade runs upstream's bare and opted-out manifests.
+// TestWithoutTheAnnotationNoComputeDomainIsMade runs upstream's bare and opted-out workloads (in
+// both tiers).
 func TestWithoutTheAnnotationNoComputeDomainIsMade(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	for _, file := range []string{"mnnvl-comprehensive-bare.yaml", "mnnvl-gpu-bare.yaml", "mnnvl-gpu-optout.yaml"} {
-		ns := cluster.Current.NewNamespace(t)
-		for _, name := range apply(ctx, t, ns, upstreamManifest(t, file)) {
-			require.Eventually(t, func() bool { ok, _ := running(ctx, ns, name); return ok }, 2*time.Minute, time.Second, file)
-		}
-		assert.Empty(t, computeDomains(ctx, t, ns), file)
-		for clique, tmpl := range mnnvlTemplates(ctx, t, ns) {
-			assert.Empty(t, tmpl, "%s: %s claims no channel", file, clique)
-		}
+	for _, tier := range tiers {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			for _, file := range []string{"mnnvl-comprehensive-bare.yaml", "mnnvl-gpu-bare.yaml", "mnnvl-gpu-optout.yaml"} {
+				w := upstreamWorkload(t, tier, file)
+				ns := cluster.Current.NewNamespace(t)
+				for _, name := range create(ctx, t, ns, w) {
+					require.Eventually(t, func() bool { ok, _ := running(ctx, ns, name); return ok }, 2*time.Minute, time.Second, file)
+				}
+				assert.Empty(t, computeDomains(ctx, t, ns), file)
+				for clique, tmpl := range mnnvlTemplates(ctx, t, ns) {
+					assert.Empty(t, tmpl, "%s: %s claims no channel", file, clique)
+				}
+			}
+		})
 	}
 }

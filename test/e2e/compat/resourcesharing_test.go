@@ -3,7 +3,6 @@ package compate2e
 import (
 	"context"
 	"maps"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
-	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // claims maps the namespace's ResourceClaims to their controller (kind/name).
@@ -67,18 +65,25 @@ func waitClaims(ctx context.Context, t *testing.T, ns string, want map[string]st
 	}
 }
 
-// TestUpstreamResourceSharingMakesUpstreamsClaimsAtEveryLevel applies upstream's
-// workload-resource-sharing.yaml and checks the claims its own e2e test expects — names, owners,
-// which pods reference which — through a scaling-group scale-out and scale-in, and that they go
-// with the PodCliqueSet.
+// TestUpstreamResourceSharingMakesUpstreamsClaimsAtEveryLevel runs upstream's
+// workload-resource-sharing (in both tiers) and checks the claims its own e2e test expects —
+// names, owners, which pods reference which — through a scaling-group scale-out and scale-in, and
+// that they go with the PodCliqueSet.
 func TestUpstreamResourceSharingMakesUpstreamsClaimsAtEveryLevel(t *testing.T) {
 	t.Parallel()
+	for _, tier := range tiers {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			claimsAtEveryLevel(t, upstreamWorkload(t, tier, "workload-resource-sharing.yaml"))
+		})
+	}
+}
+
+func claimsAtEveryLevel(t *testing.T, w workload) {
 	ctx := context.Background()
 	require.NoError(t, sharedTemplateNamespace(ctx))
-	root, err := toolpath.RepoRoot()
-	require.NoError(t, err)
 	ns := cluster.Current.NewNamespace(t)
-	apply(ctx, t, ns, filepath.Join(root, "..", "shared", "compat", "grove-e2e", "workload-resource-sharing.yaml"))
+	create(ctx, t, ns, w)
 	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "rs-test"); return ok }, 3*time.Minute, time.Second)
 
 	pcs, sga := "PodCliqueSet/rs-test", "PodCliqueScalingGroup/rs-test-0-sga"
