@@ -35,7 +35,8 @@ import (
 )
 
 // operatorConfig enables both schedulers upstream's manifests name, topology-aware scheduling and
-// MNNVL.
+// MNNVL. kube-scheduler stays in plain mode: upstream's manifests ask for pack.preferred, which
+// kube-scheduler gangs refuse at admission (README, "Upstream Grove compatibility").
 const operatorConfig = `topologyAwareScheduling: {enabled: true}
 network: {autoMNNVLEnabled: true}
 scheduler:
