@@ -66,7 +66,7 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 	defer stop()
 
 	fmt.Println("starting the local cluster ...")
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue, PlainScheduler: plain})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue})
 	if err != nil {
 		return err
 	}

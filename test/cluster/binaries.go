@@ -108,7 +108,7 @@ certManagement: {mode: manual}
 
 // GangSchedulerConfig is the scheduler section the e2e suites give the project's binaries: the
 // default kube-scheduler profile in gang mode, as deploy/overlays/kube-scheduler-gang deploys it
-// and as the local cluster serves it (unless Options.PlainScheduler). A suite that enables more
+// and as the local cluster serves it. A suite that enables more
 // profiles lists GangSchedulerProfile among them.
 const GangSchedulerConfig = "scheduler:\n  profiles:\n" + GangSchedulerProfile
 

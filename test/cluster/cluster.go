@@ -66,12 +66,12 @@ type Options struct {
 	// Kueue installs Kueue's CRDs and runs its controller (the pinned tool) with the pod and
 	// TrainJob integrations.
 	Kueue bool
-	// PlainScheduler runs kube-scheduler without hierarchical gangs: the API server does not serve
-	// CompositePodGroup (scheduling.k8s.io/v1alpha3) and the project's binaries started without
-	// a scheduler section of their own place pods one by one (kube-scheduler's plain mode).
-	// By default the cluster runs as deployed with deploy/overlays/kube-scheduler-gang: each
-	// PodGang is placed as one gang through the Workload API (GangSchedulerConfig).
-	PlainScheduler bool
+	// FlatGangs serves the Workload API without CompositePodGroup (scheduling.k8s.io/v1alpha3,
+	// feature gate CompositePodGroup): a backend in gang mode then makes each PodGang one flat
+	// PodGroup. By default the cluster serves hierarchical gangs, as the newest kube-scheduler
+	// does; whether the project's binaries place gangs at all is their configuration's choice
+	// (GangSchedulerConfig).
+	FlatGangs bool
 	// SchedulerArgs are extra kube-scheduler flags, after the cluster's own.
 	SchedulerArgs []string
 	// LeaderElectionTimings are the project's binaries' lease timings (default "leaseDuration: 6s,
@@ -85,7 +85,7 @@ type Options struct {
 // featureGates are the feature gates of kube-apiserver and kube-scheduler.
 func (o Options) featureGates() string {
 	gates := "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
-	if !o.PlainScheduler {
+	if !o.FlatGangs {
 		gates += ",CompositePodGroup=true"
 	}
 	return gates
@@ -93,7 +93,7 @@ func (o Options) featureGates() string {
 
 // runtimeConfig are the API versions kube-apiserver serves beyond its defaults.
 func (o Options) runtimeConfig() string {
-	if !o.PlainScheduler {
+	if !o.FlatGangs {
 		return "scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
 	}
 	return "scheduling.k8s.io/v1beta1=true"

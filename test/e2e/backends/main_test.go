@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 1}, &binDir, func(c *cluster.Cluster) error {
+	// Flat gangs (one PodGroup per gang): test/e2e/compositegangs covers the hierarchical ones.
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 1, FlatGangs: true}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", schedulerConfig); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true, PlainScheduler: true}, &binDir, func(c *cluster.Cluster) error {
+	return cluster.MainWithBinaries(m, cluster.Options{Nodes: 4, Kueue: true}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, config, time.Minute); err != nil {
 			return err
 		}
