@@ -69,6 +69,11 @@ build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bi
 
 ##@ Test
 
+# The upstream corpus tier's folder, made absolute: the tests run in their packages' folders.
+ifneq ($(GROVE_UPSTREAM_CORPUS),)
+export GROVE_UPSTREAM_CORPUS := $(abspath $(GROVE_UPSTREAM_CORPUS))
+endif
+
 # The tiers make test runs in a clean copy of the repository (hack/clean-copy.sh).
 COPY_TIERS := run-local-check test-unit test-fuzz-short test-integration test-e2e test-chaos-short bench-smoke
 

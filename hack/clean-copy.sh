@@ -9,6 +9,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 base=${TMPDIR:-/tmp}/grove-clean-copy-$(printf '%s' "$root" | sha256sum | cut -c1-12)
 copy="$base/grove"
+# Two runs from one checkout would empty each other's copy: the second waits for the first.
+exec {lock}>"$base.lock"
+if command -v flock >/dev/null; then
+  flock -n "$lock" || { echo "clean copy: another run uses $base; waiting for it"; flock "$lock"; }
+fi
 rm -rf "$base"
 mkdir -p "$copy"
 (cd "$root" && git ls-files -z --cached) | while IFS= read -r -d '' f; do

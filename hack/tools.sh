@@ -19,7 +19,10 @@ group() {
   # Concurrent runs (two terminals, two test tiers) wait for one build of a module instead of
   # each building it: on 2 cores three cold builds side by side took three times as long.
   exec {lock}>"$cache/.$dir.lock"
-  flock "$lock"
+  if command -v flock >/dev/null && ! flock -n "$lock"; then
+    echo "tools: waiting for another build of hack/tools/$dir"
+    flock "$lock"
+  fi
   for spec in "$@"; do
     names+=("${spec%%=*}"); pkgs+=("${spec#*=}")
     [ -x "$out/${spec%%=*}" ] || missing+=("$spec")

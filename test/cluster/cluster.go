@@ -580,6 +580,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-private-key-file", filepath.Join(c.dir, "sa.key"),
 		"--root-ca-file", filepath.Join(c.dir, "ca.crt"),
 		"--concurrent-gc-syncs", "10",
+		// The Workload API's gates too: without GenericWorkload its podgroup-protection
+		// controller is off, and a PodGroup keeps its finalizer, and its namespace, forever.
+		"--feature-gates", c.opts.featureGates(),
 	}, c.opts.ControllerManagerArgs...)...,
 	)
 	if err != nil {

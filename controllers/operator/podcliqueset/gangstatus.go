@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/internal/podgangstatus"
 )
@@ -22,7 +24,9 @@ type groupCount struct {
 }
 
 // countGroup counts the referenced, not-terminating pods of a pod group by what they reached.
-// The first bound-less pod the scheduler explained gives the group its waiting reason.
+// The unbound pod with the smallest name that the scheduler explained gives the group its
+// waiting reason: pods come from the cache in no fixed order, and another pod's message each
+// pass would be a status write each pass.
 func countGroup(group schedulerv1alpha1.PodGroup, pods []*corev1.Pod) groupCount {
 	n := groupCount{name: group.Name, min: group.MinReplicas, referenced: int32(len(group.PodReferences))}
 	referenced := make(map[string]bool, len(group.PodReferences))
@@ -46,7 +50,7 @@ func countGroup(group schedulerv1alpha1.PodGroup, pods []*corev1.Pod) groupCount
 			n.bound++
 			continue
 		}
-		if c := podScheduledCondition(p); c != nil && c.Status == corev1.ConditionFalse && c.Reason != "" && n.waiter == "" {
+		if c := podScheduledCondition(p); c != nil && c.Status == corev1.ConditionFalse && c.Reason != "" && (n.waiter == "" || p.Name < n.waiter) {
 			n.waitingReason, n.waitingMessage, n.waiter = c.Reason, c.Message, p.Name
 		}
 	}
@@ -164,4 +168,19 @@ func statusHolds(have schedulerv1alpha1.PodGangStatus, part podgangstatus.Part) 
 		}
 	}
 	return true
+}
+
+// podScheduledChanged reports whether an update changed a pod's PodScheduled condition (its
+// status, or the scheduler's reason or message).
+func podScheduledChanged(old, new client.Object) bool {
+	o, ok1 := old.(*corev1.Pod)
+	n, ok2 := new.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return false
+	}
+	a, b := podScheduledCondition(o), podScheduledCondition(n)
+	if a == nil || b == nil {
+		return (a == nil) != (b == nil)
+	}
+	return a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message
 }

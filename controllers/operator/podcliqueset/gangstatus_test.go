@@ -193,3 +193,45 @@ func TestPodGangStatusIsWrittenOnlyWhenItChanges(t *testing.T) {
 	assert.False(t, meta.IsStatusConditionTrue(lost.Conditions, schedulerv1alpha1.ConditionInitialized))
 	assert.Equal(t, &start, lost.LastScheduled, "never cleared")
 }
+
+func TestAWaitingGangsStatusDoesNotDependOnTheOrderOfItsPods(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	workersWaiting := func(names ...string) map[string][]*corev1.Pod {
+		pods := []gangPod{{name: "inf-0-router-0", node: "n"}}
+		for _, n := range names {
+			pods = append(pods, gangPod{name: n, unschedulable: "no room for " + n})
+		}
+		return podsByClique(pods...)
+	}
+	part, write := decideGangStatus(twoGroupGang(), nil, workersWaiting("inf-0-worker-1", "inf-0-worker-0"), now)
+	require.True(t, write)
+	assert.Contains(t, meta.FindStatusCondition(part.Conditions, schedulerv1alpha1.ConditionScheduled).Message, "pod inf-0-worker-0: no room for inf-0-worker-0")
+	pg := stored(twoGroupGang(), part)
+
+	_, write = decideGangStatus(pg, nil, workersWaiting("inf-0-worker-0", "inf-0-worker-1"), now)
+	assert.False(t, write, "the cache lists pods in any order: the same pods say the same")
+}
+
+func TestPodEventsPassWhenTheSchedulersWordOnThePodChanges(t *testing.T) {
+	unschedulable := gangPod{name: "inf-0-worker-0", unschedulable: "0/4 nodes are available"}.pod()
+	otherMessage := gangPod{name: "inf-0-worker-0", unschedulable: "0/5 nodes are available"}.pod()
+	bound := gangPod{name: "inf-0-worker-0", node: "n"}.pod()
+	bound.Status.Conditions = append(bound.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+	readyToo := bound.DeepCopy()
+	readyToo.Status.Conditions = append(readyToo.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	tests := []struct {
+		name     string
+		old, new *corev1.Pod
+		want     bool
+	}{
+		{"the scheduler says why it cannot place the pod", gangPod{name: "inf-0-worker-0"}.pod(), unschedulable, true},
+		{"the scheduler's message changes", unschedulable, otherMessage, true},
+		{"the pod is placed", unschedulable, bound, true},
+		{"anything else: another reconcile would change nothing", bound, readyToo, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, podScheduledChanged(tc.old, tc.new))
+		})
+	}
+}

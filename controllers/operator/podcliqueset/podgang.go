@@ -231,7 +231,7 @@ func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliq
 		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
 	}
 
-	return r.writeStatus(ctx, pg, missing, obs)
+	return r.writeStatus(ctx, pg, missing, replaced, obs)
 }
 
 // wantPodGang is the PodGang g of a replica as the reconciler writes it: its pod groups, the
@@ -248,14 +248,14 @@ func wantPodGang(pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend s
 
 // writeStatus writes the operator's part of the PodGang's status — Initialized, Scheduled, Ready,
 // their times and the phase (decideGangStatus) — when it changed. replaced is the
-// resourceVersion this pass read, when it read one.
-func (r *Reconciler) writeStatus(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, obs *observed) error {
+// resourceVersion this pass read, when it read one: until the cache shows a newer one, this
+// pass's writes are unseen.
+func (r *Reconciler) writeStatus(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, replaced string, obs *observed) error {
 	part, write := decideGangStatus(pg, missing, obs.pods, metav1.NewTime(r.clock().Now()))
 	if !write {
 		return nil
 	}
 	before := pg.Status.Conditions
-	replaced := pg.ResourceVersion
 	pg = pg.DeepCopy()
 	if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerOperator, part); err != nil {
 		return err

@@ -100,6 +100,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low), builder.WithPredicates(eventbatch.SkipCreate())).
+		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
+		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status
+		// carries it: its changes come batched like the cliques'.
+		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(eventbatch.UpdatesWhere(podScheduledChanged))).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
 		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
