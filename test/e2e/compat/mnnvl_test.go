@@ -122,7 +122,9 @@ func oneComputeDomainPerGroupPerReplica(t *testing.T, w workload) {
 	assert.Equal(t, "default", got.Annotations[grovev1alpha1.AnnotationMNNVLGroup])
 
 	require.NoError(t, k8s().Delete(ctx, got))
-	require.Eventually(t, func() bool { return len(computeDomains(ctx, t, ns)) == 0 }, time.Minute, 500*time.Millisecond, "the domains go with the PodCliqueSet")
+	// kube-controller-manager's garbage collector deletes them; with every e2e package running
+	// beside this one on two cores it was seen to take over a minute.
+	require.Eventually(t, func() bool { return len(computeDomains(ctx, t, ns)) == 0 }, 3*time.Minute, 500*time.Millisecond, "the domains go with the PodCliqueSet")
 }
 
 func firstPod(ctx context.Context, t *testing.T, ns string) *corev1.Pod {
