@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -35,7 +36,7 @@ func showWaitingGang(ctx context.Context, c *cluster.Cluster, ns, pcs string) er
 	}
 	unschedulable := func(pg *schedulerv1alpha1.PodGang) bool {
 		c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled)
-		return c != nil && c.Status == "False" && c.Reason == corev1.PodReasonUnschedulable
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
 	}
 	pg, err := waitGang(ctx, c, ns, gang, 2*time.Minute, unschedulable)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // groupCount is what the pods of one pod group have reached.
 type groupCount struct {
 	name                                  string
-	min, referenced, exist                int32
+	min, referenced                       int32
 	bound, ready, succeeded, failed       int32
 	waitingReason, waitingMessage, waiter string
 }
@@ -37,7 +37,6 @@ func countGroup(group schedulerv1alpha1.PodGroup, pods []*corev1.Pod) groupCount
 		if !referenced[p.Name] || p.DeletionTimestamp != nil {
 			continue
 		}
-		n.exist++
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
 			n.succeeded++
