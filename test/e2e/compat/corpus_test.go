@@ -164,6 +164,9 @@ func running(ctx context.Context, ns, name string) (bool, string) {
 	return true, ""
 }
 
+// applied is one PodCliqueSet a test created, with the file it came from.
+type applied struct{ file, ns, pcs string }
+
 // runAll creates each workload in its own namespace, all at once (they progress side by side),
 // requires those of refused to be refused naming the field, then waits until every pod of every
 // other PodCliqueSet is ready.
@@ -171,7 +174,6 @@ func runAll(t *testing.T, workloads []workload) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, sharedTemplateNamespace(ctx))
-	type applied struct{ file, ns, pcs string }
 	var all []applied
 	for _, w := range workloads {
 		ns := cluster.Current.NewNamespace(t)
@@ -185,18 +187,50 @@ func runAll(t *testing.T, workloads []workload) {
 			all = append(all, applied{w.file, ns, name})
 		}
 	}
-	deadline := time.Now().Add(6 * time.Minute)
-	for _, a := range all {
-		var why string
-		for {
-			var ok bool
-			if ok, why = running(ctx, a.ns, a.pcs); ok || time.Now().After(deadline) {
-				break
+	// Thousands of pods start side by side with every other e2e package on two cores: the wait
+	// goes on while pods keep becoming ready, and fails once none has for stallLimit.
+	const stallLimit, overall = 3 * time.Minute, 20 * time.Minute
+	end := time.Now().Add(overall)
+	lastReady, lastProgress := -1, time.Now()
+	pending := all
+	for len(pending) > 0 && time.Now().Before(end) && time.Since(lastProgress) < stallLimit {
+		var still []applied
+		for _, a := range pending {
+			if ok, _ := running(ctx, a.ns, a.pcs); !ok {
+				still = append(still, a)
 			}
-			time.Sleep(time.Second)
 		}
-		assert.Empty(t, why, "PodCliqueSet %s of %s never ran", a.pcs, a.file)
+		pending = still
+		if ready := readyPods(ctx, all); ready > lastReady {
+			lastReady, lastProgress = ready, time.Now()
+		}
+		if len(pending) > 0 {
+			time.Sleep(2 * time.Second)
+		}
 	}
+	for _, a := range pending {
+		_, why := running(ctx, a.ns, a.pcs)
+		assert.Empty(t, why, "PodCliqueSet %s of %s never ran (%d pods ready in all, none more for %s)", a.pcs, a.file, lastReady, time.Since(lastProgress).Round(time.Second))
+	}
+}
+
+// readyPods counts the ready pods of every PodClique of the applied workloads' namespaces.
+func readyPods(ctx context.Context, all []applied) int {
+	seen, n := map[string]bool{}, 0
+	for _, a := range all {
+		if seen[a.ns] {
+			continue
+		}
+		seen[a.ns] = true
+		cliques := &grovev1alpha1.PodCliqueList{}
+		if err := k8s().List(ctx, cliques, client.InNamespace(a.ns)); err != nil {
+			continue
+		}
+		for _, c := range cliques.Items {
+			n += int(c.Status.ReadyReplicas)
+		}
+	}
+	return n
 }
 
 // TestUpstreamShapedWorkloadsAndSamplesAreAdmittedAndRun runs upstream Grove's e2e workloads as
