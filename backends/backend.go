@@ -49,8 +49,9 @@ type SchedulerBackend interface {
 	// the operator reports it in the PodCliqueSet's SchedulingConstraintsHonored condition.
 	NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string
 	// GangScheduling reports whether the scheduler places each PodGang all together. The
-	// operator then lifts the gates of a whole gang at once: holding dependent cliques back for
-	// startup ordering would keep the gang from ever being complete.
+	// operator then lifts the gates of a whole gang at once (holding dependent cliques back for
+	// startup ordering would keep the gang from ever being complete) and holds dependents at
+	// start instead (docs/startup-ordering.md).
 	GangScheduling() bool
 	// OwnedTypes are the kinds of objects SyncPodGang creates, owned by the PodGang; the
 	// backend-controller watches them to repair drift.

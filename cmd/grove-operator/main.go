@@ -71,5 +71,6 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {
 		return err
 	}
-	return (&podclique.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
+	return (&podclique.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry,
+		StartupWaitImage: cfg.StartupOrdering.WaitImage}).SetupWithManager(mgr, *c.PodClique.ConcurrentSyncs)
 }

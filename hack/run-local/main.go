@@ -206,7 +206,12 @@ func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout ti
 		skip  bool
 	}{
 		{name: "config/samples (inference)", apply: []string{"-k", filepath.Join(root, "config", "samples")},
-			show: func() error { return showProgress(ctx, c, "default", "inference") }},
+			show: func() error {
+				if err := showProgress(ctx, c, "default", "inference"); err != nil || plain {
+					return err // without gangs, the condition says the gang is not kept together
+				}
+				return showHonoured(ctx, c, "default", "inference")
+			}},
 		{name: "training.yaml", apply: local("training.yaml"),
 			show: func() error {
 				return showPhase(ctx, c, "default", "training-local", grovev1alpha1.PodCliqueSetPhaseSucceeded)

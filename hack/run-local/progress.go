@@ -22,11 +22,11 @@ func showProgress(ctx context.Context, c *cluster.Cluster, ns, name string) erro
 	begin := time.Now()
 	last := ""
 	for {
-		want, created, ungated, running, err := counts(ctx, c.Client(), ns, name)
+		want, created, ungated, held, running, err := counts(ctx, c.Client(), ns, name)
 		if err != nil {
 			return err
 		}
-		line := fmt.Sprintf("PodCliqueSet %s/%s: %d pods wanted, %d created, %d ungated, %d Running", ns, name, want, created, ungated, running)
+		line := fmt.Sprintf("PodCliqueSet %s/%s: %d pods wanted, %d created, %d ungated, %d held at start, %d Running", ns, name, want, created, ungated, held, running)
 		if line != last {
 			fmt.Printf("[%5.1fs] %s\n", time.Since(begin).Seconds(), line)
 			last = line
@@ -43,7 +43,9 @@ func showProgress(ctx context.Context, c *cluster.Cluster, ns, name string) erro
 	}
 }
 
-func counts(ctx context.Context, k8s client.Client, ns, name string) (want, created, ungated, running int, err error) {
+// counts counts a PodCliqueSet's pods: wanted, created, ungated, held at start for startup
+// ordering (docs/startup-ordering.md) and Running.
+func counts(ctx context.Context, k8s client.Client, ns, name string) (want, created, ungated, held, running int, err error) {
 	sel := client.MatchingLabels{grovev1alpha1.LabelPartOf: name}
 	cliques := &grovev1alpha1.PodCliqueList{}
 	if err = k8s.List(ctx, cliques, client.InNamespace(ns), sel); err != nil {
@@ -64,11 +66,37 @@ func counts(ctx context.Context, k8s client.Client, ns, name string) (want, crea
 		if len(p.Spec.SchedulingGates) == 0 {
 			ungated++
 		}
+		if p.Annotations[grovev1alpha1.AnnotationStartupGate] == grovev1alpha1.StartupGateWaiting {
+			held++
+		}
 		if p.Status.Phase == corev1.PodRunning {
 			running++
 		}
 	}
 	return
+}
+
+// showHonoured waits until the PodCliqueSet's SchedulingConstraintsHonored is True for its
+// generation and prints it; while it is not, the error names what the condition says.
+func showHonoured(ctx context.Context, c *cluster.Cluster, ns, name string) error {
+	last := "no SchedulingConstraintsHonored condition yet"
+	for {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pcs); err == nil {
+			if cond := meta.FindStatusCondition(pcs.Status.Conditions, grovev1alpha1.ConditionSchedulingConstraintsHonored); cond != nil {
+				last = fmt.Sprintf("SchedulingConstraintsHonored=%s (%s): %s", cond.Status, cond.Reason, cond.Message)
+				if cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == pcs.Generation {
+					fmt.Printf("PodCliqueSet %s/%s: %s\n", ns, name, last)
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s", ctx.Err(), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // showPhase prints a PodCliqueSet's phase changes until it reaches want.

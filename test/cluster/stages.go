@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/toolpath"
 )
 
@@ -20,10 +21,16 @@ const (
 	LabelExitCode = "grove.test/exit-code"
 	// AnnotationExitAfter delays the exit by a Go duration ("5s") from when the pod runs.
 	AnnotationExitAfter = "grove.test/exit-after"
+	// AnnotationReadyAfter delays a pod's start (Running and Ready) by a Go duration from when
+	// kwok first sees it placed, as a slow image pull or startup would.
+	AnnotationReadyAfter = "grove.test/ready-after"
 )
 
 //go:embed stages/pod-exit.yaml
 var podExitStage []byte
+
+//go:embed stages/pod-startup-wait.yaml
+var podStartupWaitStage []byte
 
 // kwokStages are the upstream stage files the cluster uses, relative to kwok's
 // kustomize/stage folder: nodes become Ready and keep their leases fresh, pods become Running,
@@ -38,7 +45,8 @@ var kwokStages = []string{
 
 // kwokConfig assembles kwok's --config: the upstream stages read from the pinned kwok module
 // (so they follow its version), with Job-pod completion narrowed to pods that do not use the
-// test exit stage, plus that stage.
+// test exit stage and pod readiness to pods not held at start by the operator's init container,
+// plus the stages of those two.
 func kwokConfig() ([]byte, error) {
 	dir, err := kwokModuleDir()
 	if err != nil {
@@ -50,19 +58,29 @@ func kwokConfig() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading kwok stage: %w", err)
 		}
-		if strings.HasSuffix(rel, "pod-complete.yaml") {
-			if data, err = excludeExitLabel(data); err != nil {
-				return nil, err
+		switch {
+		case strings.HasSuffix(rel, "pod-complete.yaml"):
+			data, err = addSelector(data, map[string]any{
+				"key": fmt.Sprintf(`.metadata.labels["%s"]`, LabelExitCode), "operator": "DoesNotExist"})
+		case strings.HasSuffix(rel, "pod-ready.yaml"):
+			data, err = addSelector(data, map[string]any{
+				"key": fmt.Sprintf(`.metadata.annotations["%s"]`, grovev1alpha1.AnnotationStartupGate), "operator": "NotIn",
+				"values": []any{grovev1alpha1.StartupGateWaiting}})
+			if err == nil {
+				data, err = setDelay(data, AnnotationReadyAfter)
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 		docs = append(docs, data)
 	}
-	docs = append(docs, podExitStage)
+	docs = append(docs, podExitStage, podStartupWaitStage)
 	return bytes.Join(docs, []byte("\n---\n")), nil
 }
 
-// excludeExitLabel adds "no grove.test/exit-code label" to a stage's selector.
-func excludeExitLabel(stage []byte) ([]byte, error) {
+// addSelector adds one match expression to a stage's selector.
+func addSelector(stage []byte, expr map[string]any) ([]byte, error) {
 	obj := map[string]any{}
 	if err := yaml.Unmarshal(stage, &obj); err != nil {
 		return nil, err
@@ -73,10 +91,24 @@ func excludeExitLabel(stage []byte) ([]byte, error) {
 		return nil, fmt.Errorf("kwok stage has no selector")
 	}
 	exprs, _ := selector["matchExpressions"].([]any)
-	selector["matchExpressions"] = append(exprs, map[string]any{
-		"key":      fmt.Sprintf(`.metadata.labels["%s"]`, LabelExitCode),
-		"operator": "DoesNotExist",
-	})
+	selector["matchExpressions"] = append(exprs, expr)
+	return yaml.Marshal(obj)
+}
+
+// setDelay makes a stage wait the Go duration in a pod's annotation (none: no wait).
+func setDelay(stage []byte, annotation string) ([]byte, error) {
+	obj := map[string]any{}
+	if err := yaml.Unmarshal(stage, &obj); err != nil {
+		return nil, err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return nil, fmt.Errorf("kwok stage has no spec")
+	}
+	spec["delay"] = map[string]any{
+		"durationMilliseconds": 0,
+		"durationFrom":         map[string]any{"expressionFrom": fmt.Sprintf(`.metadata.annotations["%s"]`, annotation)},
+	}
 	return yaml.Marshal(obj)
 }
 

@@ -33,6 +33,9 @@ const (
 	DefaultTrainerStatusSecretName    = "trainer-controller-status-cert"
 	DefaultTrainerStatusServerCertDir = "/etc/grove/trainer-status-certs"
 	DefaultNamespace                  = "grove-system"
+	// DefaultStartupWaitImage is the image of the init container that holds a pod of a gang
+	// until its parent cliques are up: anything with sh, cat and sleep.
+	DefaultStartupWaitImage = "busybox:1.37"
 )
 
 // SetDefaults fills every unset field.
@@ -64,6 +67,7 @@ func SetDefaults(c *OperatorConfiguration) {
 	setPort(&c.Server.Webhooks.Port, DefaultWebhookPort)
 	setString(&c.Debugging.PprofBindHost, DefaultPprofBindHost)
 	setPort(&c.Debugging.PprofBindPort, DefaultPprofBindPort)
+	setString(&c.StartupOrdering.WaitImage, DefaultStartupWaitImage)
 	if c.Server.Webhooks.ServerCertDir == "" {
 		c.Server.Webhooks.ServerCertDir = DefaultServerCertDir
 	}

@@ -51,6 +51,18 @@ type OperatorConfiguration struct {
 	Kueue KueueConfiguration `json:"kueue,omitempty"`
 	// Debugging serves Go's profiler, to find what a binary spends its time on under load.
 	Debugging DebuggingConfiguration `json:"debugging,omitempty"`
+	// StartupOrdering configures how pods wait for the cliques they start after when their
+	// scheduler backend places a gang whole (docs/startup-ordering.md).
+	StartupOrdering StartupOrderingConfiguration `json:"startupOrdering,omitempty"`
+}
+
+// StartupOrderingConfiguration configures the init container that holds a pod of a gang until
+// the cliques it starts after are up.
+type StartupOrderingConfiguration struct {
+	// WaitImage is the init container's image (default busybox:1.37): it runs sh, cat and sleep,
+	// reading the pod's grove.io/startup-gate annotation through the downward API. Point it at a
+	// mirror in clusters that cannot pull from Docker Hub.
+	WaitImage string `json:"waitImage,omitempty"`
 }
 
 // NetworkConfiguration configures multi-node NVLink (MNNVL).

@@ -32,6 +32,24 @@ const (
 // Scheduling gate the operator puts on every pod it creates and lifts once the gang is ready.
 const SchedulingGatePodGangPendingCreation = "grove.io/podgang-pending-creation"
 
+// Startup ordering on a backend that places a gang whole (docs/startup-ordering.md): the gang's
+// pods are placed together, and a pod of a clique that starts after others waits in its init
+// container StartupWaitContainer until the operator sets its AnnotationStartupGate to
+// StartupGateReleased. The init container reads the annotation through the downward API, so the
+// pod needs no API access and no service account.
+const (
+	// AnnotationStartupGate is StartupGateWaiting on a pod created before its parent cliques were
+	// up and StartupGateReleased once they are.
+	AnnotationStartupGate = "grove.io/startup-gate"
+	// StartupGateWaiting holds the pod's containers in its StartupWaitContainer.
+	StartupGateWaiting = "waiting"
+	// StartupGateReleased lets the StartupWaitContainer end and the pod's containers start.
+	StartupGateReleased = "released"
+	// StartupWaitContainer is the name of the init container that waits (upstream Grove's
+	// name for its init container that waits for parent cliques).
+	StartupWaitContainer = "grove-initc"
+)
+
 // Environment variables the operator injects into every container.
 const (
 	EnvPCSName             = "GROVE_PCS_NAME"

@@ -181,6 +181,13 @@ func Wait(p *corev1.Pod, pclq *grovev1alpha1.PodClique, v *View) string {
 			return fmt.Sprintf("%s by %s: %s", strings.ToLower(c.Reason), p.Spec.SchedulerName, c.Message)
 		}
 	}
+	if p.Annotations[grovev1alpha1.AnnotationStartupGate] == grovev1alpha1.StartupGateWaiting {
+		why := parentsWait(pclq, v)
+		if why == "" {
+			why = "the operator releases it on its next pass"
+		}
+		return fmt.Sprintf("held at start by %s: %s", grovev1alpha1.StartupWaitContainer, why)
+	}
 	for _, s := range p.Status.ContainerStatuses {
 		if s.State.Waiting != nil && s.State.Waiting.Reason != "" {
 			return fmt.Sprintf("container %s waits: %s %s", s.Name, s.State.Waiting.Reason, s.State.Waiting.Message)
@@ -204,19 +211,27 @@ func gateReason(p *corev1.Pod, pclq *grovev1alpha1.PodClique, v *View) string {
 	case !pg.MaySchedule(p.Name):
 		return fmt.Sprintf("gated: PodGang %s does not reference the pod yet", name)
 	}
+	if why := parentsWait(pclq, v); why != "" {
+		return "gated: " + why
+	}
+	return "gated: the operator lifts the gate on its next pass"
+}
+
+// parentsWait names the first clique the pod's clique starts after that is not up, "" when all are.
+func parentsWait(pclq *grovev1alpha1.PodClique, v *View) string {
 	for _, parentName := range pclq.Spec.StartsAfter {
 		parent := v.PodCliques[parentName]
 		mustSucceed := slices.Contains(pclq.Spec.StartsAfterSucceeded, parentName)
 		switch {
 		case parent == nil:
-			return fmt.Sprintf("gated: starts after %s, which does not exist yet", parentName)
+			return fmt.Sprintf("starts after %s, which does not exist yet", parentName)
 		case !parent.UpForDependents(mustSucceed) && mustSucceed:
-			return fmt.Sprintf("gated: starts after %s has succeeded", parentName)
+			return fmt.Sprintf("starts after %s has succeeded", parentName)
 		case !parent.UpForDependents(mustSucceed):
-			return fmt.Sprintf("gated: starts after %s (%d/%d ready)", parentName, parent.Status.ReadyReplicas, parent.MinAvailableOrReplicas())
+			return fmt.Sprintf("starts after %s (%d/%d ready)", parentName, parent.Status.ReadyReplicas, parent.MinAvailableOrReplicas())
 		}
 	}
-	return "gated: the operator lifts the gate on its next pass"
+	return ""
 }
 
 // PrintTrainJob draws a TrainJob and its workload.

@@ -43,21 +43,24 @@ func waitForPodGang(pg *schedulerv1alpha1.PodGang, now time.Time) (ok bool, afte
 // schedulable reports whether a pod of the clique may be scheduled now: its PodGang references
 // it and the backend acknowledged that generation (the scheduler's objects for the whole gang
 // exist), and, for a backend that places pods one by one, every parent clique is up (startup
-// order). A gang-scheduling backend places a gang only once all of it is ungated, so there startup
-// order is not waited for: it would hold the gang back forever (the PodCliqueSet's
-// SchedulingConstraintsHonored says so).
+// order). A gang-scheduling backend places a gang only once all of it is ungated, so there the
+// pods are scheduled with their gang and held at start instead (startup.go).
 type schedulable struct {
-	pg      *schedulerv1alpha1.PodGang
+	pg *schedulerv1alpha1.PodGang
+	// parents is true when every clique the clique starts after is up (true without any).
 	parents bool
+	// atStart is true when the clique's pods wait for the parents at start, not at scheduling.
+	atStart     bool
+	parentNames []string
 }
 
 func (s schedulable) pod(name string) bool {
-	return s.parents && s.pg.MaySchedule(name)
+	return (s.parents || s.atStart) && s.pg.MaySchedule(name)
 }
 
 func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool) (schedulable, error) {
-	s := schedulable{pg: pg, parents: true}
-	if pg == nil || gang || !pg.Acknowledged() {
+	s := schedulable{pg: pg, parents: true, atStart: waitsAtStart(pclq, gang), parentNames: pclq.Spec.StartsAfter}
+	if len(pclq.Spec.StartsAfter) == 0 {
 		return s, nil
 	}
 	var err error

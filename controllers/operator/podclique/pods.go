@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
@@ -141,15 +142,20 @@ func schedulingGroup(pg *schedulerv1alpha1.PodGang, podGroup string) string {
 
 // Pods are the pods of a PodClique at its spec's size, as this reconciler creates them once the
 // backend acknowledged their PodGang pg (its status naming their scheduling group) and before any
-// parent clique is up: a pod that waits for a parent (spec.startsAfter, on a backend that places
-// pods one by one) is born with the gang gate, lifted once the parents are up; the others are
-// born schedulable. kubectl grove renders with it.
+// parent clique is up: a pod that waits for a parent (spec.startsAfter) is born with the gang
+// gate on a backend that places pods one by one, lifted once the parents are up, and on a backend
+// that places gangs whole is born schedulable with the init container that holds it at start
+// (the default image); the others are born schedulable. kubectl grove renders with it.
 func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang) []*corev1.Pod {
 	hash := PodTemplateHash(pclq)
-	waitsForParents := !backend.GangScheduling() && len(pclq.Spec.StartsAfter) > 0
+	atStart := waitsAtStart(pclq, backend.GangScheduling())
+	waitsForParents := !atStart && len(pclq.Spec.StartsAfter) > 0
 	pods := make([]*corev1.Pod, 0, pclq.Spec.Replicas)
 	for i := range int(pclq.Spec.Replicas) {
 		pod := buildPod(pclq, i, hash, backend, pg)
+		if atStart {
+			addStartupWait(pod, configv1alpha1.DefaultStartupWaitImage, false)
+		}
 		if !waitsForParents {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		}

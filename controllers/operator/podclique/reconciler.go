@@ -4,6 +4,7 @@
 package podclique
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -35,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
@@ -53,6 +55,10 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	// Backends prepares pods for their scheduler backend.
 	Backends *backends.Registry
+	// StartupWaitImage is the image of the init container that holds a pod of a gang until its
+	// parent cliques are up (OperatorConfiguration.startupOrdering.waitImage); empty means
+	// the default.
+	StartupWaitImage string
 
 	// pending are pods created and status writes made that the cache does not show yet.
 	pending cachesync.Expectations
@@ -269,6 +275,9 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 	if err := r.liftGates(ctx, p.active, s); err != nil {
 		p.errs = append(p.errs, err)
 	}
+	if err := r.releaseStartup(ctx, p.active, s); err != nil {
+		p.errs = append(p.errs, err)
+	}
 	return nil, nil
 }
 
@@ -378,6 +387,9 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
 		pod := buildPod(pclq, index, hash, backend, s.pg)
+		if s.atStart {
+			addStartupWait(pod, cmp.Or(r.StartupWaitImage, configv1alpha1.DefaultStartupWaitImage), s.parents)
+		}
 		if s.pod(pod.Name) {
 			pod.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		}

@@ -183,7 +183,7 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 		{"a gang Kueue admitted without its topology says so in Kueue's words", cliquePacked, gang, []*schedulerv1alpha1.PodGang{admittedWithoutTopology}, false,
 			[]string{"topology through Kueue, gang inf-0", "no flavor of the queue's ClusterQueue has a topology"}},
 		{"a gang Kueue placed in its topology loses nothing", cliquePacked, gang, []*schedulerv1alpha1.PodGang{admittedInItsTopology}, true, nil},
-		{"gang mode does not wait for startup order", ordered, gang, nil, false, []string{"startup ordering"}},
+		{"gang mode keeps startup order (pods wait at start)", ordered, gang, nil, true, nil},
 		{"plain mode keeps startup order but not the gang", ordered, plain, nil, false, []string{"gang scheduling"}},
 	}
 	for _, tc := range cases {
@@ -204,9 +204,7 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 			for _, m := range tc.mentions {
 				assert.Contains(t, c.Message, m)
 			}
-			if tc.backend == plain {
-				assert.NotContains(t, c.Message, "startup ordering", "gates keep startup order without gangs")
-			}
+			assert.NotContains(t, c.Message, "startup ordering", "every backend keeps startup order")
 		})
 	}
 }

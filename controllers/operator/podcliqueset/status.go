@@ -232,9 +232,6 @@ func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.Schedul
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonAllConstraintsHonored,
 		Message: fmt.Sprintf("scheduler backend %s honours every scheduling constraint", backend.Name()), ObservedGeneration: pcs.Generation}
 	missing := backend.NotHonoured(pcs)
-	if backend.GangScheduling() && hasStartupOrder(pcs) {
-		missing = append(missing, "startup ordering: a gang is placed and started whole, so cliques do not wait for the ones they start after")
-	}
 	missing = append(missing, sharedMinimums(pcs, backend, gangs)...)
 	missing = append(missing, queueTopology(gangs)...)
 	if len(missing) > 0 {
@@ -294,16 +291,6 @@ func firstNames(names []string, n int) []string {
 		return names
 	}
 	return append(slices.Clone(names[:n]), fmt.Sprintf("and %d more", len(names)-n))
-}
-
-// hasStartupOrder reports whether any clique waits for another.
-func hasStartupOrder(pcs *grovev1alpha1.PodCliqueSet) bool {
-	for _, c := range pcs.Spec.Template.Cliques {
-		if c != nil && len(expand.ParentCliques(pcs, c.Name)) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // trackUpdate records a rollout in status: an update starts when the template's generation hash

@@ -228,8 +228,9 @@ func TestGangThatFitsIsPlacedWhole(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
 	pool(t, ns, 0, 2)
-	// Workers start after their leader: with gang scheduling the gang is ungated whole (gating the
-	// workers until the leader is Ready would keep the gang incomplete forever).
+	// Workers start after their leader: with gang scheduling the gang is ungated and placed whole
+	// (gating the workers until the leader is Ready would keep the gang incomplete forever), and
+	// the workers are held at start instead (docs/startup-ordering.md).
 	pcs := podCliqueSet(ns, "serve", clique(ns, "leader", 1, 4, ""), clique(ns, "worker", 3, 4, ""))
 	pcs.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeInOrder)
 	start := time.Now()
@@ -253,11 +254,37 @@ func TestGangThatFitsIsPlacedWhole(t *testing.T) {
 	assert.True(t, metav1.IsControlledBy(group, pg))
 
 	require.Eventually(t, func() bool {
-		got := &grovev1alpha1.PodCliqueSet{}
+		placed = pods(t, ns, "serve")
+		return len(placed) == 4 && len(readyTimes(placed)) == 4
+	}, 60*time.Second, 200*time.Millisecond, "all four pods start")
+	ready := readyTimes(placed)
+	for _, p := range placed {
+		if p.Labels[grovev1alpha1.LabelPodClique] == "serve-0-worker" {
+			assert.Equal(t, grovev1alpha1.StartupGateReleased, p.Annotations[grovev1alpha1.AnnotationStartupGate], "%s was held at start, then released", p.Name)
+			assert.False(t, ready[p.Name].Before(ready["serve-0-leader-0"]), "%s started no earlier than its leader", p.Name)
+		}
+	}
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.Eventually(t, func() bool {
 		require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
 		c := meta.FindStatusCondition(got.Status.Conditions, "SchedulingConstraintsHonored")
-		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "startup ordering")
-	}, 30*time.Second, 200*time.Millisecond, "the PodCliqueSet says startup order is not waited for under gang scheduling")
+		return c != nil && c.ObservedGeneration == got.Generation
+	}, 30*time.Second, 200*time.Millisecond, "the PodCliqueSet reports what its backend honours")
+	c := meta.FindStatusCondition(got.Status.Conditions, "SchedulingConstraintsHonored")
+	assert.NotContains(t, c.Message, "startup ordering", "startup order is kept under gang scheduling")
+}
+
+// readyTimes lists when each Ready pod became Ready, by name.
+func readyTimes(ps []corev1.Pod) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range ps {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				out[p.Name] = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return out
 }
 
 // TestTwoBackendControllersServeOnlyTheirOwnPodGangs runs a kube-scheduler and a KAI workload

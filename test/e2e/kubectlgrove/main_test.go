@@ -19,7 +19,8 @@ var binDir string
 var trainerConfig string
 
 // The binaries run with their default configuration (kube-scheduler in plain mode): the held
-// workload these tests explain is held for startup ordering, which gang mode does not honour.
+// workload these tests explain is held back from scheduling for startup ordering by its gates
+// (in gang mode it would be placed and held at start instead).
 func TestMain(m *testing.M) {
 	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, "", time.Minute); err != nil {

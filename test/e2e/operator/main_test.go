@@ -36,10 +36,10 @@ func run(m *testing.M) int {
 	})
 }
 
-// schedulerConfig enables KAI beside the default kube-scheduler, in plain mode: startup ordering is
-// what these tests assert, and the binaries honour it by gates only where kube-scheduler places
-// pods one by one (in gang mode a gang starts whole: SchedulingConstraintsHonored says so). No KAI
-// backend-controller runs, which one test relies on.
+// schedulerConfig enables KAI beside the default kube-scheduler, in plain mode: these tests assert
+// startup ordering by its gates, which hold dependents back from scheduling where kube-scheduler
+// places pods one by one (in gang mode they are placed with their gang and held at start,
+// test/e2e/compositegangs). No KAI backend-controller runs, which one test relies on.
 const schedulerConfig = `scheduler:
   profiles:
   - name: kai-scheduler

@@ -22,9 +22,9 @@ var trainer *cluster.Process
 
 // config enables the volcano and scheduler-plugins backends beside the default kube-scheduler, for
 // TrainJobs whose runtime gang-schedules with Volcano or coscheduling on the PodCliqueSet path.
-// kube-scheduler is in plain mode: startup ordering is what these tests assert, and the binaries
-// honour it by gates only where kube-scheduler places pods one by one (in gang mode a gang starts
-// whole: SchedulingConstraintsHonored says so).
+// kube-scheduler is in plain mode: these tests assert startup ordering by its gates, which hold
+// dependents back from scheduling where kube-scheduler places pods one by one (in gang mode they
+// are placed with their gang and held at start, test/e2e/compositegangs).
 const config = `scheduler:
   profiles:
   - name: kube-scheduler
