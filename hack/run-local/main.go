@@ -98,6 +98,14 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 	if plain {
 		shown = "pcs/inference"
 	}
+	// The pods run before the PodCliqueSet's status counts the replica available: show the
+	// status once it does.
+	waitCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err = waitAvailable(waitCtx, c, "default", strings.TrimPrefix(shown, "pcs/"))
+	cancel()
+	if err != nil {
+		return err
+	}
 	fmt.Printf("\nkubectl grove status %s:\n", shown)
 	status := exec.CommandContext(ctx, plugin, "--kubeconfig", c.AdminKubeconfig(), "status", shown)
 	status.Stdout, status.Stderr = os.Stdout, os.Stderr

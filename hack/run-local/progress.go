@@ -120,6 +120,23 @@ func showPhase(ctx context.Context, c *cluster.Cluster, ns, name string, want gr
 	}
 }
 
+// waitAvailable waits until the PodCliqueSet's status, for its generation, counts every replica
+// available.
+func waitAvailable(ctx context.Context, c *cluster.Cluster, ns, name string) error {
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	for {
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pcs); err == nil &&
+			pcs.Status.ObservedGeneration != nil && *pcs.Status.ObservedGeneration == pcs.Generation && pcs.Status.AvailableReplicas == pcs.Spec.Replicas {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("PodCliqueSet %s/%s: %d of %d replicas available: %w", ns, name, pcs.Status.AvailableReplicas, pcs.Spec.Replicas, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // showTrainJob prints a TrainJob's conditions as they change until the want condition is True.
 func showTrainJob(ctx context.Context, c *cluster.Cluster, ns, name, want string) error {
 	begin := time.Now()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -44,6 +45,7 @@ func TestAGangIsPlacedWholeAndItsDependentsStartOnlyAfterTheirParentIsReady(t *t
 	pcs := builders.PodCliqueSet(ns, "ordered").
 		Clique("router", 1, onNodes(ns, "node", 1), slowRouter).
 		Clique("worker", 2, onNodes(ns, "node", 1), builders.StartsAfter("router")).Obj()
+	pcs.Spec.Template.StartupType = ptr.To(grovev1alpha1.CliqueStartupTypeExplicit)
 	require.NoError(t, k8s().Create(ctx, pcs))
 
 	byClique := func() (router corev1.Pod, workers []corev1.Pod) {
