@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -69,7 +70,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
 	r.trackUpdate(pcs, &st, ro.hash)
 
-	st.LastErrors = lastErrors(errs)
+	st.LastErrors = lastErrors(pcs.Status.LastErrors, errs, r.clock().Now())
 	if equality.Semantic.DeepEqual(st, pcs.Status) {
 		return nil
 	}
@@ -99,8 +100,11 @@ func step(code grovev1alpha1.ErrorCode, err error) error {
 	return &stepError{code: code, err: err}
 }
 
-// lastErrors lists one entry per failing step, with its code.
-func lastErrors(errs []error) []grovev1alpha1.LastError {
+// lastErrors lists one entry per failing step, with its code. An error already recorded (same
+// code and description) keeps the time it was first observed: a step that keeps failing leaves the
+// status as it is, so it writes nothing and is retried with the controller's back-off instead of
+// being woken by its own status write.
+func lastErrors(recorded []grovev1alpha1.LastError, errs []error, now time.Time) []grovev1alpha1.LastError {
 	var out []grovev1alpha1.LastError
 	for _, err := range errs {
 		code := grovev1alpha1.ErrorCodeReconcile
@@ -108,7 +112,13 @@ func lastErrors(errs []error) []grovev1alpha1.LastError {
 		if errors.As(err, &se) {
 			code = se.code
 		}
-		out = append(out, grovev1alpha1.LastError{Code: code, Description: err.Error(), ObservedAt: metav1.Now()})
+		e := grovev1alpha1.LastError{Code: code, Description: err.Error(), ObservedAt: metav1.NewTime(now)}
+		for _, r := range recorded {
+			if r.Code == e.Code && r.Description == e.Description {
+				e.ObservedAt = r.ObservedAt
+			}
+		}
+		out = append(out, e)
 	}
 	return out
 }
