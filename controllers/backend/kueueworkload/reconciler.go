@@ -32,6 +32,7 @@ import (
 	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/requeue"
 )
 
 // Manager is the field manager of the QueueAdmitted condition.
@@ -66,7 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&kueuev1beta2.LocalQueue{}, handler.EnqueueRequestsFromMapFunc(r.gangsOfQueue),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Complete(requeue.OnTransient(r))
 }
 
 // Reconcile keeps one PodGang's Workload and reports Kueue's decision on it.

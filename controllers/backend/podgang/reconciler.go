@@ -33,6 +33,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/backend/topologybinding"
+	"github.com/kubegrove/grove/internal/requeue"
 )
 
 // Reconciler reconciles the PodGangs of one backend.
@@ -84,7 +85,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		b = b.Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podGangsOfBinding),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
-	if err := b.Complete(r); err != nil {
+	if err := b.Complete(requeue.OnTransient(r)); err != nil {
 		return err
 	}
 	if keepsTopology {

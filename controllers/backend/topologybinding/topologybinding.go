@@ -22,6 +22,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/internal/requeue"
 )
 
 // conflictRequeue is how soon a binding whose status write lost a race is synced again.
@@ -54,7 +55,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	for _, t := range r.Syncer.TopologyTypes() {
 		b = b.Owns(t).Watches(t, handler.EnqueueRequestsFromMapFunc(r.bindingsReferencing))
 	}
-	return b.Complete(r)
+	return b.Complete(requeue.OnTransient(r))
 }
 
 // Reconcile syncs the binding's topology object and records the result in its status.

@@ -6,6 +6,7 @@ package podclique
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -43,6 +44,7 @@ import (
 	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/requeue"
 	"github.com/kubegrove/grove/internal/terminating"
 )
 
@@ -90,7 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.dependents, eventbatch.Period, eventbatch.Normal)).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Complete(requeue.OnTransient(r))
 }
 
 func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -298,7 +300,7 @@ func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctr
 		}
 	}
 	if len(p.errs) > 0 {
-		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %v", req.NamespacedName, p.errs)
+		return ctrl.Result{}, fmt.Errorf("reconciling PodClique %s: %w", req.NamespacedName, errors.Join(p.errs...))
 	}
 	if held {
 		return eventbatch.StatusPass(), nil

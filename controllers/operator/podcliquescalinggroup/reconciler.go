@@ -35,6 +35,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/requeue"
 	"github.com/kubegrove/grove/internal/terminating"
 )
 
@@ -64,7 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Complete(requeue.OnTransient(r))
 }
 
 // Reconcile converges the group's PodCliques from its PodCliqueSet's template and writes status.

@@ -41,6 +41,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/requeue"
 )
 
 // Reconciler reconciles PodCliqueSets.
@@ -118,7 +119,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// A binding appearing or changing changes the PodGangs' constraints and the condition.
 		Watches(&grovev1alpha1.ClusterTopologyBinding{}, handler.EnqueueRequestsFromMapFunc(r.podCliqueSetsOfBinding)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Complete(requeue.OnTransient(r))
 }
 
 // collisionRecheck is how often a PodCliqueSet whose names other owners hold looks again.
