@@ -44,6 +44,11 @@ func showWaitingGang(ctx context.Context, c *cluster.Cluster, ns, pcs string) er
 	}
 	cond := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled)
 	say("PodGang %s/%s: phase %s, Scheduled=%s/%s: %s", ns, gang, pg.Status.Phase, cond.Status, cond.Reason, cond.Message)
+	said, err := waitPodCliqueSetCondition(ctx, c, ns, pcs, grovev1alpha1.ConditionPodGangsSchedulable, grovev1alpha1.ReasonPodGangUnschedulable)
+	if err != nil {
+		return err
+	}
+	say("PodCliqueSet %s/%s: %s", ns, pcs, said)
 
 	if err := c.AddNodes(ctx, burstNode(0)); err != nil {
 		return err
@@ -75,6 +80,30 @@ func showWaitingGang(ctx context.Context, c *cluster.Cluster, ns, pcs string) er
 	cond = meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled)
 	say("PodGang %s/%s: phase %s, Scheduled=%s/%s: %s", ns, gang, pg.Status.Phase, cond.Status, cond.Reason, cond.Message)
 	return nil
+}
+
+// waitPodCliqueSetCondition polls a PodCliqueSet until its condition of type has reason, for
+// two minutes at most, and returns it as "Type=Status/Reason: message".
+func waitPodCliqueSetCondition(ctx context.Context, c *cluster.Cluster, ns, name, condType, reason string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	last := "no " + condType + " condition"
+	for {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pcs); err == nil {
+			if cond := meta.FindStatusCondition(pcs.Status.Conditions, condType); cond != nil {
+				last = fmt.Sprintf("%s=%s/%s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+				if cond.Reason == reason {
+					return last, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("PodCliqueSet %s/%s never said %s: %w (%s)", ns, name, reason, ctx.Err(), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // waitGang polls a PodGang until done says so, or timeout.

@@ -94,12 +94,15 @@ const (
 // PodCliqueSet condition telling whether every PodGang may be scheduled.
 const (
 	// ConditionPodGangsSchedulable is False while a PodGang is not created yet or its scheduler
-	// backend has not acknowledged it, whose pods then wait (gated); the message names the
-	// PodGang and why.
+	// backend has not acknowledged it, whose pods then wait (gated), or while the scheduler finds
+	// no place for a gang (its PodGang's Scheduled=False/Unschedulable); the message names the
+	// PodGang and why, in the scheduler's words.
 	ConditionPodGangsSchedulable   = "PodGangsSchedulable"
 	ReasonAllPodGangsSchedulable   = "AllPodGangsSchedulable"
 	ReasonPodGangPending           = "PodGangPending"
 	ReasonSchedulerBackendNotReady = "SchedulerBackendNotReady"
+	// ReasonPodGangUnschedulable: the scheduler said it cannot place a gang now.
+	ReasonPodGangUnschedulable = "Unschedulable"
 	// ConditionSchedulingConstraintsHonored is False when the scheduler backend admitted
 	// something it does not do (a preferred topology level, a gang on a backend without gangs);
 	// the message lists what.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,6 +23,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestARecordedErrorKeepsTheTimeItWasFirstObserved(t *testing.T) {
@@ -94,4 +96,45 @@ func TestAStepThatKeepsFailingWritesNoStatusAfterItsFailureIsRecorded(t *testing
 		clock.SetTime(clock.Now().Add(time.Second))
 	}
 	assert.Equal(t, settled, statusWrites, "no status write while the same step keeps failing")
+}
+
+func TestAGangTheSchedulerCannotPlaceIsNamedInPodGangsSchedulableWithTheSchedulersWords(t *testing.T) {
+	gang := func(ack bool, scheduled metav1.ConditionStatus, reason string) *schedulerv1alpha1.PodGang {
+		b := builders.PodGang("ns", "inf-0").PodGroup("inf-0-router", 1, "inf-0-router-0")
+		if ack {
+			b.Acknowledged()
+		}
+		pg := b.Obj()
+		if reason != "" {
+			pg.Status.Conditions = append(pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionScheduled, Status: scheduled,
+				Reason: reason, Message: "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."})
+		}
+		return pg
+	}
+	cases := []struct {
+		name       string
+		pg         *schedulerv1alpha1.PodGang
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		mentions   string
+	}{
+		{"unschedulable: named with the scheduler's message", gang(true, metav1.ConditionFalse, corev1.PodReasonUnschedulable), metav1.ConditionFalse,
+			grovev1alpha1.ReasonPodGangUnschedulable, "inf-0: not placed: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu."},
+		{"placed", gang(true, metav1.ConditionTrue, schedulerv1alpha1.ReasonPlaced), metav1.ConditionTrue, grovev1alpha1.ReasonAllPodGangsSchedulable, ""},
+		{"waiting for the scheduler, who said nothing yet", gang(true, metav1.ConditionFalse, schedulerv1alpha1.ReasonWaitingForPlacement), metav1.ConditionTrue,
+			grovev1alpha1.ReasonAllPodGangsSchedulable, ""},
+		{"not acknowledged comes first", gang(false, metav1.ConditionFalse, corev1.PodReasonUnschedulable), metav1.ConditionFalse,
+			grovev1alpha1.ReasonSchedulerBackendNotReady, "has not acknowledged"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := emptyObserved()
+			obs.wantGangs["inf-0"] = true
+			obs.gangs["inf-0"] = tc.pg
+			_, cond := podGangsSchedulable(samplePCS(), obs)
+			assert.Equal(t, tc.wantStatus, cond.Status, cond.Message)
+			assert.Equal(t, tc.wantReason, cond.Reason)
+			assert.Contains(t, cond.Message, tc.mentions)
+		})
+	}
 }

@@ -144,6 +144,11 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
 	}
 	conditionlog.Transitions(log, old.Conditions, st.Conditions)
+	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); c != nil && c.Reason == grovev1alpha1.ReasonPodGangUnschedulable {
+		if o := meta.FindStatusCondition(old.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); o == nil || o.Reason != c.Reason {
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonPodGangUnschedulable, "Schedule", "%s", c.Message)
+		}
+	}
 	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionNameCollision); c != nil && c.Status == metav1.ConditionTrue &&
 		!meta.IsStatusConditionTrue(old.Conditions, grovev1alpha1.ConditionNameCollision) {
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ConditionNameCollision, "Create", "%s", c.Message)
@@ -196,7 +201,7 @@ func countReplicas(pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout) 
 // whether every PodGang may be scheduled, naming those that wait and for what.
 func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grovev1alpha1.PodGangStatus, metav1.Condition) {
 	var statuses []grovev1alpha1.PodGangStatus
-	var waiting []string
+	var waiting, unplaced []string
 	reason := grovev1alpha1.ReasonAllPodGangsSchedulable
 	names := wantedGangNames(obs)
 	for _, name := range names {
@@ -221,12 +226,20 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 		}
 		statuses = append(statuses, gs)
 		if pg.Acknowledged() {
+			if c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled); c != nil &&
+				c.Status == metav1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				unplaced = append(unplaced, fmt.Sprintf("%s: not placed: %s", name, c.Message))
+			}
 			continue
 		}
 		waiting = append(waiting, fmt.Sprintf("%s: scheduler backend %q has not acknowledged generation %d (is its backend-controller running?)",
 			name, pg.Labels[grovev1alpha1.LabelSchedulerName], pg.Generation))
 		reason = grovev1alpha1.ReasonSchedulerBackendNotReady
 	}
+	if len(unplaced) > 0 && reason == grovev1alpha1.ReasonAllPodGangsSchedulable {
+		reason = grovev1alpha1.ReasonPodGangUnschedulable
+	}
+	waiting = append(waiting, firstNames(unplaced, 3)...)
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionPodGangsSchedulable, Status: metav1.ConditionTrue, Reason: reason,
 		Message: "every PodGang is acknowledged by its scheduler backend", ObservedGeneration: pcs.Generation}
 	if len(waiting) > 0 {
