@@ -21,6 +21,9 @@ const (
 	LabelPodCliqueScalingGroup = "grove.io/podcliquescalinggroup"
 	// LabelPodCliqueScalingGroupReplicaIndex holds the PodCliqueScalingGroup replica index.
 	LabelPodCliqueScalingGroupReplicaIndex = "grove.io/podcliquescalinggroup-replica-index"
+	// LabelPodCliqueScalingGroupPodIndex holds a pod's index within its scaling-group replica,
+	// counting the member cliques in cliqueNames order (the pod's GROVE_PCSG_POD_INDEX).
+	LabelPodCliqueScalingGroupPodIndex = "grove.io/podcliquescalinggroup-pod-index"
 	// LabelPodIndex holds a pod's stable index within its PodClique.
 	LabelPodIndex = "grove.io/podclique-pod-index"
 	// LabelPodTemplateHash holds the hash of the pod template a pod was created from.
@@ -60,6 +63,9 @@ const (
 	EnvPCSGName            = "GROVE_PCSG_NAME"
 	EnvPCSGIndex           = "GROVE_PCSG_INDEX"
 	EnvPCSGTemplateNumPods = "GROVE_PCSG_TEMPLATE_NUM_PODS"
+	// EnvPCSGPodIndex is read from the pod's LabelPodCliqueScalingGroupPodIndex through the
+	// downward API.
+	EnvPCSGPodIndex = "GROVE_PCSG_POD_INDEX"
 )
 
 // Condition types of PodCliqueSet, PodClique and PodCliqueScalingGroup.

@@ -51,6 +51,14 @@ type PodCliqueObjectSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	ScalingGroupTemplateNumPods *int32 `json:"scalingGroupTemplateNumPods,omitempty"`
 
+	// ScalingGroupPodIndexOffset is, for a member of a PodCliqueScalingGroup, where its pods'
+	// indices start within one group replica: the replicas of the member cliques before it in the
+	// group's cliqueNames. A pod's grove.io/podcliquescalinggroup-pod-index label (and its
+	// GROVE_PCSG_POD_INDEX) is the offset plus its index in the clique.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ScalingGroupPodIndexOffset *int32 `json:"scalingGroupPodIndexOffset,omitempty"`
+
 	// SharedResourceClaims are the ResourceClaims the PodCliqueSet and the scaling group make
 	// (their resourceSharing entries whose filter reaches this clique) that every pod references.
 	// +optional

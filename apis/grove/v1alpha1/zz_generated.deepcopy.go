@@ -371,6 +371,11 @@ func (in *PodCliqueObjectSpec) DeepCopyInto(out *PodCliqueObjectSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.ScalingGroupPodIndexOffset != nil {
+		in, out := &in.ScalingGroupPodIndexOffset, &out.ScalingGroupPodIndexOffset
+		*out = new(int32)
+		**out = **in
+	}
 	if in.SharedResourceClaims != nil {
 		in, out := &in.SharedResourceClaims, &out.SharedResourceClaims
 		*out = make([]string, len(*in))

@@ -140,6 +140,9 @@ func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*co
 		if len(gates) > 0 {
 			born = "born gated (" + strings.Join(gates, ", ") + ") until its parents are up"
 		}
+		if pod.Annotations[grovev1alpha1.AnnotationStartupGate] == grovev1alpha1.StartupGateWaiting {
+			born += ", placed with its gang and held at start by " + grovev1alpha1.StartupWaitContainer + " until its parents are up"
+		}
 		scheduler := pod.Spec.SchedulerName
 		if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
 			scheduler += " (PodGroup " + *g.PodGroupName + ")"
@@ -152,6 +155,9 @@ func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*co
 				value := e.Value
 				if f := e.ValueFrom; f != nil && f.FieldRef != nil {
 					value = "<" + f.FieldRef.FieldPath + ">"
+					if key, ok := strings.CutPrefix(f.FieldRef.FieldPath, "metadata.labels['"); ok {
+						value = pod.Labels[strings.TrimSuffix(key, "']")] + " (label)"
+					}
 				} else if f != nil {
 					value = "<from a reference>"
 				}

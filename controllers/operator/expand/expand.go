@@ -57,6 +57,7 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name
 		labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = strconv.Itoa(group.Replica)
 		spec.ScalingGroupTemplateNumPods = ptr.To(group.TemplateNumPods)
+		spec.ScalingGroupPodIndexOffset = ptr.To(groupPodIndexOffset(pcs, group.ConfigName, tmpl.Name))
 	}
 	for k, v := range tmpl.Labels {
 		if _, reserved := labels[k]; !reserved {
@@ -169,6 +170,26 @@ func GroupTemplateNumPods(pcs *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodC
 	for _, name := range g.CliqueNames {
 		if t := Template(pcs, name); t != nil {
 			n += t.Spec.Replicas
+		}
+	}
+	return n
+}
+
+// groupPodIndexOffset is where a member clique's pods' indices start within one replica of the
+// scaling group configName: the replicas of the member cliques before it in cliqueNames.
+func groupPodIndexOffset(pcs *grovev1alpha1.PodCliqueSet, configName, clique string) int32 {
+	var n int32
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if g.Name != configName {
+			continue
+		}
+		for _, name := range g.CliqueNames {
+			if name == clique {
+				return n
+			}
+			if t := Template(pcs, name); t != nil {
+				n += t.Spec.Replicas
+			}
 		}
 	}
 	return n

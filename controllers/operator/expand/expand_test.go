@@ -83,6 +83,9 @@ func TestPodCliqueCarriesLabelsGangAndDefaults(t *testing.T) {
 	assert.Equal(t, "inf-1-prefill-0", pclq.Labels[grovev1alpha1.LabelPodGang])
 	assert.Equal(t, "2", pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex])
 	assert.Equal(t, ptr.To[int32](4), pclq.Spec.ScalingGroupTemplateNumPods)
+	assert.Equal(t, ptr.To(Template(pcs, "leader").Spec.Replicas), pclq.Spec.ScalingGroupPodIndexOffset, "the workers' pods are counted after the leader's")
+	leader := PodClique(pcs, 1, Template(pcs, "leader"), &ScalingGroup{Name: "inf-1-prefill", ConfigName: g.Name, Replica: 2, TemplateNumPods: GroupTemplateNumPods(pcs, g)}, "inf-1-prefill-0")
+	assert.Equal(t, ptr.To[int32](0), leader.Spec.ScalingGroupPodIndexOffset, "the first member clique starts at 0")
 	assert.Equal(t, []string{"inf-1-prefill-2-leader"}, pclq.Spec.StartsAfter)
 	assert.Empty(t, pclq.Annotations, "the PodClique carries its template's annotations only")
 	assert.Equal(t, grovev1alpha1.InheritedSpec{PodCliqueSetGenerationHash: GenerationHash(pcs), UpdateStrategy: grovev1alpha1.RollingRecreateStrategy,

@@ -105,15 +105,51 @@ func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 	assert.Equal(t, "2", p.Labels[grovev1alpha1.LabelPodIndex])
 	assert.Equal(t, "abc", p.Labels[grovev1alpha1.LabelPodTemplateHash])
 	assert.True(t, metav1.IsControlledBy(p, pclq))
+	assert.Equal(t, "2", p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupPodIndex], "no offset given: the clique's own index")
 	env := map[string]string{}
 	for _, e := range p.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
+		if e.ValueFrom != nil {
+			env[e.Name] = "<" + e.ValueFrom.FieldRef.FieldPath + ">"
+		}
 	}
 	assert.Equal(t, map[string]string{
 		grovev1alpha1.EnvPCSName: "inf", grovev1alpha1.EnvPCSIndex: "0", grovev1alpha1.EnvPCLQName: pclq.Name,
 		grovev1alpha1.EnvHeadlessService: "inf-0.ns.svc.cluster.local", grovev1alpha1.EnvPCLQPodIndex: "2",
 		grovev1alpha1.EnvPCSGName: "inf-0-prefill", grovev1alpha1.EnvPCSGIndex: "1", grovev1alpha1.EnvPCSGTemplateNumPods: "3",
+		grovev1alpha1.EnvPCSGPodIndex: "<metadata.labels['grove.io/podcliquescalinggroup-pod-index']>",
 	}, env)
+}
+
+func TestAPodsIndexInItsScalingGroupReplicaCountsTheMembersBeforeItsClique(t *testing.T) {
+	cases := []struct {
+		name   string
+		offset *int32
+		index  int
+		want   string
+	}{
+		{"the first member clique", ptr.To[int32](0), 1, "1"},
+		{"after members of 1 and 2 pods", ptr.To[int32](3), 1, "4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").Obj()
+			pclq.Spec.ScalingGroupPodIndexOffset = tc.offset
+			p := buildPod(pclq, tc.index, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
+			assert.Equal(t, tc.want, p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupPodIndex])
+		})
+	}
+}
+
+func TestGrovesVariablesComeBeforeTheUsersSoTheyExpandInThem(t *testing.T) {
+	pclq := builders.PodClique("ns", "inf-0-w").OfReplica("inf", "0").Obj()
+	pclq.Spec.PodSpec.Containers[0].Env = []corev1.EnvVar{{Name: "PEER", Value: "$(GROVE_HEADLESS_SERVICE)"}}
+	p := buildPod(pclq, 0, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
+	env := p.Spec.Containers[0].Env
+	require.NotEmpty(t, env)
+	assert.Equal(t, grovev1alpha1.EnvPCSName, env[0].Name)
+	assert.Equal(t, "PEER", env[len(env)-1].Name)
+	assert.Len(t, pclq.Spec.PodSpec.Containers[0].Env, 1, "the PodClique's own spec is not changed")
 }
 
 func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {

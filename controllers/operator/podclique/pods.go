@@ -98,19 +98,24 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		{Name: grovev1alpha1.EnvPCLQPodIndex, Value: strconv.Itoa(index)},
 	}
 	if group := pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup]; group != "" {
+		labels[grovev1alpha1.LabelPodCliqueScalingGroupPodIndex] = strconv.Itoa(int(ptr.Deref(pclq.Spec.ScalingGroupPodIndexOffset, 0)) + index)
 		env = append(env,
 			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGName, Value: group},
 			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGIndex, Value: pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]},
 			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGTemplateNumPods, Value: strconv.Itoa(int(ptr.Deref(pclq.Spec.ScalingGroupTemplateNumPods, 0)))},
+			corev1.EnvVar{Name: grovev1alpha1.EnvPCSGPodIndex, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+				FieldPath: fmt.Sprintf("metadata.labels['%s']", grovev1alpha1.LabelPodCliqueScalingGroupPodIndex)}}},
 		)
 	}
+	// Grove's variables come first, as upstream Grove puts them, so $(GROVE_…) expands in the
+	// user's own entries.
 	for i := range spec.InitContainers {
-		spec.InitContainers[i].Env = append(spec.InitContainers[i].Env, env...)
+		spec.InitContainers[i].Env = append(slices.Clone(env), spec.InitContainers[i].Env...)
 	}
 	addResourceClaims(spec, pclq, index)
 	addComputeDomainClaim(spec, pclq.Spec.ComputeDomainClaimTemplate)
 	for i := range spec.Containers {
-		spec.Containers[i].Env = append(spec.Containers[i].Env, env...)
+		spec.Containers[i].Env = append(slices.Clone(env), spec.Containers[i].Env...)
 	}
 	spec.SchedulingGates = append(spec.SchedulingGates, corev1.PodSchedulingGate{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation})
 	pod := &corev1.Pod{
