@@ -112,8 +112,13 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 			p.Spec.Template.Cliques[1].Spec.PodSpec.SchedulerName = "kai-scheduler"
 		}, []string{"spec.template.cliques[1].spec.podSpec.schedulerName"}},
 		{"unknown scheduler", func(p *grovev1alpha1.PodCliqueSet) {
+			for _, c := range p.Spec.Template.Cliques {
+				c.Spec.PodSpec.SchedulerName = "yunikorn"
+			}
+		}, []string{"spec.template.cliques[0].spec.podSpec.schedulerName", "spec.template.cliques[1].spec.podSpec.schedulerName", "spec.template.cliques[2].spec.podSpec.schedulerName"}},
+		{"an unknown scheduler beside a known one: the mix, and the unknown one", func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[0].Spec.PodSpec.SchedulerName = "yunikorn"
-		}, []string{"spec.template.cliques[0].spec.podSpec.schedulerName"}},
+		}, []string{"spec.template.cliques[0].spec.podSpec.schedulerName", "spec.template.cliques[1].spec.podSpec.schedulerName"}},
 		{"nodeName on create", func(p *grovev1alpha1.PodCliqueSet) { p.Spec.Template.Cliques[0].Spec.PodSpec.NodeName = "n1" }, []string{"spec.template.cliques[0].spec.podSpec.nodeName"}},
 		{"name not a DNS-1035 label (the headless Service could not be created)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "9lives" }, []string{"metadata.name"}},
 		{"dotted name (pod hostnames would not be DNS labels)", func(p *grovev1alpha1.PodCliqueSet) { p.Name = "a.b" }, []string{"metadata.name"}},
@@ -141,6 +146,40 @@ func TestValidationRejectsEachRuleWithItsFieldPath(t *testing.T) {
 				got = append(got, e.Field)
 			}
 			assert.ElementsMatch(t, tc.paths, got, "%v", errs)
+		})
+	}
+}
+
+func TestAMixOfSchedulersIsRefusedNamingEveryOneOfThem(t *testing.T) {
+	cases := []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"a known and an unknown scheduler", []string{"", "lpx-scheduler", "lpx-scheduler"},
+			`all cliques must use one scheduler backend; this PodCliqueSet mixes kube-scheduler (cliques router) and "lpx-scheduler" (cliques leader, worker)`},
+		{"two enabled backends", []string{"kai-scheduler", "", "default-scheduler"},
+			`mixes kai-scheduler (cliques router) and kube-scheduler (cliques leader, worker)`},
+		{"two spellings of one backend are no mix", []string{"", "default-scheduler", ""}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pcs := valid()
+			for i, c := range pcs.Spec.Template.Cliques {
+				c.Spec.PodSpec.SchedulerName = tc.names[i]
+			}
+			errs, _ := ValidateCreate(pcs, kaiEnabled, Topology{})
+			if tc.want == "" {
+				for _, e := range errs {
+					assert.NotContains(t, e.Detail, "one scheduler backend")
+				}
+				return
+			}
+			var details []string
+			for _, e := range errs {
+				details = append(details, e.Detail)
+			}
+			assert.Contains(t, strings.Join(details, "\n"), tc.want)
 		})
 	}
 }

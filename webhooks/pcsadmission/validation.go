@@ -473,10 +473,14 @@ func validateNameBudget(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 }
 
 // validateScheduler requires every clique's pods to go to one enabled scheduler backend, and
-// lets that backend reject what it cannot honour.
+// lets that backend reject what it cannot honour. A PodCliqueSet whose cliques name several
+// schedulers is refused naming all of them, known or not.
 func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
 	var errs field.ErrorList
 	var first backends.SchedulerBackend
+	if mix := schedulerMix(pcs, registry); mix != nil {
+		errs = append(errs, mix)
+	}
 	for i, c := range pcs.Spec.Template.Cliques {
 		if c == nil {
 			continue
@@ -494,12 +498,47 @@ func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Regis
 		}
 		if first == nil {
 			first = backend
-		} else if backend != first {
-			errs = append(errs, field.Invalid(p, name, fmt.Sprintf("all cliques must use one scheduler backend; the first uses %q", first.PodSchedulerName())))
 		}
 	}
 	if first != nil && len(errs) == 0 {
 		errs = append(errs, first.ValidatePodCliqueSet(pcs)...)
 	}
 	return errs
+}
+
+// schedulerMix is the error of a PodCliqueSet whose cliques' schedulerNames lead to more than one
+// scheduler backend (or name a scheduler no backend serves beside another), on the first clique
+// that names another than the first: one gang has one scheduler.
+func schedulerMix(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) *field.Error {
+	var order []string
+	cliques := map[string][]string{}
+	at, atName := -1, ""
+	for i, c := range pcs.Spec.Template.Cliques {
+		if c == nil {
+			continue
+		}
+		name := c.Spec.PodSpec.SchedulerName
+		key := strconv.Quote(name) // a scheduler no backend serves, as written
+		if b := registry.ForPodScheduler(name); b != nil {
+			key = string(b.Name())
+		} else if known, ok := backends.KnownPodScheduler(name); ok {
+			key = string(known)
+		}
+		if _, seen := cliques[key]; !seen {
+			order = append(order, key)
+			if len(order) == 2 {
+				at, atName = i, name
+			}
+		}
+		cliques[key] = append(cliques[key], c.Name)
+	}
+	if len(order) < 2 {
+		return nil
+	}
+	parts := make([]string, len(order))
+	for i, key := range order {
+		parts[i] = fmt.Sprintf("%s (cliques %s)", key, strings.Join(cliques[key], ", "))
+	}
+	p := field.NewPath("spec", "template", "cliques").Index(at).Child("spec", "podSpec", "schedulerName")
+	return field.Invalid(p, atName, "all cliques must use one scheduler backend; this PodCliqueSet mixes "+strings.Join(parts, " and "))
 }
