@@ -88,6 +88,9 @@ const (
 	ReasonSufficientReadyPods   = "SufficientReadyPods"
 	ReasonInsufficientReadyPods = "InsufficientReadyPods"
 	ReasonNeverAvailable        = "NeverAvailable"
+	// ReasonIdle: a clique or scaling group at 0 replicas is idle, as upstream Grove treats it:
+	// no pod group in its gang, never breached, holding back no clique that starts after it.
+	ReasonIdle = "Idle"
 	// ReasonAwaitingQueueAdmission: Kueue has not admitted the clique's gang (yet, or again
 	// after evicting it); missing pods are no breach.
 	ReasonAwaitingQueueAdmission = "AwaitingQueueAdmission"

@@ -15,6 +15,9 @@ func (p *PodClique) MinAvailableOrReplicas() int32 {
 // once its pods all exited 0 (Succeeded=True: none is Ready any more, and some dependents wait
 // for exactly that). A dependent naming it in spec.startsAfterSucceeded waits for success only.
 func (p *PodClique) UpForDependents(mustSucceed bool) bool {
+	if p.Spec.Replicas == 0 {
+		return true // idle: it holds back no clique that starts after it
+	}
 	succeeded := meta.IsStatusConditionTrue(p.Status.Conditions, ConditionSucceeded)
 	if mustSucceed {
 		return succeeded

@@ -31,6 +31,8 @@ func TestAParentIsUpForDependentsAtMinAvailableReadyOrOnceSucceeded(t *testing.T
 		{"succeeded, none ready any more", parent(3, 2, 0, true), false, true},
 		{"must succeed: ready is not enough", parent(3, 2, 3, false), true, false},
 		{"must succeed: succeeded", parent(3, 2, 0, true), true, true},
+		{"idle (0 replicas): holds back nobody", parent(0, 1, 0, false), false, true},
+		{"idle, and must succeed: holds back nobody", parent(0, 1, 0, false), true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -126,9 +126,14 @@ func printPodClique(parent *tree.Node, pclq *grovev1alpha1.PodClique, pods []*co
 	if len(pclq.Spec.StartsAfterSucceeded) > 0 {
 		line += " (succeeded: " + strings.Join(pclq.Spec.StartsAfterSucceeded, ", ") + ")"
 	}
+	if pclq.Spec.Replicas == 0 {
+		line += ", idle: no pod group in its gang, never breached, holds back nobody"
+	}
 	c := parent.Add(line)
 	if len(pods) == 0 {
-		c.Add(fmt.Sprintf("no pods: no enabled scheduler backend serves schedulerName %q", pclq.Spec.PodSpec.SchedulerName))
+		if pclq.Spec.Replicas > 0 {
+			c.Add(fmt.Sprintf("no pods: no enabled scheduler backend serves schedulerName %q", pclq.Spec.PodSpec.SchedulerName))
+		}
 		return
 	}
 	for _, pod := range pods {

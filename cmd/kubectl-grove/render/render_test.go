@@ -53,6 +53,7 @@ func TestEverySampleRendersAsItsGoldenTree(t *testing.T) {
 		{"composite-gang-mode", "../../../deploy/overlays/kube-scheduler-gang/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, true},
 		{"coscheduling", "../../../deploy/overlays/scheduler-plugins/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
 		{"volcano", "../../../deploy/overlays/volcano/config.yaml", []string{samples + "grove_v1alpha1_podcliqueset.yaml"}, false},
+		{"idle", "", []string{"testdata/idle.yaml"}, false},
 		{"rejected", "", []string{"testdata/rejected.yaml"}, false},
 		{"schema-refused", "", []string{"testdata/schema-refused.yaml"}, false},
 		{"runtime-missing", "", []string{"testdata/trainjob-jobset.yaml"}, false},

@@ -215,7 +215,8 @@ func resolveParents(pcs *grovev1alpha1.PodCliqueSet, replica int, parents []stri
 			names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, parent))
 		default:
 			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
-			for j := 0; j < int(GroupMinAvailable(g)); j++ {
+			// A group at 0 replicas is idle and holds back nobody: it has no PodCliques to wait for.
+			for j := 0; j < int(min(GroupMinAvailable(g), GroupReplicas(g))); j++ {
 				names = append(names, grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, parent))
 			}
 		}

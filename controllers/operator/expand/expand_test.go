@@ -121,3 +121,29 @@ func TestPodCliqueMarksTheParentsThatMustSucceed(t *testing.T) {
 	assert.Equal(t, []string{"train-0-dataset-initializer"}, pclq.Spec.StartsAfterSucceeded)
 	assert.True(t, pclq.Spec.Training())
 }
+
+func TestACliqueStartingAfterAnIdleScalingGroupWaitsForNoneOfIt(t *testing.T) {
+	pcs := pcsWith(grovev1alpha1.CliqueStartupTypeExplicit)
+	pcs.Name = "inf"
+	pcs.Spec.Template.Cliques = append(pcs.Spec.Template.Cliques, &grovev1alpha1.PodCliqueTemplateSpec{Name: "frontend",
+		Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1, StartsAfter: []string{"worker", "router"}}})
+	cases := []struct {
+		name     string
+		replicas int32
+		want     []string
+	}{
+		{"the group's base-gang replicas", 3, []string{"inf-0-prefill-0-worker", "inf-0-prefill-1-worker", "inf-0-router"}},
+		{"the group at 0 replicas", 0, []string{"inf-0-router"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pcs := pcs.DeepCopy()
+			pcs.Spec.Template.PodCliqueScalingGroupConfigs[0].Replicas = ptr.To(tc.replicas)
+			if tc.replicas == 0 {
+				pcs.Spec.Template.PodCliqueScalingGroupConfigs[0].MinAvailable = ptr.To[int32](1)
+			}
+			got := resolveParents(pcs, 0, Template(pcs, "frontend").Spec.StartsAfter, nil)
+			assert.ElementsMatch(t, tc.want, got)
+		})
+	}
+}

@@ -46,3 +46,12 @@ func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestACliqueScaledToZeroIsIdleAndNeverBreached(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 0, MinAvailable: ptr.To[int32](2)}}}
+	st := grovev1alpha1.PodCliqueStatus{WasAvailable: true}
+	setMinAvailableBreached(pclq, &st, 0, 0, false)
+	c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, grovev1alpha1.ReasonIdle, c.Reason, c.Message)
+}

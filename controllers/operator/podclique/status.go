@@ -167,6 +167,9 @@ func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.Po
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, ObservedGeneration: pclq.Generation}
 	msg := fmt.Sprintf("%d Ready pods, minAvailable %d", available, min)
 	switch {
+	case pclq.Spec.Replicas == 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonIdle
+		msg = "0 replicas: idle, never breached"
 	case available >= min:
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods
 	case awaitsQueue:

@@ -42,7 +42,11 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: grovev1alpha1.ReasonSufficientAvailableReplicas,
 		Message: fmt.Sprintf("%d of %d replicas healthy, minAvailable %d", healthy, pcsg.Spec.Replicas, min), ObservedGeneration: pcsg.Generation,
 	}
-	if healthy < min {
+	switch {
+	case pcsg.Spec.Replicas == 0:
+		cond.Reason, cond.Message = grovev1alpha1.ReasonIdle, "0 replicas: idle, never breached"
+		return cond, map[string]bool{}, soonest.After(), nil
+	case healthy < min:
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientAvailableReplicas
 		cond.Message += "; the PodCliqueSet decides on its replica"
 	}

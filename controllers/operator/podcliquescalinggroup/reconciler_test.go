@@ -221,3 +221,21 @@ func TestUpdateProgressFollowsTheRolloutThroughTheGroup(t *testing.T) {
 		})
 	}
 }
+
+func TestAGroupScaledToZeroIsIdleNotBreached(t *testing.T) {
+	for _, workload := range []grovev1alpha1.WorkloadType{grovev1alpha1.WorkloadTypeInference, grovev1alpha1.WorkloadTypeTraining} {
+		t.Run(string(workload), func(t *testing.T) {
+			set := pcs()
+			g := group(set, 0, 1).Obj()
+			g.Spec.WorkloadType = workload
+			c, _ := reconcile(t, set, g)
+			assert.Empty(t, cliques(t, c), "no PodClique for an idle group")
+			got := &grovev1alpha1.PodCliqueScalingGroup{}
+			require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(g), got))
+			cond := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+			require.NotNil(t, cond)
+			assert.Equal(t, metav1.ConditionFalse, cond.Status, cond.Message)
+			assert.Equal(t, grovev1alpha1.ReasonIdle, cond.Reason)
+		})
+	}
+}

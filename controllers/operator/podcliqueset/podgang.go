@@ -1,6 +1,7 @@
 package podcliqueset
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -87,11 +88,20 @@ func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []
 			if name := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg, j, minAvailable); name == base.name {
 				base.members = append(base.members, members...)
 			} else {
-				scaled = append(scaled, gang{name: name, members: members})
+				scaled = append(scaled, withoutIdle(gang{name: name, members: members}))
 			}
 		}
 	}
-	return append(append(gangs, base), scaled...)
+	// A gang whose every member is idle is not wanted: a PodGang without pod groups would ask
+	// its scheduler for nothing.
+	return slices.DeleteFunc(append(append(gangs, withoutIdle(base)), scaled...), func(g gang) bool { return len(g.members) == 0 })
+}
+
+// withoutIdle drops a gang's members at 0 replicas: an idle component has no pod group in its
+// gang, and comes back into it when scaled up.
+func withoutIdle(g gang) gang {
+	g.members = slices.DeleteFunc(g.members, func(m member) bool { return m.replicas == 0 })
+	return g
 }
 
 // gangLabels are a PodGang's labels: the PodCliqueSet's own and, where it sets none, those of its

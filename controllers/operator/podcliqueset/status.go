@@ -181,7 +181,7 @@ func countReplicas(pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout) 
 			continue
 		}
 		replicas[i] = true
-		if pclq.Status.ReadyReplicas < minAvailable(pclq) {
+		if pclq.Spec.Replicas > 0 && pclq.Status.ReadyReplicas < minAvailable(pclq) { // an idle clique counts as available
 			available[i] = false
 		}
 	}
