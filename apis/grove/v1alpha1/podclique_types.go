@@ -198,6 +198,11 @@ type PodCliqueStatus struct {
 	// +optional
 	WasAvailable bool `json:"wasAvailable,omitempty"`
 
+	// LastScheduled is when PodCliqueScheduled last turned True; never cleared (upstream Grove's
+	// PodClique.status.lastScheduled).
+	// +optional
+	LastScheduled *metav1.Time `json:"lastScheduled,omitempty"`
+
 	// Selector selects the pods of the clique, for the scale subresource.
 	// +optional
 	Selector *string `json:"hpaPodSelector,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -54,4 +56,24 @@ func TestACliqueScaledToZeroIsIdleAndNeverBreached(t *testing.T) {
 	c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, grovev1alpha1.ReasonIdle, c.Reason, c.Message)
+}
+
+func TestLastScheduledIsStampedWhenTheCliqueTurnsScheduledAndNeverCleared(t *testing.T) {
+	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 1, MinAvailable: ptr.To[int32](1)}}}
+	bound := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}}
+	unbound := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
+
+	pclq.Status = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false)
+	assert.Nil(t, pclq.Status.LastScheduled, "not scheduled yet")
+
+	pclq.Status = computeStatus(pclq, []*corev1.Pod{bound}, "h", false)
+	require.NotNil(t, pclq.Status.LastScheduled, "stamped when PodCliqueScheduled turns True")
+	first := *pclq.Status.LastScheduled
+	assert.Equal(t, meta.FindStatusCondition(pclq.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime, first)
+
+	pclq.Status = computeStatus(pclq, []*corev1.Pod{bound}, "h", false)
+	assert.Equal(t, first, *pclq.Status.LastScheduled, "not moved while it stays True")
+	pclq.Status = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false)
+	assert.Equal(t, first, *pclq.Status.LastScheduled, "never cleared")
 }

@@ -75,7 +75,13 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonSufficientScheduledPods
 	}
 	cond.Message = scheduledMessage(st.ScheduledReplicas, minAvailable(pclq))
+	wasScheduled := meta.IsStatusConditionTrue(st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled)
 	meta.SetStatusCondition(&st.Conditions, cond)
+	if cond.Status == metav1.ConditionTrue && !wasScheduled {
+		// Stamped with the condition's own transition time: the two cannot disagree.
+		at := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime
+		st.LastScheduled = &at
+	}
 	return st
 }
 
