@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -88,6 +89,12 @@ func expiredBreaches(pcs *grovev1alpha1.PodCliqueSet, obs *observed, i int, dela
 		if g.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
 			continue
 		}
+		if !anyBreached(obs, g.Name) {
+			// The group's condition is stale: none of its PodCliques now is breached (a restart
+			// just replaced them, and the group has not looked at the new ones yet). A group's
+			// breach is its PodCliques' breach, never a second failure of its own.
+			continue
+		}
 		d := delay
 		if g.Spec.TerminationDelay != nil {
 			d = g.Spec.TerminationDelay.Duration
@@ -101,4 +108,15 @@ func expiredBreaches(pcs *grovev1alpha1.PodCliqueSet, obs *observed, i int, dela
 		}
 	}
 	return members, why
+}
+
+// anyBreached reports whether a PodClique of the scaling group is MinAvailableBreached.
+func anyBreached(obs *observed, group string) bool {
+	for _, p := range obs.cliques {
+		if p.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == group &&
+			meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package podcliqueset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -141,13 +144,21 @@ func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, 
 	return nil
 }
 
-// teardown deletes every PodClique of a failed workload; their pods go with them.
+// teardown deletes every PodClique of a failed workload, their pods with them, and its scaling
+// groups, which would otherwise create their PodCliques again: nothing runs after Failed.
 func (r *Reconciler) teardown(ctx context.Context, obs *observed) error {
 	var all []*grovev1alpha1.PodClique
 	for _, p := range obs.cliques {
 		all = append(all, p)
 	}
 	_, err := gangtermination.DeletePodCliques(ctx, r.Client, all)
+	for _, g := range obs.groups {
+		if g.DeletionTimestamp.IsZero() {
+			if derr := r.Client.Delete(ctx, g, client.Preconditions{UID: ptr.To(g.UID)}); client.IgnoreNotFound(derr) != nil {
+				err = errors.Join(err, derr)
+			}
+		}
+	}
 	return err
 }
 
