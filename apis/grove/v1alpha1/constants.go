@@ -26,6 +26,9 @@ const (
 	LabelPodCliqueScalingGroupPodIndex = "grove.io/podcliquescalinggroup-pod-index"
 	// LabelPodIndex holds a pod's stable index within its PodClique.
 	LabelPodIndex = "grove.io/podclique-pod-index"
+	// LabelBasePodGang holds, on the PodCliques and pods of a scaled PodGang (a scaling-group
+	// replica beyond minAvailable), the name of the base PodGang of their PodCliqueSet replica.
+	LabelBasePodGang = "grove.io/base-podgang"
 	// LabelPodTemplateHash holds the hash of the pod template a pod was created from.
 	LabelPodTemplateHash = "grove.io/pod-template-hash"
 	// LabelSchedulerName routes a PodGang to the backend-controller of that scheduler backend.

@@ -65,6 +65,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 		}
 	}
 	labels[grovev1alpha1.LabelPodGang] = podGang
+	if base := grovev1alpha1.BasePodGangName(pcs.Name, replica); podGang != base {
+		labels[grovev1alpha1.LabelBasePodGang] = base // a scaled gang's members name their base gang, as upstream's do
+	}
 	spec.StartsAfter = resolveParents(pcs, replica, ParentCliques(pcs, tmpl.Name), group)
 	spec.StartsAfterSucceeded = nil
 	if explicitStartup(pcs) && len(tmpl.Spec.StartsAfterSucceeded) > 0 {

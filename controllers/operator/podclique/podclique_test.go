@@ -204,3 +204,11 @@ func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *te
 		})
 	}
 }
+
+func TestTheBasePodGangLabelDoesNotChangeThePodTemplateHash(t *testing.T) {
+	pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").InGang("inf-0-prefill-0").Obj()
+	before := PodTemplateHash(pclq)
+	pclq.Labels[grovev1alpha1.LabelBasePodGang] = "inf-0"
+	assert.Equal(t, before, PodTemplateHash(pclq), "pods created before the label existed are not replaced for it")
+	assert.Equal(t, "inf-0", buildPod(pclq, 0, before, kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil).Labels[grovev1alpha1.LabelBasePodGang], "new pods carry it")
+}

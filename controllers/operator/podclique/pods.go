@@ -25,7 +25,13 @@ import (
 // PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can
 // tell old pods from new ones.
 func PodTemplateHash(pclq *grovev1alpha1.PodClique) string {
-	return expand.Hash(pclq.Spec.PodSpec, templateLabels(pclq), expand.UserAnnotations(pclq.Annotations))
+	labels := templateLabels(pclq)
+	if _, ok := labels[grovev1alpha1.LabelBasePodGang]; ok {
+		// Added after pods of scaled gangs existed: a label they lack is no reason to replace them.
+		labels = maps.Clone(labels)
+		delete(labels, grovev1alpha1.LabelBasePodGang)
+	}
+	return expand.Hash(pclq.Spec.PodSpec, labels, expand.UserAnnotations(pclq.Annotations))
 }
 
 // templateLabels are the PodClique's own labels that pods inherit.
