@@ -68,7 +68,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionQueueAdmitted)
 	}
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
-	r.trackUpdate(pcs, &st, ro.hash)
+	trackUpdate(pcs, &st, ro, obs, metav1.Now())
 
 	st.LastErrors = lastErrors(pcs.Status.LastErrors, errs, r.clock().Now())
 	if equality.Semantic.DeepEqual(st, pcs.Status) {
@@ -135,7 +135,7 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "%s", successMessage(pcs))
 		}
 	}
-	if old.CurrentGenerationHash != nil && st.CurrentGenerationHash != nil && *old.CurrentGenerationHash != *st.CurrentGenerationHash {
+	if p := st.UpdateProgress; p != nil && (old.UpdateProgress == nil || !old.UpdateProgress.UpdateStartedAt.Equal(&p.UpdateStartedAt)) {
 		log.Info("rolling update started", "generationHash", *st.CurrentGenerationHash, "strategy", expand.UpdateStrategy(pcs))
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", *st.CurrentGenerationHash, expand.UpdateStrategy(pcs))
 	}
@@ -319,19 +319,34 @@ func firstNames(names []string, n int) []string {
 // trackUpdate records a rollout in status: an update starts when the template's generation hash
 // changes (creating the PodCliqueSet is not an update) and ends when every replica runs the
 // newest template.
-func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, hash string) {
-	now := metav1.Now()
+func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, ro *rollout, obs *observed, now metav1.Time) {
+	onDelete := expand.UpdateStrategy(pcs) == grovev1alpha1.OnDeleteStrategy
 	switch {
-	case st.CurrentGenerationHash == nil:
-		st.CurrentGenerationHash = &hash
-	case *st.CurrentGenerationHash != hash:
-		st.CurrentGenerationHash = &hash
+	case st.CurrentGenerationHash == nil && !createdWithAnother(ro, obs):
+		st.CurrentGenerationHash = &ro.hash
+	case st.CurrentGenerationHash == nil, *st.CurrentGenerationHash != ro.hash:
+		// The first status is written once the first children exist: children already made from
+		// an older template mean the template changed since, which is an update too.
+		st.CurrentGenerationHash = &ro.hash
 		st.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: now}
+		if onDelete {
+			// Nothing is left for the operator to do: pods are replaced as users delete them
+			// (upstream ends an OnDelete update at once, too).
+			st.UpdateProgress.UpdateEndedAt = &now
+		}
 	}
 	inProgress := st.UpdateProgress != nil && st.UpdateProgress.UpdateEndedAt == nil
 	if inProgress && st.UpdatedReplicas >= pcs.Spec.Replicas {
 		st.UpdateProgress.UpdateEndedAt = &now
 		inProgress = false
+	}
+	if st.UpdateProgress != nil {
+		countUpdated(pcs, st.UpdateProgress, ro, obs)
+		var updating []grovev1alpha1.PodCliqueSetReplicaUpdateProgress
+		if inProgress && ro.rolling {
+			updating = currentlyUpdating(pcs, ro, obs, st.UpdateProgress, now)
+		}
+		st.UpdateProgress.CurrentlyUpdating = updating
 	}
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "NoUpdateInProgress",
 		Message: "every replica runs the current template", ObservedGeneration: pcs.Generation}
@@ -340,6 +355,74 @@ func (r *Reconciler) trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alp
 		cond.Message = fmt.Sprintf("%d of %d replicas run the current template", st.UpdatedReplicas, pcs.Spec.Replicas)
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
+}
+
+// createdWithAnother reports whether a child carries another generation hash than the newest.
+func createdWithAnother(ro *rollout, obs *observed) bool {
+	for _, p := range obs.cliques {
+		if p.Spec.PodCliqueSetGenerationHash != "" && p.Spec.PodCliqueSetGenerationHash != ro.hash {
+			return true
+		}
+	}
+	for _, g := range obs.groups {
+		if g.Spec.PodCliqueSetGenerationHash != "" && g.Spec.PodCliqueSetGenerationHash != ro.hash {
+			return true
+		}
+	}
+	return false
+}
+
+// countUpdated fills an update's counts as upstream does: the standalone PodCliques and the
+// scaling groups the spec wants, and those at the newest generation hash whose pods all run it.
+func countUpdated(pcs *grovev1alpha1.PodCliqueSet, p *grovev1alpha1.PodCliqueSetUpdateProgress, ro *rollout, obs *observed) {
+	p.TotalPodCliquesCount, p.UpdatedPodCliquesCount, p.TotalPodCliqueScalingGroupsCount, p.UpdatedPodCliqueScalingGroupsCount = 0, 0, 0, 0
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		for _, c := range standaloneCliques(pcs) {
+			p.TotalPodCliquesCount++
+			if pclq := obs.cliques[grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name)]; pclq != nil &&
+				pclq.Spec.PodCliqueSetGenerationHash == ro.hash && cliqueRolledOut(pclq) {
+				p.UpdatedPodCliquesCount++
+			}
+		}
+		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+			p.TotalPodCliqueScalingGroupsCount++
+			name := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
+			if pcsg := obs.groups[name]; pcsg != nil && pcsg.Spec.PodCliqueSetGenerationHash == ro.hash && groupRolledOut(name, ro, obs) {
+				p.UpdatedPodCliqueScalingGroupsCount++
+			}
+		}
+	}
+}
+
+// groupRolledOut reports whether every PodClique of a scaling group is at the newest hash with
+// its pods rolled out.
+func groupRolledOut(group string, ro *rollout, obs *observed) bool {
+	for _, pclq := range obs.cliques {
+		if pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == group && (pclq.Spec.PodCliqueSetGenerationHash != ro.hash || !cliqueRolledOut(pclq)) {
+			return false
+		}
+	}
+	return true
+}
+
+// currentlyUpdating lists the replicas being replaced now (their children carry the newest hash,
+// their pods are not all replaced yet), each with the time it started, kept from the last status.
+func currentlyUpdating(pcs *grovev1alpha1.PodCliqueSet, ro *rollout, obs *observed, p *grovev1alpha1.PodCliqueSetUpdateProgress, now metav1.Time) []grovev1alpha1.PodCliqueSetReplicaUpdateProgress {
+	started := map[int32]metav1.Time{}
+	for _, u := range p.CurrentlyUpdating {
+		started[u.ReplicaIndex] = u.UpdateStartedAt
+	}
+	var out []grovev1alpha1.PodCliqueSetReplicaUpdateProgress
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		if exists, atHash, done := ro.replicaState(i, obs); exists && atHash && !done {
+			u := grovev1alpha1.PodCliqueSetReplicaUpdateProgress{ReplicaIndex: int32(i), UpdateStartedAt: now}
+			if t, ok := started[int32(i)]; ok {
+				u.UpdateStartedAt = t
+			}
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // queueWorst ranks the reasons a gang is not admitted, the one that needs a person first.
