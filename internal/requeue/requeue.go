@@ -6,10 +6,10 @@ package requeue
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -24,21 +24,30 @@ const (
 	maxDelay   = 5 * time.Minute
 )
 
-// Transient reports whether err, and every error joined in it, is a conflict or NotFound.
+// Transient reports whether err, and every error joined or wrapped in it, is a conflict or
+// NotFound. Only the innermost errors are judged: a NotFound joined beside a real error deep in
+// the tree leaves the whole a real error.
 func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		errs := joined.Unwrap()
-		for _, e := range errs {
-			if !Transient(e) {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		reason := s.Status().Reason
+		return reason == metav1.StatusReasonConflict || reason == metav1.StatusReasonNotFound
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, inner := range errs {
+			if !Transient(inner) {
 				return false
 			}
 		}
 		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return Transient(e.Unwrap())
 	}
-	return apierrors.IsConflict(err) || apierrors.IsNotFound(err) || (errors.Unwrap(err) != nil && Transient(errors.Unwrap(err)))
+	return false
 }
 
 // OnTransient wraps a reconciler: a pass that failed only with transient errors is requeued

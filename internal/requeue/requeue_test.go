@@ -33,6 +33,8 @@ func TestOnlyConflictsAndObjectsGoneAreTransient(t *testing.T) {
 		{"a wrapped conflict", fmt.Errorf("replica 0: %w", conflict), true},
 		{"conflicts and objects gone joined", errors.Join(conflict, fmt.Errorf("status: %w", gone)), true},
 		{"a real error beside a conflict", errors.Join(conflict, quota), false},
+		{"a real error beside an object gone, deep in a wrapped join", fmt.Errorf("PodClique p: %w", errors.Join(fmt.Errorf("replica 0: %w", errors.Join(gone, quota)))), false},
+		{"conflicts deep in wrapped joins", fmt.Errorf("PodClique p: %w", errors.Join(fmt.Errorf("replica 0: %w", errors.Join(conflict, gone)))), true},
 		{"a real error", quota, false},
 		{"a plain error", errors.New("boom"), false},
 	}

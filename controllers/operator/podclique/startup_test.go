@@ -66,6 +66,7 @@ func TestOnAGangBackendAPodThatStartsAfterOthersIsPlacedWithItsGangAndHeldAtStar
 		t.Run(tc.name, func(t *testing.T) {
 			parent := builders.PodClique("ns", "p").InGang("g").Replicas(2, 2).Ready(tc.parentReady).Obj()
 			dependent := builders.PodClique("ns", "d").UID("u").InGang("g").Replicas(2, 2).StartsAfter("p").Obj()
+			dependent.Spec.PodSpec.InitContainers = []corev1.Container{{Name: "fetch-weights", Image: "busybox"}}
 			c := fakeClient(t).WithObjects(parent, dependent, podGangOf(time.Now(), 2, "d-0", "d-1")).WithStatusSubresource(dependent).Build()
 			pods := reconcileOnce(t, gangReconcilerFor(t, c))
 			require.Len(t, pods, 2)
@@ -75,8 +76,9 @@ func TestOnAGangBackendAPodThatStartsAfterOthersIsPlacedWithItsGangAndHeldAtStar
 				wait := startupWait(p)
 				require.NotNil(t, wait, "%s has the init container that holds it at start", p.Name)
 				assert.Equal(t, "mirror.example/busybox:1", wait.Image, "the configured image")
-				assert.Equal(t, grovev1alpha1.StartupWaitContainer, p.Spec.InitContainers[len(p.Spec.InitContainers)-1].Name,
-					"it runs after the user's init containers")
+				require.Len(t, p.Spec.InitContainers, 2)
+				assert.Equal(t, "fetch-weights", p.Spec.InitContainers[0].Name, "the user's init containers run first")
+				assert.Equal(t, grovev1alpha1.StartupWaitContainer, p.Spec.InitContainers[1].Name, "then the wait")
 				require.Len(t, wait.VolumeMounts, 1)
 				var gateVolume *corev1.Volume
 				for i := range p.Spec.Volumes {

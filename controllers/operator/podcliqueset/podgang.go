@@ -1,12 +1,11 @@
 package podcliqueset
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
-	"sync"
 
 	"github.com/kubegrove/grove/internal/podgangstatus"
 
@@ -187,14 +186,13 @@ func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCli
 		return fmt.Errorf("PodGangs of replica %d: %w", replica, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs)))
 	}
 	// A scaling group scaled out by 50 replicas wants 50 new PodGangs: written in parallel.
-	var mu sync.Mutex
-	var errs []error
+	// Each error at its gang's place: the joined text must not depend on which call ended first,
+	// or a step that keeps failing would read as a new error every pass (status.lastErrors).
+	errs := make([]error, len(gangs))
 	_, _ = slowstart.Run(ctx, len(gangs), func(ctx context.Context, i int) error {
 		err := r.syncPodGang(ctx, pcs, replica, gangs[i], string(backend.Name()), obs)
 		if err != nil {
-			mu.Lock()
-			errs = append(errs, fmt.Errorf("PodGang %s: %w", gangs[i].name, err))
-			mu.Unlock()
+			errs[i] = fmt.Errorf("PodGang %s: %w", gangs[i].name, err)
 		}
 		return err
 	})

@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -45,6 +47,8 @@ func TestARecordedErrorKeepsTheTimeItWasFirstObserved(t *testing.T) {
 		{"an error of another step is a new error", recorded, []error{errors.New("exceeded quota")},
 			[]grovev1alpha1.LastError{{Code: grovev1alpha1.ErrorCodeReconcile, Description: "exceeded quota", ObservedAt: metav1.NewTime(now)}}},
 		{"no error clears the list", recorded, nil, nil},
+		{"a conflict is no error to record: it only means read again", nil,
+			[]error{step(grovev1alpha1.ErrorCodeSyncReplica, apierrors.NewConflict(schema.GroupResource{Resource: "podcliques"}, "p", errors.New("modified")))}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

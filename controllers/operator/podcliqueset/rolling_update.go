@@ -82,7 +82,7 @@ func cliqueRolledOut(pclq *grovev1alpha1.PodClique) bool {
 	st := pclq.Status
 	return st.ObservedGeneration != nil && *st.ObservedGeneration == pclq.Generation &&
 		st.UpdatedReplicas == pclq.Spec.Replicas && st.Replicas == pclq.Spec.Replicas &&
-		st.ReadyReplicas >= minAvailable(pclq)
+		(pclq.Spec.Replicas == 0 || st.ReadyReplicas >= minAvailable(pclq)) // an idle clique has nothing to roll
 }
 
 // replicaRolledOut reports whether replica i is entirely at the newest template.

@@ -28,6 +28,7 @@ import (
 	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/requeue"
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
@@ -107,6 +108,9 @@ func step(code grovev1alpha1.ErrorCode, err error) error {
 func lastErrors(recorded []grovev1alpha1.LastError, errs []error, now time.Time) []grovev1alpha1.LastError {
 	var out []grovev1alpha1.LastError
 	for _, err := range errs {
+		if requeue.Transient(err) {
+			continue // a conflict or an object gone only means: read again (internal/requeue)
+		}
 		code := grovev1alpha1.ErrorCodeReconcile
 		var se *stepError
 		if errors.As(err, &se) {

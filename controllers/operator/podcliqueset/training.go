@@ -147,19 +147,20 @@ func (r *Reconciler) fail(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, 
 // teardown deletes every PodClique of a failed workload, their pods with them, and its scaling
 // groups, which would otherwise create their PodCliques again: nothing runs after Failed.
 func (r *Reconciler) teardown(ctx context.Context, obs *observed) error {
-	var all []*grovev1alpha1.PodClique
-	for _, p := range obs.cliques {
-		all = append(all, p)
-	}
-	_, err := gangtermination.DeletePodCliques(ctx, r.Client, all)
-	for _, g := range obs.groups {
+	var err error
+	for _, g := range obs.groups { // first, so none creates its PodCliques again in between
 		if g.DeletionTimestamp.IsZero() {
 			if derr := r.Client.Delete(ctx, g, client.Preconditions{UID: ptr.To(g.UID)}); client.IgnoreNotFound(derr) != nil {
 				err = errors.Join(err, derr)
 			}
 		}
 	}
-	return err
+	var all []*grovev1alpha1.PodClique
+	for _, p := range obs.cliques {
+		all = append(all, p)
+	}
+	_, derr := gangtermination.DeletePodCliques(ctx, r.Client, all)
+	return errors.Join(err, derr)
 }
 
 // runtimeRemaining is how long a started Training workload with a maxRuntime may still run

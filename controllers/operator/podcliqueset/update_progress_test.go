@@ -80,3 +80,11 @@ func TestUpdateProgressIsUpstreamsFromTheFirstStatusOn(t *testing.T) {
 		})
 	}
 }
+
+func TestAnIdleCliqueIsRolledOutWithNothingReady(t *testing.T) {
+	idle := builders.PodClique("ns", "inf-0-cache").Replicas(0, 1).Obj()
+	idle.Status.ObservedGeneration = ptr.To(idle.Generation)
+	assert.True(t, cliqueRolledOut(idle), "a rolling update passes an idle clique")
+	starting := rolledClique("0", "h", false)
+	assert.False(t, cliqueRolledOut(starting))
+}

@@ -65,7 +65,10 @@ func TestAComponentAtZeroReplicasIsIdleAndRejoinsItsGangWhenScaledUp(t *testing.
 	waitRunning(t, ns, "idle", 3, 90*time.Second)
 	assert.ElementsMatch(t, []string{"idle-0-cache", "idle-0-frontend"}, podGroupsOf(t, ns, "idle-0"), "scaled up, the cache is in its gang again")
 	require.Eventually(t, func() bool {
-		return k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "idle-0-cache"}, cache) == nil &&
-			meta.FindStatusCondition(cache.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached).Reason == grovev1alpha1.ReasonSufficientReadyPods
+		if k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "idle-0-cache"}, cache) != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(cache.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+		return c != nil && c.Reason == grovev1alpha1.ReasonSufficientReadyPods
 	}, 30*time.Second, 200*time.Millisecond, "the cache counts its Ready pods again")
 }
