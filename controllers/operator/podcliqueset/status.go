@@ -69,7 +69,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionQueueAdmitted)
 	}
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
-	trackUpdate(pcs, &st, ro, obs, metav1.Now())
+	trackUpdate(pcs, &st, ro, obs, metav1.NewTime(r.clock().Now()))
 
 	st.LastErrors = lastErrors(pcs.Status.LastErrors, errs, r.clock().Now())
 	if equality.Semantic.DeepEqual(st, pcs.Status) {

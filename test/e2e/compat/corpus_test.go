@@ -205,7 +205,10 @@ func runAll(t *testing.T, workloads []workload) {
 			lastReady, lastProgress = ready, time.Now()
 		}
 		if len(pending) > 0 {
-			time.Sleep(2 * time.Second)
+			select { // poll again, as the other waits here do, without sleeping past the deadline
+			case <-ctx.Done():
+			case <-time.After(2 * time.Second):
+			}
 		}
 	}
 	for _, a := range pending {

@@ -60,7 +60,12 @@ func TestTrainingWithAScalingGroupCountsOneFailureOnce(t *testing.T) {
 		}
 		return true
 	}, 2*time.Minute, 500*time.Millisecond, "every pod of the replica, the standalone one too, is recreated")
-	time.Sleep(5 * time.Second) // what counted the failure twice did so within a second
+	// What counted the failure twice did so within a second: watched for 5 s, not slept through.
+	assert.Never(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil &&
+			(got.Status.RestartCount != 1 || got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed)
+	}, 5*time.Second, 200*time.Millisecond, "the one failure is not counted again")
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseRunning, 30*time.Second)
 	assert.Equal(t, int32(1), got.Status.RestartCount, "still one restart, not failed: %v", got.Status.Conditions)
 
