@@ -108,6 +108,16 @@ type PodCliqueScalingGroupStatus struct {
 	// upstream Grove reports it; nil until the group's first update.
 	// +optional
 	UpdateProgress *PodCliqueScalingGroupUpdateProgress `json:"updateProgress,omitempty"`
+
+	// RecoveringReplicas are the group replicas this group gang-terminated that have not been
+	// available since. They count as unhealthy when the group decides whether it can spare
+	// another, so a group that keeps losing replicas escalates to its PodCliqueSet replica
+	// (upstream Grove's GT-4) instead of recycling one replica after another. Recorded before
+	// the replica's PodCliques are deleted.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=10000
+	RecoveringReplicas []int32 `json:"recoveringReplicas,omitempty"`
 }
 
 // PodCliqueScalingGroupUpdateProgress tracks the rollout of a new template through a group.

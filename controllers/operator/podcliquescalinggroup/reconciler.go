@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,7 +48,17 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 
+	// Clock tells the time of breaches and update progress; nil means the wall clock.
+	Clock clock.PassiveClock
+
 	expectations cachesync.Expectations // PodCliques created that the cache does not show yet
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups,verbs=get;list;watch
@@ -75,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var errs []error
-	breach, terminated, requeue, err := r.gangTerminate(ctx, pcsg, have)
+	breach, terminated, recovering, requeue, err := r.gangTerminate(ctx, pcsg, have)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -96,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if created+unseen.Len() > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	if err := r.updateStatus(ctx, pcsg, have, breach); err != nil {
+	if err := r.updateStatus(ctx, pcsg, have, breach, recovering); err != nil {
 		errs = append(errs, err)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
@@ -250,8 +261,9 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	return nil
 }
 
-func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition) error {
+func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition, recovering []int32) error {
 	st := *pcsg.Status.DeepCopy()
+	st.RecoveringReplicas = recovering
 	st.ObservedGeneration = &pcsg.Generation
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}).String()
 	st.Selector = &selector
@@ -304,7 +316,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			realisedPerReplica[idx] = c.realised
 		}
 	}
-	trackUpdate(&st, &pcsg.Spec, realisedPerReplica, metav1.Now())
+	trackUpdate(&st, &pcsg.Spec, realisedPerReplica, metav1.NewTime(r.clock().Now()))
 	meta.SetStatusCondition(&st.Conditions, breach)
 	if equality.Semantic.DeepEqual(st, pcsg.Status) {
 		return nil

@@ -2,6 +2,7 @@ package podcliquescalinggroup
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,13 +42,19 @@ func group(set *grovev1alpha1.PodCliqueSet, replicas, minAvailable int32) *build
 
 func reconcile(t *testing.T, objs ...client.Object) (client.Client, *events.FakeRecorder) {
 	t.Helper()
+	return reconcileAt(t, time.Now(), objs...)
+}
+
+// reconcileAt runs one reconcile with the clock at now.
+func reconcileAt(t *testing.T, now time.Time, objs ...client.Object) (client.Client, *events.FakeRecorder) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&grovev1alpha1.PodCliqueScalingGroup{}, &grovev1alpha1.PodClique{}).Build()
 	rec := events.NewFakeRecorder(10)
-	r := &Reconciler{Client: c, Recorder: rec}
+	r := &Reconciler{Client: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0-prefill"}})
 	require.NoError(t, err)
 	return c, rec
@@ -238,4 +246,117 @@ func TestAGroupScaledToZeroIsIdleNotBreached(t *testing.T) {
 			assert.Equal(t, grovev1alpha1.ReasonIdle, cond.Reason)
 		})
 	}
+}
+
+func TestARecycledReplicaIsUnhealthyUntilAvailableAgain(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	breachedFor := func(d time.Duration) metav1.Condition {
+		return metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "InsufficientReadyPods",
+			LastTransitionTime: metav1.NewTime(now.Add(-d))}
+	}
+	type member struct {
+		replica      string
+		wasAvailable bool
+		breach       *metav1.Condition
+	}
+	starting := func(j string) []member { return []member{{replica: j}, {replica: j}} }
+	available := func(j string) []member { return []member{{replica: j, wasAvailable: true}, {replica: j, wasAvailable: true}} }
+	breachedLong := breachedFor(time.Minute)
+	breached := func(j string) []member {
+		return []member{{replica: j, wasAvailable: true}, {replica: j, wasAvailable: true, breach: &breachedLong}}
+	}
+	for _, tc := range []struct {
+		name           string
+		recorded       []int32
+		members        [][]member
+		wantHealthy    int32
+		wantRecovering []int32
+		wantExpired    []string
+	}{
+		{name: "a replica still starting for the first time counts as healthy (the WasAvailable gate)",
+			members: [][]member{starting("0"), available("1")}, wantHealthy: 2},
+		{name: "a recycled replica that has not been available again is unhealthy (GT-4)",
+			recorded: []int32{0}, members: [][]member{starting("0"), available("1")}, wantHealthy: 1, wantRecovering: []int32{0}},
+		{name: "a recycled replica whose PodCliques are not all back is unhealthy",
+			recorded: []int32{0}, members: [][]member{{{replica: "0", wasAvailable: true}}, available("1")}, wantHealthy: 1, wantRecovering: []int32{0}},
+		{name: "a recycled replica available again is healthy and no longer recorded",
+			recorded: []int32{0}, members: [][]member{available("0"), available("1")}, wantHealthy: 2},
+		{name: "the old breached PodCliques still in view do not end the recovery",
+			recorded: []int32{0}, members: [][]member{breached("0"), available("1")}, wantHealthy: 1, wantRecovering: []int32{0}, wantExpired: []string{"0"}},
+		{name: "with replica 0 recovering, a breach of replica 1 leaves no healthy replica",
+			recorded: []int32{0}, members: [][]member{starting("0"), breached("1")}, wantHealthy: 0, wantRecovering: []int32{0}, wantExpired: []string{"1"}},
+		{name: "a recorded replica beyond spec.replicas is forgotten",
+			recorded: []int32{5}, members: [][]member{available("0"), available("1")}, wantHealthy: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := group(pcs(), 2, 1).Obj()
+			g.Status.RecoveringReplicas = tc.recorded
+			have := map[string]*grovev1alpha1.PodClique{}
+			for _, ms := range tc.members {
+				for k, m := range ms {
+					name := fmt.Sprintf("inf-0-prefill-%s-%d", m.replica, k)
+					b := builders.PodClique("ns", name).OfGroupReplica(g.Name, m.replica).Status(grovev1alpha1.PodCliqueStatus{WasAvailable: m.wasAvailable})
+					if m.breach != nil {
+						b.Condition(*m.breach)
+					}
+					have[name] = b.Obj()
+				}
+			}
+
+			h := assessReplicas(g, have, time.Second, now)
+
+			assert.Equal(t, tc.wantHealthy, h.healthy)
+			assert.Equal(t, tc.wantRecovering, h.recovering)
+			assert.Equal(t, tc.wantExpired, h.expired)
+		})
+	}
+}
+
+func TestRecyclingRecordsTheReplicaAndTheNextBreachEscalates(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "InsufficientReadyPods",
+		LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}
+	set := pcs()
+	g := group(set, 2, 1).TerminationDelay(metav1.Duration{Duration: time.Second}).Obj()
+	var objs []client.Object
+	for _, j := range []string{"0", "1"} {
+		for _, m := range []string{"leader", "worker"} {
+			b := builders.PodClique("ns", "inf-0-prefill-"+j+"-"+m).OfReplica("inf", "0").OfGroupReplica(g.Name, j).
+				ControlledBy(g, "PodCliqueScalingGroup").Ready(1).Status(grovev1alpha1.PodCliqueStatus{WasAvailable: true, ReadyReplicas: 1})
+			if j == "0" && m == "worker" {
+				b.Condition(breached)
+			}
+			objs = append(objs, b.Obj())
+		}
+	}
+	c, _ := reconcileAt(t, now, append(objs, set, g)...)
+
+	got := &grovev1alpha1.PodCliqueScalingGroup{}
+	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(g), got))
+	assert.Equal(t, []int32{0}, got.Status.RecoveringReplicas, "replica 0 was recycled and is recorded")
+	assert.NotContains(t, cliques(t, c), "inf-0-prefill-0-worker", "replica 0's PodCliques were deleted")
+	cond := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionFalse, cond.Status, "replica 1 is still healthy: minAvailable 1 holds")
+
+	// Replica 0 came back but its pods are Pending (never available); now replica 1 breaches.
+	var next []client.Object
+	for _, m := range []string{"leader", "worker"} {
+		next = append(next, builders.PodClique("ns", "inf-0-prefill-0-"+m).OfReplica("inf", "0").OfGroupReplica(g.Name, "0").
+			ControlledBy(g, "PodCliqueScalingGroup").Obj())
+		b := builders.PodClique("ns", "inf-0-prefill-1-"+m).OfReplica("inf", "0").OfGroupReplica(g.Name, "1").
+			ControlledBy(g, "PodCliqueScalingGroup").Status(grovev1alpha1.PodCliqueStatus{WasAvailable: true})
+		if m == "worker" {
+			b.Condition(breached)
+		}
+		next = append(next, b.Obj())
+	}
+	got.ResourceVersion = ""
+	c, _ = reconcileAt(t, now, append(next, set, got)...)
+
+	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(g), got))
+	cond = meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionTrue, cond.Status, "no healthy replica is left: the PodCliqueSet replica is the gang to terminate ("+cond.Message+")")
+	assert.Contains(t, cliques(t, c), "inf-0-prefill-1-worker", "replica 1 is not recycled on its own")
 }
