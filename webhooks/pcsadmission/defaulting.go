@@ -27,8 +27,9 @@ func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) 
 
 // Default applies the defaults of DESIGN.md section 3: Training gets terminationDelay 0 and
 // restartPolicy Never; inference gets no terminationDelay. Every clique's pods get the default
-// backend's scheduler, roleName defaults to the clique's name, minAvailable defaults to replicas, and autoscalers' minReplicas to
-// minAvailable.
+// backend's scheduler, roleName defaults to the clique's name, minAvailable defaults to replicas, autoscalers' minReplicas to
+// minAvailable, and standalone cliques' and scaling groups' rollingUpdate.maxUnavailable to 1
+// under RollingRecreate.
 func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 	spec := &pcs.Spec
 	if spec.WorkloadType == "" {
@@ -85,4 +86,5 @@ func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 			sc.MinReplicas = &min
 		}
 	}
+	defaultRollingUpdate(pcs)
 }

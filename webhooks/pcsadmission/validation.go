@@ -211,6 +211,7 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) fiel
 	errs = append(errs, validateStartup(pcs, names)...)
 	errs = append(errs, validateNameBudget(pcs)...)
 	errs = append(errs, validateScheduler(pcs, registry)...)
+	errs = append(errs, validateRollingUpdate(pcs)...)
 	if t.TerminationDelay == nil {
 		for i, g := range t.PodCliqueScalingGroupConfigs {
 			if g.TerminationDelay != nil {

@@ -82,8 +82,17 @@ const (
 	ConditionSucceeded = "Succeeded"
 	// ConditionFailed is True when a Training PodCliqueSet ran out of restarts or time.
 	ConditionFailed = "Failed"
-	// ConditionUpdateInProgress is True while a rolling update runs.
+	// ConditionUpdateInProgress is True (Progressing) while a rolling update runs, Unknown
+	// (ProgressDeadlineExceeded) when it has not moved within a component's progressDeadline, and
+	// False (NoActiveUpdate) otherwise — on PodCliques, PodCliqueScalingGroups and PodCliqueSets.
 	ConditionUpdateInProgress = "UpdateInProgress"
+)
+
+// Reasons of UpdateInProgress (upstream Grove's).
+const (
+	ReasonProgressing              = "Progressing"
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	ReasonNoActiveUpdate           = "NoActiveUpdate"
 )
 
 // Reasons of the conditions above.

@@ -104,6 +104,12 @@ type InheritedSpec struct {
 	// +kubebuilder:validation:Enum=Inference;Training
 	WorkloadType WorkloadType `json:"workloadType,omitempty"`
 
+	// RollingUpdate is the component's budget during a RollingRecreate update: a standalone
+	// PodClique's own, a PodCliqueScalingGroup's own; unset on the members of a scaling group,
+	// whose pods are replaced all at once when the group updates their replica.
+	// +optional
+	RollingUpdate *RollingUpdateConfiguration `json:"rollingUpdate,omitempty"`
+
 	// TemplateReplicas is the template's replica count last applied to the child: replicas set
 	// on the child directly (kubectl scale) stick until the template's count changes.
 	// +optional
@@ -241,6 +247,13 @@ type PodCliqueUpdateProgress struct {
 	// restarted operator continues where it stopped.
 	// +optional
 	ReadyPodsSelectedToUpdate *PodsSelectedToUpdate `json:"readyPodsSelectedToUpdate,omitempty"`
+	// UpdatedReadyReplicas counts the pods at the new template that are Ready.
+	// +optional
+	UpdatedReadyReplicas int32 `json:"updatedReadyReplicas,omitempty"`
+	// LastProgressedAt is when the update last moved forward (one more pod at the new template
+	// Ready); set when it starts, cleared when it ends.
+	// +optional
+	LastProgressedAt *metav1.Time `json:"lastProgressedAt,omitempty"`
 }
 
 // PodsSelectedToUpdate records the pod being replaced and those already replaced.

@@ -15,6 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Updated",type=integer,JSONPath=`.status.updatedReplicas`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
+// +kubebuilder:printcolumn:name="Update",type=string,JSONPath=`.status.conditions[?(@.type=="UpdateInProgress")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // PodCliqueSet is a replicated set of gangs: each replica holds one PodClique per clique and one
@@ -259,8 +260,35 @@ type PodCliqueTemplateSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	ResourceSharing []ResourceSharingSpec `json:"resourceSharing,omitempty"`
 
+	// RollingUpdate is this clique's budget while a RollingRecreate update replaces its pods
+	// (upstream Grove's per-component rollingUpdate). Only for a standalone clique: a member of a
+	// scaling group is replaced with its group replica, under the group's budget. Defaulted to
+	// maxUnavailable 1 under RollingRecreate; refused under OnDelete.
+	// +optional
+	RollingUpdate *RollingUpdateConfiguration `json:"rollingUpdate,omitempty"`
+
 	// Spec is the PodClique spec.
 	Spec PodCliqueSpec `json:"spec"`
+}
+
+// RollingUpdateConfiguration is one component's budget during a rolling update.
+type RollingUpdateConfiguration struct {
+	// MaxUnavailable is how many of the component's units may be unavailable at once while it is
+	// updated, counted against its desired count: pods of a standalone clique, whole group
+	// replicas of a scaling group (a replica is available when every member clique has
+	// minAvailable Ready pods). Units already unavailable count against it; outdated ones among
+	// them are replaced without waiting. A replacement counts once it is Ready. At least 1.
+	// +optional
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+
+	// ProgressDeadline is how long the component's update may go without a replacement becoming
+	// Ready before UpdateInProgress turns Unknown with reason ProgressDeadlineExceeded. It only
+	// reports; the update goes on. Unset: no deadline.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a positive duration such as 30s, 10m or 1h"
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
 
 // PodCliqueScalingGroupConfig groups cliques whose PodCliques are created, scaled and
@@ -301,6 +329,12 @@ type PodCliqueScalingGroupConfig struct {
 	// ScaleConfig makes the group autoscaled.
 	// +optional
 	ScaleConfig *AutoScalingConfig `json:"scaleConfig,omitempty"`
+
+	// RollingUpdate is the group's budget while a RollingRecreate update replaces its replicas:
+	// maxUnavailable counts whole group replicas. Defaulted to maxUnavailable 1 under
+	// RollingRecreate; refused under OnDelete.
+	// +optional
+	RollingUpdate *RollingUpdateConfiguration `json:"rollingUpdate,omitempty"`
 
 	// TerminationDelay overrides the PodCliqueSet terminationDelay for this group; it requires
 	// the PodCliqueSet-level value to be set.
@@ -470,6 +504,10 @@ type PodCliqueSetUpdateProgress struct {
 	// CurrentlyUpdating lists the replicas being replaced now.
 	// +optional
 	CurrentlyUpdating []PodCliqueSetReplicaUpdateProgress `json:"currentlyUpdating,omitempty"`
+	// LastProgressedAt is when the update last moved forward (a PodClique or scaling group more
+	// at the new revision); set when it starts, cleared when it ends.
+	// +optional
+	LastProgressedAt *metav1.Time `json:"lastProgressedAt,omitempty"`
 }
 
 // PodCliqueSetReplicaUpdateProgress tracks the update of one replica.

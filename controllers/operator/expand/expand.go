@@ -52,6 +52,9 @@ func PodClique(pcs *grovev1alpha1.PodCliqueSet, replica int, tmpl *grovev1alpha1
 	labels := ReplicaLabels(pcs.Name, replica)
 	spec := grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: *tmpl.Spec.DeepCopy(), InheritedSpec: Inherited(pcs, tmpl.Spec.Replicas)}
 	spec.RoleName = tmpl.Role()
+	if group == nil {
+		spec.RollingUpdate = tmpl.RollingUpdate.DeepCopy() // a member is replaced with its group replica
+	}
 	if group != nil {
 		name = grovev1alpha1.ScalingGroupPodCliqueName(group.Name, group.Replica, tmpl.Name)
 		labels[grovev1alpha1.LabelPodCliqueScalingGroup] = group.Name

@@ -147,6 +147,7 @@ func wantGroup(pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.Po
 			InheritedSpec: expand.Inherited(pcs, expand.GroupReplicas(g)),
 		},
 	}
+	want.Spec.RollingUpdate = g.RollingUpdate.DeepCopy()
 	if want.Spec.TerminationDelay == nil {
 		want.Spec.TerminationDelay = pcs.Spec.Template.TerminationDelay
 	}
