@@ -260,7 +260,9 @@ func TestARecycledReplicaIsUnhealthyUntilAvailableAgain(t *testing.T) {
 		breach       *metav1.Condition
 	}
 	starting := func(j string) []member { return []member{{replica: j}, {replica: j}} }
-	available := func(j string) []member { return []member{{replica: j, wasAvailable: true}, {replica: j, wasAvailable: true}} }
+	available := func(j string) []member {
+		return []member{{replica: j, wasAvailable: true}, {replica: j, wasAvailable: true}}
+	}
 	breachedLong := breachedFor(time.Minute)
 	breached := func(j string) []member {
 		return []member{{replica: j, wasAvailable: true}, {replica: j, wasAvailable: true, breach: &breachedLong}}
