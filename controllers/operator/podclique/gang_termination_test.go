@@ -64,16 +64,16 @@ func TestLastScheduledIsStampedWhenTheCliqueTurnsScheduledAndNeverCleared(t *tes
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}}
 	unbound := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
 
-	pclq.Status = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false)
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false, metav1.Now())
 	assert.Nil(t, pclq.Status.LastScheduled, "not scheduled yet")
 
-	pclq.Status = computeStatus(pclq, []*corev1.Pod{bound}, "h", false)
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", false, metav1.Now())
 	require.NotNil(t, pclq.Status.LastScheduled, "stamped when PodCliqueScheduled turns True")
 	first := *pclq.Status.LastScheduled
 	assert.Equal(t, meta.FindStatusCondition(pclq.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime, first)
 
-	pclq.Status = computeStatus(pclq, []*corev1.Pod{bound}, "h", false)
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", false, metav1.Now())
 	assert.Equal(t, first, *pclq.Status.LastScheduled, "not moved while it stays True")
-	pclq.Status = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false)
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false, metav1.Now())
 	assert.Equal(t, first, *pclq.Status.LastScheduled, "never cleared")
 }

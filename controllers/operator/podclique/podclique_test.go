@@ -4,10 +4,12 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -71,23 +73,95 @@ func TestSurplusPodsGoHighestIndexFirst(t *testing.T) {
 	assert.Empty(t, surplusPods(pods, 4))
 }
 
-func TestRollingVictimsReplaceOneReadyPodAtATime(t *testing.T) {
-	pclq := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
+func TestRollingVictimsKeepTheCliqueWithinItsBudget(t *testing.T) {
+	withBudget := func(n int32) *grovev1alpha1.PodClique {
+		pclq := builders.PodClique("ns", "c").Replicas(4, 2).Obj()
+		pclq.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To(n)}
+		return pclq
+	}
+	unset := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
+	member := builders.PodClique("ns", "c").Replicas(3, 2).OfGroupReplica("g", "0").Obj()
 	cases := []struct {
 		name string
+		pclq *grovev1alpha1.PodClique
 		pods []*corev1.Pod
 		want []string
 	}{
-		{"nothing outdated", []*corev1.Pod{pod(0, "new", true), pod(1, "new", true), pod(2, "new", true)}, []string{}},
-		{"all outdated and ready: the highest index first", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true)}, []string{"c-2"}},
-		{"a replacement not ready yet: wait", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", false)}, []string{}},
-		{"a replacement not created yet: wait", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true)}, []string{}},
-		{"outdated and not ready: replaced at once", []*corev1.Pod{pod(0, "old", false), pod(1, "old", true), pod(2, "new", false)}, []string{"c-0"}},
-		{"replacement ready: the next one", []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", true)}, []string{"c-1"}},
+		{"nothing outdated", unset, []*corev1.Pod{pod(0, "new", true), pod(1, "new", true), pod(2, "new", true)}, []string{}},
+		{"no budget set: one Ready pod at a time, the highest index first", unset, []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true)}, []string{"c-2"}},
+		{"a replacement not ready yet uses the budget: wait", unset, []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", false)}, []string{}},
+		{"a replacement not created yet uses the budget: wait", unset, []*corev1.Pod{pod(0, "old", true), pod(1, "old", true)}, []string{}},
+		{"outdated and not ready: replaced at once, without budget", unset, []*corev1.Pod{pod(0, "old", false), pod(1, "old", true), pod(2, "new", false)}, []string{"c-0"}},
+		{"replacement ready: the next one", unset, []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", true)}, []string{"c-1"}},
+		{"maxUnavailable 2: two Ready pods at once", withBudget(2), []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true), pod(3, "old", true)}, []string{"c-3", "c-2"}},
+		{"maxUnavailable 2 with one pod Pending: one more", withBudget(2), []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true), pod(3, "new", false)}, []string{"c-2"}},
+		{"maxUnavailable 2, all Pending and outdated: every one replaced (never stuck behind them)", withBudget(2),
+			[]*corev1.Pod{pod(0, "old", false), pod(1, "old", false), pod(2, "old", false), pod(3, "old", false)}, []string{"c-0", "c-1", "c-2", "c-3"}},
+		{"maxUnavailable 2 and two unavailable already: wait", withBudget(2), []*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "new", false)}, []string{}},
+		{"a scaling group's member: the group paced its replica, every outdated pod goes", member,
+			[]*corev1.Pod{pod(0, "old", true), pod(1, "old", true), pod(2, "old", true)}, []string{"c-2", "c-1", "c-0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, names(rollingVictims(pclq, tc.pods, nil, "new")))
+			assert.Equal(t, tc.want, names(rollingVictims(tc.pclq, tc.pods, nil, "new")))
+		})
+	}
+}
+
+func TestUpdateProgressOfAClique(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+	t2 := metav1.NewTime(t0.Add(3 * time.Minute))
+	clique := func(deadline time.Duration, strategy grovev1alpha1.UpdateStrategyType) *grovev1alpha1.PodClique {
+		pclq := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
+		pclq.Spec.UpdateStrategy = strategy
+		pclq.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To[int32](1)}
+		if deadline > 0 {
+			pclq.Spec.RollingUpdate.ProgressDeadline = &metav1.Duration{Duration: deadline}
+		}
+		return pclq
+	}
+	open := func(ready int32, progressed metav1.Time) *grovev1alpha1.PodCliqueUpdateProgress {
+		return &grovev1alpha1.PodCliqueUpdateProgress{UpdateStartedAt: t0, PodTemplateHash: "new", UpdatedReadyReplicas: ready, LastProgressedAt: &progressed}
+	}
+	rr := grovev1alpha1.RollingRecreateStrategy
+	for _, tc := range []struct {
+		name                   string
+		pclq                   *grovev1alpha1.PodClique
+		before                 *grovev1alpha1.PodCliqueUpdateProgress
+		outdated, updatedReady int32
+		now                    metav1.Time
+		want                   *grovev1alpha1.PodCliqueUpdateProgress
+		wantReason             string
+		wantAfter              time.Duration
+	}{
+		{name: "at rest: no update", pclq: clique(0, rr), updatedReady: 3, now: t0, wantReason: grovev1alpha1.ReasonNoActiveUpdate},
+		{name: "outdated pods open an update", pclq: clique(0, rr), outdated: 3, now: t0,
+			want: open(0, t0), wantReason: grovev1alpha1.ReasonProgressing},
+		{name: "one more pod at the new template Ready is progress", pclq: clique(0, rr), before: open(0, t0), outdated: 2, updatedReady: 1, now: t1,
+			want: open(1, t1), wantReason: grovev1alpha1.ReasonProgressing},
+		{name: "no progress within the deadline: Unknown, and the update goes on", pclq: clique(2*time.Minute, rr), before: open(1, t0), outdated: 2, updatedReady: 1, now: t2,
+			want: open(1, t0), wantReason: grovev1alpha1.ReasonProgressDeadlineExceeded},
+		{name: "before the deadline: look again when it runs out", pclq: clique(2*time.Minute, rr), before: open(1, t0), outdated: 2, updatedReady: 1, now: t1,
+			want: open(1, t0), wantReason: grovev1alpha1.ReasonProgressing, wantAfter: time.Minute},
+		{name: "no outdated pod left and every pod Ready: the update ends", pclq: clique(0, rr), before: open(2, t0), updatedReady: 3, now: t1,
+			want:       &grovev1alpha1.PodCliqueUpdateProgress{UpdateStartedAt: t0, UpdateEndedAt: &t1, PodTemplateHash: "new", UpdatedReadyReplicas: 3},
+			wantReason: grovev1alpha1.ReasonNoActiveUpdate},
+		{name: "no outdated pod left but a replacement not Ready: still in progress", pclq: clique(0, rr), before: open(2, t0), updatedReady: 2, now: t1,
+			want: open(2, t0), wantReason: grovev1alpha1.ReasonProgressing},
+		{name: "OnDelete: the update ends as it opens", pclq: clique(0, grovev1alpha1.OnDeleteStrategy), outdated: 3, now: t0,
+			want: &grovev1alpha1.PodCliqueUpdateProgress{UpdateStartedAt: t0, UpdateEndedAt: &t0, PodTemplateHash: "new"}, wantReason: grovev1alpha1.ReasonNoActiveUpdate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := grovev1alpha1.PodCliqueStatus{UpdateProgress: tc.before}
+
+			after := trackUpdate(tc.pclq, &st, tc.outdated, tc.updatedReady, "new", tc.now)
+
+			assert.Equal(t, tc.want, st.UpdateProgress)
+			cond := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress)
+			require.NotNil(t, cond)
+			assert.Equal(t, tc.wantReason, cond.Reason, cond.Message)
+			assert.Equal(t, tc.wantAfter, after)
 		})
 	}
 }

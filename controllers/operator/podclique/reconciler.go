@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -62,6 +63,9 @@ type Reconciler struct {
 	// the default.
 	StartupWaitImage string
 
+	// Clock tells the time of update progress and PodGang waits; nil means the wall clock.
+	Clock clock.PassiveClock
+
 	// pending are pods created and status writes made that the cache does not show yet.
 	pending cachesync.Expectations
 	holder  statuspacing.Holder
@@ -72,6 +76,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
+}
 
 // SetupWithManager registers the reconciler and indexes pods by PodClique.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
@@ -255,7 +266,7 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 		return p.unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
 	})
 	if len(missing) > 0 {
-		now := time.Now()
+		now := r.clock().Now()
 		ok, after := waitForPodGang(pg, now)
 		p.requeue = after
 		if !ok {
@@ -289,7 +300,10 @@ func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctr
 	if p.changedPods && len(p.errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	held, err := r.updateStatus(ctx, p.pclq, p.active, p.hash, p.awaitsQueue)
+	held, deadline, err := r.updateStatus(ctx, p.pclq, p.active, p.hash, p.awaitsQueue)
+	if deadline > 0 && (p.requeue == 0 || deadline < p.requeue) {
+		p.requeue = deadline // the update's progress deadline runs out: report it then
+	}
 	if err != nil {
 		p.errs = append(p.errs, err)
 	}

@@ -3,6 +3,7 @@ package podclique
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -20,8 +21,9 @@ import (
 
 // computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or
 // evicted the clique's gang (see setMinAvailableBreached).
-func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) grovev1alpha1.PodCliqueStatus {
+func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool, now metav1.Time) (grovev1alpha1.PodCliqueStatus, time.Duration) {
 	st := *pclq.Status.DeepCopy()
+	var outdated, updatedReady int32
 	st.ObservedGeneration = &pclq.Generation
 	st.Replicas, st.ReadyReplicas, st.ScheduledReplicas, st.ScheduleGatedReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
 	for _, p := range active {
@@ -40,6 +42,11 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		}
 		if p.Labels[grovev1alpha1.LabelPodTemplateHash] == hash {
 			st.UpdatedReplicas++
+			if podCondition(p, corev1.PodReady) {
+				updatedReady++
+			}
+		} else {
+			outdated++
 		}
 	}
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPodClique: pclq.Name}).String()
@@ -82,7 +89,8 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		at := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime
 		st.LastScheduled = &at
 	}
-	return st
+	after := trackUpdate(pclq, &st, outdated, updatedReady, hash, now)
+	return st, after
 }
 
 func scheduledMessage(scheduled, min int32) string {
@@ -101,30 +109,30 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 // updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
 // summary nobody acts on waits while this process creates pods (see statuspacing.Holder): held reports
 // that, and the caller comes back after the batch period.
-func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) (held bool, err error) {
-	st := computeStatus(pclq, active, hash, awaitsQueue)
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) (held bool, after time.Duration, err error) {
+	st, after := computeStatus(pclq, active, hash, awaitsQueue, metav1.NewTime(r.clock().Now()))
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
-		return false, nil
+		return false, after, nil
 	}
 	key := client.ObjectKeyFromObject(pclq)
 	if r.holder.Busy() && !actedOn(pclq.Status, st) {
 		waiting, err := r.hasDependents(ctx, pclq)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if !waiting && r.holder.Hold(key) {
-			return true, nil
+			return true, 0, nil
 		}
 	}
 	replaced := pclq.ResourceVersion
 	before := pclq.Status.Conditions
 	pclq.Status = st
 	if err := r.Client.Status().Update(ctx, pclq); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
 	r.pending.ExpectWrite(key, replaced)
-	return false, nil
+	return false, after, nil
 }
 
 // actedOn reports a status change that other controllers act on at once: a breach starts the
