@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -107,8 +108,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if created+unseen.Len() > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	if err := r.updateStatus(ctx, pcsg, have, breach, recovering); err != nil {
+	deadline, err := r.updateStatus(ctx, pcsg, have, breach, recovering)
+	if err != nil {
 		errs = append(errs, err)
+	}
+	if deadline > 0 && (requeue == 0 || deadline < requeue) {
+		requeue = deadline // the update's progress deadline runs out: report it then
 	}
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
@@ -149,6 +154,8 @@ func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodC
 	var errs []error
 	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
 	allowUpdate := pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(pcs)
+	// Once it has, the group's own budget says which group replicas take it now.
+	turn := replicasToUpdate(pcsg, want, have)
 	var missing []*grovev1alpha1.PodClique
 	for _, w := range want {
 		switch {
@@ -158,7 +165,7 @@ func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodC
 			// created by an earlier pass; the cache does not show it yet
 		case have[w.Name] == nil:
 			missing = append(missing, w)
-		case allowUpdate:
+		case allowUpdate && turn[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]]:
 			if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
 				errs = append(errs, err)
 			}
@@ -261,7 +268,7 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	return nil
 }
 
-func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition, recovering []int32) error {
+func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pclqs map[string]*grovev1alpha1.PodClique, breach metav1.Condition, recovering []int32) (time.Duration, error) {
 	st := *pcsg.Status.DeepCopy()
 	st.RecoveringReplicas = recovering
 	st.ObservedGeneration = &pcsg.Generation
@@ -316,18 +323,24 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			realisedPerReplica[idx] = c.realised
 		}
 	}
-	trackUpdate(&st, &pcsg.Spec, realisedPerReplica, metav1.NewTime(r.clock().Now()))
+	now := metav1.NewTime(r.clock().Now())
+	trackUpdate(&st, &pcsg.Spec, realisedPerReplica, st.AvailableReplicas == pcsg.Spec.Replicas, now)
+	var updatedBefore int32
+	if p := pcsg.Status.UpdateProgress; p != nil && st.UpdateProgress != nil && p.PodCliqueSetGenerationHash == st.UpdateProgress.PodCliqueSetGenerationHash {
+		updatedBefore = p.UpdatedPodCliquesCount
+	}
+	after := trackProgress(&st, pcsg, updatedBefore, now)
 	meta.SetStatusCondition(&st.Conditions, breach)
 	if equality.Semantic.DeepEqual(st, pcsg.Status) {
-		return nil
+		return after, nil
 	}
 	before := pcsg.Status.Conditions
 	pcsg.Status = st
 	if err := r.Client.Status().Update(ctx, pcsg); err != nil {
-		return err
+		return 0, err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
-	return nil
+	return after, nil
 }
 
 // realised tells whether a PodClique is at the template revision hash and all its pods run it.
@@ -338,9 +351,10 @@ func realised(p *grovev1alpha1.PodClique, hash string) bool {
 // trackUpdate keeps currentPodCliqueSetGenerationHash and updateProgress (upstream Grove's
 // fields): realised[j] is how many PodCliques of group replica j run the spec's revision. The
 // group's first revision is realised without an update; a later one opens an update, which ends
-// once every PodClique runs it (at once with OnDelete, where users replace the pods). now is
-// written only when an update starts or ends, so a resync at rest writes nothing.
-func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alpha1.PodCliqueScalingGroupSpec, realised []int, now metav1.Time) {
+// once every PodClique runs it and every replica is available again (at once with OnDelete, where
+// users replace the pods). now is written only when an update starts or ends, so a resync at rest
+// writes nothing.
+func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alpha1.PodCliqueScalingGroupSpec, realised []int, allAvailable bool, now metav1.Time) {
 	target := spec.PodCliqueSetGenerationHash
 	if target == "" {
 		return
@@ -357,8 +371,12 @@ func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alp
 			current = int32(j)
 		}
 	}
-	done := updated == total
+	done := updated == total && allAvailable
 	prev := st.CurrentPodCliqueSetGenerationHash
+	if prev == nil && updated == total {
+		st.CurrentPodCliqueSetGenerationHash = ptr.To(target) // the group's first revision: no update
+		return
+	}
 	switch {
 	case prev != nil && *prev == target && (st.UpdateProgress == nil || st.UpdateProgress.PodCliqueSetGenerationHash == target):
 		// at rest on the realised revision; a scale-out's new PodCliques are no update
@@ -367,9 +385,6 @@ func trackUpdate(st *grovev1alpha1.PodCliqueScalingGroupStatus, spec *grovev1alp
 		}
 		return
 	case prev == nil:
-		if done {
-			st.CurrentPodCliqueSetGenerationHash = ptr.To(target)
-		}
 		return
 	}
 	p := st.UpdateProgress

@@ -173,8 +173,10 @@ func TestUpdateProgressFollowsTheRolloutThroughTheGroup(t *testing.T) {
 		spec     grovev1alpha1.PodCliqueScalingGroupSpec
 		before   grovev1alpha1.PodCliqueScalingGroupStatus
 		realised []int
-		now      metav1.Time
-		want     grovev1alpha1.PodCliqueScalingGroupStatus
+		// unavailable: a group replica lacks minAvailable Ready pods in a member clique.
+		unavailable bool
+		now         metav1.Time
+		want        grovev1alpha1.PodCliqueScalingGroupStatus
 	}{{
 		name: "the first revision is realised without an update", spec: spec("a", grovev1alpha1.RollingRecreateStrategy),
 		realised: []int{2, 2, 2}, now: t0,
@@ -196,6 +198,14 @@ func TestUpdateProgressFollowsTheRolloutThroughTheGroup(t *testing.T) {
 		}}, realised: []int{2, 2, 2}, now: t1,
 		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("b"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
 			UpdateStartedAt: t0, UpdateEndedAt: &t1, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 6, TotalPodCliquesCount: 6,
+		}},
+	}, {
+		name: "every PodClique runs the revision but a replacement is not available yet: the update goes on", spec: spec("b", grovev1alpha1.RollingRecreateStrategy),
+		before: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 3, TotalPodCliquesCount: 6,
+		}}, realised: []int{2, 2, 2}, unavailable: true, now: t1,
+		want: grovev1alpha1.PodCliqueScalingGroupStatus{CurrentPodCliqueSetGenerationHash: ptr.To("a"), UpdateProgress: &grovev1alpha1.PodCliqueScalingGroupUpdateProgress{
+			UpdateStartedAt: t0, PodCliqueSetGenerationHash: "b", UpdatedPodCliquesCount: 6, TotalPodCliquesCount: 6,
 		}},
 	}, {
 		name: "with OnDelete the update has no operator work: it ends as it starts", spec: spec("b", grovev1alpha1.OnDeleteStrategy),
@@ -224,7 +234,7 @@ func TestUpdateProgressFollowsTheRolloutThroughTheGroup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := *tc.before.DeepCopy()
-			trackUpdate(&st, &tc.spec, tc.realised, tc.now)
+			trackUpdate(&st, &tc.spec, tc.realised, !tc.unavailable, tc.now)
 			assert.Equal(t, tc.want, st)
 		})
 	}
