@@ -344,21 +344,64 @@ func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSet
 		st.UpdateProgress.UpdateEndedAt = &now
 		inProgress = false
 	}
-	if st.UpdateProgress != nil {
-		countUpdated(pcs, st.UpdateProgress, ro, obs)
+	if p := st.UpdateProgress; p != nil {
+		before := p.UpdatedPodCliquesCount + p.UpdatedPodCliqueScalingGroupsCount
+		countUpdated(pcs, p, ro, obs)
 		var updating []grovev1alpha1.PodCliqueSetReplicaUpdateProgress
 		if inProgress && ro.rolling {
-			updating = currentlyUpdating(pcs, ro, obs, st.UpdateProgress, now)
+			updating = currentlyUpdating(pcs, ro, obs, p, now)
 		}
-		st.UpdateProgress.CurrentlyUpdating = updating
+		p.CurrentlyUpdating = updating
+		switch {
+		case !inProgress:
+			p.LastProgressedAt = nil
+		case p.LastProgressedAt == nil || p.UpdatedPodCliquesCount+p.UpdatedPodCliqueScalingGroupsCount > before:
+			p.LastProgressedAt = &now
+		}
 	}
-	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse, Reason: "NoUpdateInProgress",
-		Message: "every replica runs the current template", ObservedGeneration: pcs.Generation}
-	if inProgress {
-		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonUpdateInProgress
-		cond.Message = fmt.Sprintf("%d of %d replicas run the current template", st.UpdatedReplicas, pcs.Spec.Replicas)
+	meta.SetStatusCondition(&st.Conditions, updateCondition(pcs, obs, inProgress))
+}
+
+// updateCondition is the PodCliqueSet's UpdateInProgress, as upstream aggregates it: True
+// (Progressing) while its update runs or a child still rolls, Unknown (ProgressDeadlineExceeded)
+// when a rolling standalone PodClique or scaling group passed its progress deadline, False
+// (NoActiveUpdate) otherwise.
+func updateCondition(pcs *grovev1alpha1.PodCliqueSet, obs *observed, inProgress bool) metav1.Condition {
+	var rollingCliques, stuckCliques, rollingGroups, stuckGroups int
+	tally := func(conds []metav1.Condition, rolling, stuck *int) {
+		c := meta.FindStatusCondition(conds, grovev1alpha1.ConditionUpdateInProgress)
+		if c == nil || c.Status == metav1.ConditionFalse {
+			return
+		}
+		*rolling++
+		if c.Status == metav1.ConditionUnknown {
+			*stuck++
+		}
 	}
-	meta.SetStatusCondition(&st.Conditions, cond)
+	for _, pclq := range obs.cliques {
+		if pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" {
+			tally(pclq.Status.Conditions, &rollingCliques, &stuckCliques)
+		}
+	}
+	for _, pcsg := range obs.groups {
+		tally(pcsg.Status.Conditions, &rollingGroups, &stuckGroups)
+	}
+	cond := metav1.Condition{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionFalse,
+		Reason: grovev1alpha1.ReasonNoActiveUpdate, Message: "No rolling update is in progress", ObservedGeneration: pcs.Generation}
+	switch {
+	case stuckCliques+stuckGroups > 0:
+		var parts []string
+		if stuckCliques > 0 {
+			parts = append(parts, fmt.Sprintf("%d/%d PodCliques stuck", stuckCliques, rollingCliques))
+		}
+		if stuckGroups > 0 {
+			parts = append(parts, fmt.Sprintf("%d/%d PodCliqueScalingGroups stuck", stuckGroups, rollingGroups))
+		}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, grovev1alpha1.ReasonProgressDeadlineExceeded, strings.Join(parts, ", ")
+	case inProgress || rollingCliques+rollingGroups > 0:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, grovev1alpha1.ReasonProgressing, "Rolling update is in progress"
+	}
+	return cond
 }
 
 // createdWithAnother reports whether a child carries another generation hash than the newest.
