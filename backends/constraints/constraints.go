@@ -63,18 +63,12 @@ func TopologyName(pcs *grovev1alpha1.PodCliqueSet) (string, *field.Path) {
 
 // Required is a constraint's required domain, or "".
 func Required(tc *grovev1alpha1.TopologyConstraint) string {
-	if tc == nil || tc.Pack == nil {
-		return ""
-	}
-	return string(tc.Pack.Required)
+	return string(tc.RequiredDomain())
 }
 
 // Preferred is a constraint's preferred domain, or "".
 func Preferred(tc *grovev1alpha1.TopologyConstraint) string {
-	if tc == nil || tc.Pack == nil {
-		return ""
-	}
-	return string(tc.Pack.Preferred)
+	return string(tc.PreferredDomain())
 }
 
 // RequiredKey is a PodGang constraint's required node-label key, or "".

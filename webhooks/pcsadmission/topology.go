@@ -204,7 +204,7 @@ func validateTopologyNames(all []constraints.Topology, name string, namePath *fi
 	for _, c := range all {
 		p := c.Path.Child("topologyName")
 		switch n := c.Constraint.TopologyName; {
-		case n == "" && name == "" && c.Constraint.Pack != nil:
+		case n == "" && name == "" && (c.Constraint.Pack != nil || c.Constraint.PackDomain != ""):
 			errs = append(errs, field.Required(p, "name the ClusterTopologyBinding the pack domains refer to, here or on a parent (children inherit it)"))
 		case n == "":
 		case n != name:

@@ -21,7 +21,8 @@ type TopologyDomain string
 
 // TopologyConstraint asks the scheduler to pack each replica of the resource it is set on inside
 // one topology domain. A child may only be as strict as, or stricter than, its parent.
-// +kubebuilder:validation:XValidation:rule="has(self.pack)",message="topologyConstraint must set pack",fieldPath=".pack",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.pack) || has(self.packDomain)",message="topologyConstraint must specify pack or deprecated packDomain",fieldPath=".pack",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(has(self.packDomain) && has(self.pack) && has(self.pack.required))",message="must not set both pack.required and deprecated packDomain",fieldPath=".pack.required"
 type TopologyConstraint struct {
 	// TopologyName names the ClusterTopologyBinding whose levels the domains refer to. Children
 	// inherit it from their parent when unset.
@@ -32,10 +33,38 @@ type TopologyConstraint struct {
 	// Pack holds the required and preferred packing domains.
 	// +optional
 	Pack *TopologyPackConstraint `json:"pack,omitempty"`
+
+	// PackDomain is upstream Grove's older spelling of pack.required, kept so that objects
+	// stored with it stay valid (and are honoured as pack.required); new workloads are refused
+	// with it.
+	//
+	// Deprecated: use pack.required.
+	// +optional
+	PackDomain TopologyDomain `json:"packDomain,omitempty"`
+}
+
+// RequiredDomain is the domain every replica must fit in: pack.required, else the deprecated
+// packDomain, else "".
+func (tc *TopologyConstraint) RequiredDomain() TopologyDomain {
+	switch {
+	case tc == nil:
+		return ""
+	case tc.Pack != nil && tc.Pack.Required != "":
+		return tc.Pack.Required
+	}
+	return tc.PackDomain
+}
+
+// PreferredDomain is pack.preferred, or "".
+func (tc *TopologyConstraint) PreferredDomain() TopologyDomain {
+	if tc == nil || tc.Pack == nil {
+		return ""
+	}
+	return tc.Pack.Preferred
 }
 
 // TopologyPackConstraint holds a hard and a best-effort packing domain.
-// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred)",message="pack must set required or preferred",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred)",message="pack must specify at least one of required or preferred",reason=FieldValueRequired
 type TopologyPackConstraint struct {
 	// Required is the domain every replica must fit in; the workload stays pending otherwise.
 	// +optional

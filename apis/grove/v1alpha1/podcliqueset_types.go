@@ -17,6 +17,11 @@ import (
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restartCount`
 // +kubebuilder:printcolumn:name="Update",type=string,JSONPath=`.status.conditions[?(@.type=="UpdateInProgress")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// The deprecated packDomain is refused on new objects only, as upstream Grove refuses it (an object
+// stored with it stays valid and can still be updated and deleted):
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !has(self.spec.template.topologyConstraint) || !has(self.spec.template.topologyConstraint.packDomain)",optionalOldSelf=true,message="packDomain is deprecated and cannot be used on new workloads; use pack.required",fieldPath=".spec.template.topologyConstraint.packDomain",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.spec.template.cliques.all(c, !has(c.topologyConstraint) || !has(c.topologyConstraint.packDomain))",optionalOldSelf=true,message="packDomain is deprecated and cannot be used on new workloads; use pack.required",fieldPath=".spec.template.cliques",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !has(self.spec.template.podCliqueScalingGroups) || self.spec.template.podCliqueScalingGroups.all(g, !has(g.topologyConstraint) || !has(g.topologyConstraint.packDomain))",optionalOldSelf=true,message="packDomain is deprecated and cannot be used on new workloads; use pack.required",fieldPath=".spec.template.podCliqueScalingGroups",reason=FieldValueForbidden
 
 // PodCliqueSet is a replicated set of gangs: each replica holds one PodClique per clique and one
 // PodCliqueScalingGroup per scaling group, scheduled all-or-nothing through PodGangs.

@@ -53,14 +53,14 @@ func (t *topology) active() bool { return t != nil && t.enabled && t.binding != 
 // constraint translates a constraint's domains into the binding's node-label keys; domains the
 // binding lacks are left out and recorded.
 func (t *topology) constraint(tc *grovev1alpha1.TopologyConstraint) *schedulerv1alpha1.TopologyConstraint {
-	if !t.active() || tc == nil || tc.Pack == nil {
+	if !t.active() || tc == nil || (tc.Pack == nil && tc.PackDomain == "") {
 		return nil
 	}
 	pack := &schedulerv1alpha1.TopologyPackConstraint{}
 	for _, d := range []struct {
 		domain grovev1alpha1.TopologyDomain
 		into   **string
-	}{{tc.Pack.Required, &pack.Required}, {tc.Pack.Preferred, &pack.Preferred}} {
+	}{{tc.RequiredDomain(), &pack.Required}, {tc.PreferredDomain(), &pack.Preferred}} {
 		if d.domain == "" {
 			continue
 		}

@@ -150,7 +150,50 @@ func TestInvalidPodCliqueSetsAreRejectedWithFieldPath(t *testing.T) {
 				p.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "grove-topology"}
 			},
 			wantPath: "spec.template.topologyConstraint.pack",
-			wantRule: "topologyConstraint must set pack",
+			wantRule: "topologyConstraint must specify pack or deprecated packDomain", // upstream's TAS-22 wording
+		},
+		{
+			name: "topology constraint with an empty pack",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				p.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "grove-topology", Pack: &grovev1alpha1.TopologyPackConstraint{}}
+			},
+			wantPath: "spec.template.topologyConstraint.pack",
+			wantRule: "pack must specify at least one of required or preferred",
+		},
+		{
+			name: "deprecated packDomain on a new PodCliqueSet",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				p.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "grove-topology", PackDomain: "host"}
+			},
+			wantPath: "spec.template.topologyConstraint.packDomain",
+			wantRule: "packDomain is deprecated and cannot be used on new workloads; use pack.required",
+		},
+		{
+			name: "deprecated packDomain beside pack.required",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				p.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "grove-topology", PackDomain: "host",
+					Pack: &grovev1alpha1.TopologyPackConstraint{Required: "host"}}
+			},
+			wantPath: "spec.template.topologyConstraint.pack.required",
+			wantRule: "must not set both pack.required and deprecated packDomain",
+		},
+		{
+			name: "deprecated packDomain on a new clique",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				p.Spec.Template.Cliques[0].TopologyConstraint = &grovev1alpha1.TopologyConstraint{PackDomain: "host"}
+			},
+			wantPath: "spec.template.cliques",
+			wantRule: "packDomain is deprecated and cannot be used on new workloads; use pack.required",
+		},
+		{
+			name: "deprecated packDomain on a new scaling group",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				p.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{{
+					Name: "sg", CliqueNames: []string{"worker"}, TopologyConstraint: &grovev1alpha1.TopologyConstraint{PackDomain: "host"},
+				}}
+			},
+			wantPath: "spec.template.podCliqueScalingGroups",
+			wantRule: "packDomain is deprecated and cannot be used on new workloads; use pack.required",
 		},
 		{
 			name: "unknown update strategy",
@@ -232,4 +275,24 @@ func TestInvalidPodGangIsRejectedWithFieldPath(t *testing.T) {
 	assert.Contains(t, err.Error(), "spec.podgroups[1].minReplicas")
 	pg.Spec.PodGroups[1].MinReplicas = 1
 	require.NoError(t, dryRun(context.Background(), pg))
+}
+
+// TestAStoredPackDomainStaysValid: packDomain is refused on new objects only, so an object that
+// has it (stored before the rule, or added on update as upstream's rule allows) can still be
+// updated.
+func TestAStoredPackDomainStaysValid(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pcs := validPCS(ns)
+	require.NoError(t, env.Client.Create(ctx, pcs))
+
+	pcs.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{TopologyName: "grove-topology", PackDomain: "host"}
+	require.NoError(t, env.Client.Update(ctx, pcs), "an existing object may carry the deprecated field")
+	pcs.Spec.Replicas = 2
+	require.NoError(t, env.Client.Update(ctx, pcs), "and keeps being updatable with it")
+
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(pcs), got))
+	assert.Equal(t, grovev1alpha1.TopologyDomain("host"), got.Spec.Template.TopologyConstraint.RequiredDomain(), "honoured as pack.required")
 }
