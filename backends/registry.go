@@ -11,6 +11,7 @@ import (
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends/kai"
 	"github.com/kubegrove/grove/backends/kube"
+	"github.com/kubegrove/grove/backends/passthrough"
 	"github.com/kubegrove/grove/backends/plugins"
 	"github.com/kubegrove/grove/backends/volcano"
 )
@@ -47,6 +48,10 @@ func NewRegistry(cfg configv1alpha1.SchedulerConfiguration, c client.Client) (*R
 			b = plugins.New(*conf, c)
 		case *configv1alpha1.VolcanoConfig:
 			b = volcano.New(*conf, c)
+		case *configv1alpha1.LPXConfig:
+			b = passthrough.LPX()
+		case *configv1alpha1.ExternalSchedulerConfig:
+			b = passthrough.New(name, *conf)
 		}
 		r.enabled = append(r.enabled, b)
 		r.byName[name] = b
@@ -117,6 +122,7 @@ var knownPodSchedulers = map[string]configv1alpha1.SchedulerName{
 	kaiv2alpha2.SchedulerName:                           configv1alpha1.SchedulerNameKAI,
 	configv1alpha1.DefaultSchedulerPluginsSchedulerName: configv1alpha1.SchedulerNamePlugins,
 	configv1alpha1.VolcanoPodSchedulerName:              configv1alpha1.SchedulerNameVolcano,
+	string(configv1alpha1.SchedulerNameLPX):             configv1alpha1.SchedulerNameLPX,
 }
 
 // KnownPodScheduler returns the backend whose pods carry schedulerName by default, enabled or not.

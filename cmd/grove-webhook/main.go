@@ -15,6 +15,7 @@ import (
 	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/trainingchildren"
+	"github.com/kubegrove/grove/webhooks/topologyadmission"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
@@ -45,6 +46,9 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		}
 	}
 	if err := pcsadmission.SetupWithManager(mgr, cfg); err != nil {
+		return err
+	}
+	if err := topologyadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
 	if err := trainjobadmission.SetupWithManager(mgr, cfg); err != nil {

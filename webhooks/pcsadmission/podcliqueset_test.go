@@ -156,8 +156,10 @@ func TestAMixOfSchedulersIsRefusedNamingEveryOneOfThem(t *testing.T) {
 		names []string
 		want  string
 	}{
-		{"a known and an unknown scheduler", []string{"", "lpx-scheduler", "lpx-scheduler"},
-			`all cliques must use one scheduler backend; this PodCliqueSet mixes kube-scheduler (cliques router) and "lpx-scheduler" (cliques leader, worker)`},
+		{"a known and an unknown scheduler", []string{"", "my-scheduler", "my-scheduler"},
+			`all cliques must use one scheduler backend; this PodCliqueSet mixes kube-scheduler (cliques router) and "my-scheduler" (cliques leader, worker)`},
+		{"an enabled backend and one that is not enabled", []string{"", "lpx-scheduler", "lpx-scheduler"},
+			`all cliques must use one scheduler backend; this PodCliqueSet mixes kube-scheduler (cliques router) and lpx-scheduler (cliques leader, worker)`},
 		{"two enabled backends", []string{"kai-scheduler", "", "default-scheduler"},
 			`mixes kai-scheduler (cliques router) and kube-scheduler (cliques leader, worker)`},
 		{"two spellings of one backend are no mix", []string{"", "default-scheduler", ""}, ""},

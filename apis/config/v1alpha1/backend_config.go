@@ -38,6 +38,17 @@ type SchedulerPluginsConfig struct {
 // "default" queue), and pods name the scheduler Volcano installs, "volcano".
 type VolcanoConfig struct{}
 
+// LPXConfig is the config of the lpx-scheduler profile. It has no options.
+type LPXConfig struct{}
+
+// ExternalSchedulerConfig is the config of an External (pass-through) profile.
+type ExternalSchedulerConfig struct {
+	// GangScheduling says the scheduler places each of Grove's PodGangs whole (it reads them
+	// itself). Then startup ordering holds dependent pods at start rather than at their gate
+	// (docs/startup-ordering.md). Off: the scheduler places pods one by one.
+	GangScheduling bool `json:"gangScheduling,omitempty"`
+}
+
 // VolcanoPodSchedulerName is the pod schedulerName of Volcano's scheduler.
 const VolcanoPodSchedulerName = "volcano"
 
@@ -49,14 +60,18 @@ const DefaultSchedulerPluginsSchedulerName = "scheduler-plugins-scheduler"
 // without config, gets the zero config with defaults.
 func (s SchedulerConfiguration) BackendConfig(name SchedulerName) (any, error) {
 	var cfg any
-	switch name {
-	case SchedulerNameKube:
+	switch p := s.Profile(name); {
+	case p != nil && p.Type == SchedulerProfileTypeExternal:
+		cfg = &ExternalSchedulerConfig{}
+	case name == SchedulerNameLPX:
+		cfg = &LPXConfig{}
+	case name == SchedulerNameKube:
 		cfg = &KubeSchedulerConfig{}
-	case SchedulerNameKAI:
+	case name == SchedulerNameKAI:
 		cfg = &KAISchedulerConfig{}
-	case SchedulerNamePlugins:
+	case name == SchedulerNamePlugins:
 		cfg = &SchedulerPluginsConfig{}
-	case SchedulerNameVolcano:
+	case name == SchedulerNameVolcano:
 		cfg = &VolcanoConfig{}
 	default:
 		return nil, fmt.Errorf("unknown scheduler backend %q", name)

@@ -68,7 +68,27 @@ func TestSchedulerProfilesAreValidated(t *testing.T) {
 		{
 			name:     "unknown backend lists the valid names",
 			profiles: []SchedulerProfile{{Name: "yunikorn"}},
-			want:     []string{"scheduler.profiles[0].name", `Unsupported value: "yunikorn"`, `"kube-scheduler", "kai-scheduler", "scheduler-plugins", "volcano"`},
+			want:     []string{"scheduler.profiles[0].name", `Unsupported value: "yunikorn"`, `"kube-scheduler", "kai-scheduler", "scheduler-plugins", "volcano", "lpx-scheduler"`, "type External"},
+		},
+		{
+			name:     "an External profile must be a schedulerName",
+			profiles: []SchedulerProfile{{Name: "My_Scheduler", Type: SchedulerProfileTypeExternal}},
+			want:     []string{"scheduler.profiles[0].name", "schedulerName"},
+		},
+		{
+			name:     "an External profile may not take a built-in backend's pods",
+			profiles: []SchedulerProfile{{Name: "kai-scheduler", Type: SchedulerProfileTypeExternal}},
+			want:     []string{"scheduler.profiles[0].name", "BuiltIn profile"},
+		},
+		{
+			name:     "an unknown profile type",
+			profiles: []SchedulerProfile{{Name: "yunikorn", Type: "Plugin"}},
+			want:     []string{"scheduler.profiles[0].type", `Unsupported value: "Plugin"`},
+		},
+		{
+			name:     "lpx-scheduler has no options",
+			profiles: []SchedulerProfile{{Name: SchedulerNameLPX, Config: raw(`{"gangScheduling": false}`)}},
+			want:     []string{"scheduler.profiles[0].config", `unknown field "gangScheduling"`},
 		},
 		{
 			name:     "a backend listed twice",
@@ -132,6 +152,8 @@ func TestBackendConfigDecodesEachProfileIntoItsType(t *testing.T) {
 		{Name: SchedulerNameKAI, Config: raw(`{"defaultQueue": "team-a"}`)},
 		{Name: SchedulerNamePlugins},
 		{Name: SchedulerNameVolcano},
+		{Name: SchedulerNameLPX},
+		{Name: "yunikorn", Type: SchedulerProfileTypeExternal, Config: raw(`{"gangScheduling": true}`)},
 	}}
 	cases := []struct {
 		backend SchedulerName
@@ -141,6 +163,8 @@ func TestBackendConfigDecodesEachProfileIntoItsType(t *testing.T) {
 		{SchedulerNameKAI, &KAISchedulerConfig{DefaultQueue: "team-a"}},
 		{SchedulerNamePlugins, &SchedulerPluginsConfig{SchedulerName: DefaultSchedulerPluginsSchedulerName}},
 		{SchedulerNameVolcano, &VolcanoConfig{}},
+		{SchedulerNameLPX, &LPXConfig{}},
+		{"yunikorn", &ExternalSchedulerConfig{GangScheduling: true}},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.backend), func(t *testing.T) {

@@ -286,10 +286,28 @@ const (
 	// SchedulerNameVolcano is the Volcano scheduler (pod schedulerName volcano): one Volcano
 	// PodGroup per PodGang.
 	SchedulerNameVolcano SchedulerName = "volcano"
+	// SchedulerNameLPX is upstream Grove's lpx-scheduler profile: a pass-through backend whose
+	// pods name lpx-scheduler, which reads Grove's PodGangs itself; it refuses topology
+	// constraints.
+	SchedulerNameLPX SchedulerName = "lpx-scheduler"
 )
 
-// SupportedSchedulerNames lists every backend a profile may name.
-var SupportedSchedulerNames = []SchedulerName{SchedulerNameKube, SchedulerNameKAI, SchedulerNamePlugins, SchedulerNameVolcano}
+// SupportedSchedulerNames lists every built-in backend a profile may name (an External profile
+// names any other scheduler).
+var SupportedSchedulerNames = []SchedulerName{SchedulerNameKube, SchedulerNameKAI, SchedulerNamePlugins, SchedulerNameVolcano, SchedulerNameLPX}
+
+// SchedulerProfileType says whether a profile is one of this project's backends or a scheduler
+// the cluster runs that Grove only hands pods to (GREP-787's proposal).
+type SchedulerProfileType string
+
+const (
+	// SchedulerProfileTypeBuiltIn is one of SupportedSchedulerNames (the default).
+	SchedulerProfileTypeBuiltIn SchedulerProfileType = "BuiltIn"
+	// SchedulerProfileTypeExternal is a pass-through profile: its name is the schedulerName the
+	// pods carry; Grove creates no scheduler object for it, acknowledges each PodGang at once,
+	// and refuses topology constraints (docs/scheduler-profiles.md).
+	SchedulerProfileTypeExternal SchedulerProfileType = "External"
+)
 
 // SchedulerConfiguration enables scheduler backends (GREP-375). kube-scheduler is always enabled;
 // other backends are enabled by listing a profile.
@@ -300,8 +318,11 @@ type SchedulerConfiguration struct {
 
 // SchedulerProfile enables one backend.
 type SchedulerProfile struct {
-	// Name is the backend.
+	// Name is the backend: one of SupportedSchedulerNames, or for an External profile the pods'
+	// schedulerName.
 	Name SchedulerName `json:"name"`
+	// Type is BuiltIn (default) or External.
+	Type SchedulerProfileType `json:"type,omitempty"`
 	// Config is the backend's own options, decoded by the backend.
 	Config *runtime.RawExtension `json:"config,omitempty"`
 	// Default makes this backend the one used when a workload names none.

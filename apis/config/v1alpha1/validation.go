@@ -132,9 +132,17 @@ func ValidateScheduler(s *SchedulerConfiguration, path *field.Path) field.ErrorL
 	firstDefault := -1
 	for i, p := range s.Profiles {
 		pp := profiles.Index(i)
-		if !isSupported(p.Name) {
-			errs = append(errs, field.NotSupported(pp.Child("name"), p.Name, SupportedSchedulerNames))
-		} else {
+		switch {
+		case p.Type != "" && p.Type != SchedulerProfileTypeBuiltIn && p.Type != SchedulerProfileTypeExternal:
+			errs = append(errs, field.NotSupported(pp.Child("type"), p.Type, []SchedulerProfileType{SchedulerProfileTypeBuiltIn, SchedulerProfileTypeExternal}))
+		case p.Type == SchedulerProfileTypeExternal:
+			errs = append(errs, validateExternalName(pp.Child("name"), p.Name)...)
+			errs = append(errs, validateBackendConfig(*s, p.Name, pp.Child("config"))...)
+		case !isSupported(p.Name):
+			e := field.NotSupported(pp.Child("name"), p.Name, SupportedSchedulerNames)
+			e.Detail += "; a scheduler the cluster runs itself is named by a profile of type External"
+			errs = append(errs, e)
+		default:
 			errs = append(errs, validateBackendConfig(*s, p.Name, pp.Child("config"))...)
 		}
 		if j, dup := seen[p.Name]; dup {
@@ -149,6 +157,25 @@ func ValidateScheduler(s *SchedulerConfiguration, path *field.Path) field.ErrorL
 			} else {
 				firstDefault = i
 			}
+		}
+	}
+	return errs
+}
+
+// reservedPodSchedulers are the schedulerNames the built-in backends' pods carry: an External
+// profile may not take one.
+var reservedPodSchedulers = []string{"default-scheduler", "kai-scheduler", VolcanoPodSchedulerName, DefaultSchedulerPluginsSchedulerName, string(SchedulerNameLPX)}
+
+// validateExternalName requires an External profile's name to be a valid schedulerName that no
+// built-in backend uses.
+func validateExternalName(p *field.Path, name SchedulerName) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(string(name)) {
+		errs = append(errs, field.Invalid(p, name, "an External profile is named by its pods' schedulerName: "+msg))
+	}
+	for _, reserved := range append(reservedPodSchedulers, string(SchedulerNameKube), string(SchedulerNamePlugins)) {
+		if string(name) == reserved {
+			errs = append(errs, field.Invalid(p, name, "is a built-in backend's name or its pods' schedulerName; enable it as a BuiltIn profile"))
 		}
 	}
 	return errs

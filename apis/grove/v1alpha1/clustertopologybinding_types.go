@@ -34,12 +34,10 @@ type ClusterTopologyBindingList struct {
 type ClusterTopologyBindingSpec struct {
 	// Levels are ordered from the broadest domain to the narrowest, in the order listed (as
 	// upstream Grove orders them); domains are free-form names. Each domain and each key appears
-	// once.
+	// once (grove-webhook refuses a repeat, naming the element as upstream Grove does).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
-	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(m, m.domain == l.domain))",message="each domain may appear only once"
-	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(m, m.key == l.key))",message="each key may appear only once"
 	Levels []TopologyLevel `json:"levels"`
 
 	// SchedulerTopologyBindings name scheduler topology objects someone else manages. For a

@@ -32,6 +32,7 @@ import (
 	"github.com/kubegrove/grove/controllers/trainer/tojobset"
 	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
+	"github.com/kubegrove/grove/webhooks/topologyadmission"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
@@ -267,13 +268,18 @@ func runtimeFor(tj *trainerv1alpha1.TrainJob, in *Input) (*plan.Runtime, error) 
 	return nil, fmt.Errorf("TrainJob %s names %s %q, which is not in the input: give it with another -f", tj.Name, kind, name)
 }
 
-// checkBindings drops the ClusterTopologyBindings the API server would refuse: a PodCliqueSet
-// naming one renders as if it did not exist, and says why.
+// checkBindings drops the ClusterTopologyBindings the API server would refuse (its schema, then
+// grove-webhook's admission): a PodCliqueSet naming one renders as if it did not exist, and says
+// why.
 func (r *Renderer) checkBindings(in *Input) {
 	var kept []*grovev1alpha1.ClusterTopologyBinding
 	for _, b := range in.Bindings {
 		errs, err := r.defaults.apply(b)
 		if err == nil && len(errs) == 0 {
+			if refused := topologyadmission.Validate(b, nil, r.registry); len(refused) > 0 {
+				in.Skipped = append(in.Skipped, fmt.Sprintf("ClusterTopologyBinding %s is refused by admission: %v", b.Name, refused.ToAggregate()))
+				continue
+			}
 			kept = append(kept, b)
 			continue
 		}

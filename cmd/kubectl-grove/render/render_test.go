@@ -131,11 +131,11 @@ func mustRead(t *testing.T, path string) string {
 	return string(data)
 }
 
-func TestABindingItsSchemaRefusesIsSkippedAndSaidSo(t *testing.T) {
+func TestABindingAdmissionRefusesIsSkippedAndSaidSo(t *testing.T) {
 	cfg, err := configv1alpha1.Load("testdata/kai-tas-config.yaml")
 	require.NoError(t, err)
 	in := &Input{}
-	// One node label for two levels: a CEL rule of the ClusterTopologyBinding schema.
+	// One node label for two levels: refused by grove-webhook's admission, named by its element.
 	doc := strings.Replace(mustRead(t, "testdata/kai-topology.yaml"), "    - domain: host\n      key: kubernetes.io/hostname",
 		"    - domain: host\n      key: topology.kubernetes.io/zone", 1)
 	require.NoError(t, Decode(in, strings.NewReader(doc), "x", "default"))
@@ -143,8 +143,8 @@ func TestABindingItsSchemaRefusesIsSkippedAndSaidSo(t *testing.T) {
 	require.NoError(t, err)
 	w := r.Render(in)
 	require.Len(t, in.Skipped, 1)
-	assert.Contains(t, in.Skipped[0], "ClusterTopologyBinding gb200 is refused by its schema")
-	assert.Contains(t, in.Skipped[0], "each key may appear only once")
+	assert.Contains(t, in.Skipped[0], "ClusterTopologyBinding gb200 is refused by admission")
+	assert.Contains(t, in.Skipped[0], "spec.levels[1].key: Duplicate value")
 	require.Len(t, w, 1)
 	assert.Contains(t, strings.Join(w[0].Warnings, "\n"), `ClusterTopologyBinding "gb200" does not exist yet`)
 }

@@ -43,7 +43,11 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 		if h.Spec.PodCliqueSetGenerationHash != w.Spec.PodCliqueSetGenerationHash {
 			r.outdated = true
 		}
-		if h.Spec.Replicas > 0 && h.Status.ReadyReplicas < ptr.Deref(h.Spec.MinAvailable, h.Spec.Replicas) {
+		// A PodClique whose status does not describe its spec yet (just handed the new
+		// template) is not known to be available: counting its old Ready pods would let a
+		// second replica go while the first is being replaced.
+		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation ||
+			(h.Spec.Replicas > 0 && h.Status.ReadyReplicas < ptr.Deref(h.Spec.MinAvailable, h.Spec.Replicas)) {
 			r.available = false
 		}
 	}

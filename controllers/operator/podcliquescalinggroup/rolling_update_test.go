@@ -18,7 +18,7 @@ import (
 
 // groupReplica is one group replica as observed: whether its PodCliques run the old template and
 // whether they have minAvailable Ready pods.
-type groupReplica struct{ outdated, available bool }
+type groupReplica struct{ outdated, available, stale bool }
 
 func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 	old := groupReplica{outdated: true, available: true}
@@ -40,6 +40,7 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 			replicas: []groupReplica{oldDown, oldDown, old}, want: []string{"0", "1"}},
 		{name: "maxUnavailable 2 with one Pending outdated replica: it and one available replica",
 			budget: ptr.To[int32](2), replicas: []groupReplica{old, oldDown, old}, want: []string{"0", "1"}},
+		{name: "a replacement whose status does not describe its new spec yet is not available", replicas: []groupReplica{{available: true, stale: true}, old, old}, want: []string{"0"}},
 		{name: "OnDelete: every replica takes the template (users replace the pods)", strategy: grovev1alpha1.OnDeleteStrategy,
 			replicas: []groupReplica{old, old, old}, want: []string{"0", "1", "2"}},
 	} {
@@ -60,6 +61,10 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 				}
 				if r.available {
 					h.Status.ReadyReplicas = 2
+				}
+				h.Status.ObservedGeneration = ptr.To(h.Generation)
+				if r.stale {
+					h.Generation++ // just handed the new template
 				}
 				want[name], have[name] = w, h
 			}

@@ -25,8 +25,6 @@ func TestClusterTopologyBindingLevelsAreValidatedByTheAPIServer(t *testing.T) {
 		{"broadest first", []grovev1alpha1.TopologyLevel{level("zone", "topology.kubernetes.io/zone"), level("rack", "example.com/rack"), level("host", "kubernetes.io/hostname")}, ""},
 		{"free-form domains in the order listed, as upstream Grove takes them", []grovev1alpha1.TopologyLevel{level("nvl-domain", "nvidia.com/gpu.clique"), level("host", "kubernetes.io/hostname"), level("rack", "example.com/rack")}, ""},
 		{"eight levels", []grovev1alpha1.TopologyLevel{level("region", "k/1"), level("zone", "k/2"), level("datacenter", "k/3"), level("block", "k/4"), level("rack", "k/5"), level("nvl", "k/6"), level("host", "k/7"), level("numa", "k/8")}, ""},
-		{"a domain twice", []grovev1alpha1.TopologyLevel{level("rack", "a/rack"), level("rack", "b/rack")}, "each domain may appear only once"},
-		{"a key twice", []grovev1alpha1.TopologyLevel{level("zone", "k"), level("rack", "k")}, "each key may appear only once"},
 		{"a domain that starts with a digit", []grovev1alpha1.TopologyLevel{level("1rack", "k")}, `spec.levels[0].domain: Invalid value: "1rack": spec.levels[0].domain in body should match '^[a-z][a-z0-9-]*$'`},
 		{"a domain with capitals", []grovev1alpha1.TopologyLevel{level("Rack", "k")}, `spec.levels[0].domain`},
 		{"a domain longer than 63 characters", []grovev1alpha1.TopologyLevel{level("r"+strings.Repeat("a", 63), "k")}, `spec.levels[0].domain: Too long`},
