@@ -14,8 +14,8 @@ import (
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
-	"github.com/kubegrove/grove/webhooks/trainingchildren"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
+	"github.com/kubegrove/grove/webhooks/trainingchildren"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
