@@ -118,7 +118,6 @@ type InheritedSpec struct {
 }
 
 // PodCliqueSpec is the desired state of a clique, in a PodCliqueSet template and in a PodClique.
-// +kubebuilder:validation:XValidation:rule="self.replicas == 0 || !has(self.minAvailable) || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
 type PodCliqueSpec struct {
 	// RoleName is the role the pods play, e.g. leader or worker. Defaults to the clique's name
 	// (upstream Grove's own samples leave it out); a PodClique always has it.

@@ -35,7 +35,6 @@ type PodCliqueScalingGroupList struct {
 }
 
 // PodCliqueScalingGroupSpec is the desired state of a PodCliqueScalingGroup.
-// +kubebuilder:validation:XValidation:rule="self.replicas == 0 || !has(self.minAvailable) || self.minAvailable <= self.replicas",message="minAvailable must not exceed replicas",fieldPath=".minAvailable"
 type PodCliqueScalingGroupSpec struct {
 	// Replicas is the number of group replicas.
 	// +kubebuilder:default=1

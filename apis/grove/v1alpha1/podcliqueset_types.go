@@ -239,6 +239,7 @@ type HeadlessServiceConfig struct {
 }
 
 // PodCliqueTemplateSpec describes one clique of a replica.
+// +kubebuilder:validation:XValidation:rule="self.spec.replicas == 0 || !has(self.spec.minAvailable) || self.spec.minAvailable <= self.spec.replicas",message="minAvailable must not exceed replicas",fieldPath=".spec.minAvailable"
 type PodCliqueTemplateSpec struct {
 	// Name of the clique, unique in the PodCliqueSet and part of every generated name.
 	// +kubebuilder:validation:MinLength=1

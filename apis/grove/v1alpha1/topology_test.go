@@ -24,3 +24,26 @@ func TestTheDeprecatedPackDomainIsHonouredAsPackRequired(t *testing.T) {
 		})
 	}
 }
+
+func TestACountBelowMinAvailableGangsWhatItHas(t *testing.T) {
+	two := int32(2)
+	for _, tc := range []struct {
+		name      string
+		replicas  int32
+		min       *int32
+		want      int32
+		wantGroup int32
+	}{
+		{name: "minAvailable within replicas", replicas: 3, min: &two, want: 2, wantGroup: 2},
+		{name: "scaled below minAvailable: what runs is the gang (upstream's RS-1)", replicas: 1, min: &two, want: 1, wantGroup: 1},
+		{name: "unset: all the clique's pods, one group replica", replicas: 3, want: 3, wantGroup: 1},
+		{name: "idle: minAvailable is kept for when it comes back", replicas: 0, min: &two, want: 2, wantGroup: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pclq := &PodClique{Spec: PodCliqueObjectSpec{PodCliqueSpec: PodCliqueSpec{Replicas: tc.replicas, MinAvailable: tc.min}}}
+			assert.Equal(t, tc.want, pclq.MinAvailableOrReplicas())
+			group := &PodCliqueScalingGroupSpec{Replicas: tc.replicas, MinAvailable: tc.min}
+			assert.Equal(t, tc.wantGroup, group.EffectiveMinAvailable())
+		})
+	}
+}

@@ -30,10 +30,7 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcsg *grovev1alpha1.PodC
 		delay = pcsg.Spec.TerminationDelay.Duration
 	}
 	h := assessReplicas(pcsg, have, delay, r.clock().Now())
-	min := int32(1)
-	if pcsg.Spec.MinAvailable != nil {
-		min = *pcsg.Spec.MinAvailable
-	}
+	min := pcsg.Spec.EffectiveMinAvailable()
 	training := pcsg.Spec.Training()
 	if training {
 		// A Training breach restarts (or fails) the whole PodCliqueSet replica, counted against

@@ -287,10 +287,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			perReplica[j] = c
 		}
 		c.members++
-		min := p.Spec.Replicas
-		if p.Spec.MinAvailable != nil {
-			min = *p.Spec.MinAvailable
-		}
+		min := p.MinAvailableOrReplicas()
 		if meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled) {
 			c.scheduled++
 		}

@@ -47,7 +47,7 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 		// template) is not known to be available: counting its old Ready pods would let a
 		// second replica go while the first is being replaced.
 		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation ||
-			(h.Spec.Replicas > 0 && h.Status.ReadyReplicas < ptr.Deref(h.Spec.MinAvailable, h.Spec.Replicas)) {
+			(h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()) {
 			r.available = false
 		}
 	}

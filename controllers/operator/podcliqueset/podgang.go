@@ -275,9 +275,4 @@ func (r *Reconciler) writeStatus(ctx context.Context, pg *schedulerv1alpha1.PodG
 	return nil
 }
 
-func minAvailable(pclq *grovev1alpha1.PodClique) int32 {
-	if pclq.Spec.MinAvailable != nil {
-		return *pclq.Spec.MinAvailable
-	}
-	return pclq.Spec.Replicas
-}
+func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }
