@@ -23,6 +23,7 @@ scheduler:
     config: {defaultQueue: default-queue}
   - name: scheduler-plugins
     config: {schedulerName: scheduler-plugins-scheduler, scheduleTimeoutSeconds: 30}
+  - name: lpx-scheduler
 `
 
 // Identities of the two backend-controllers; the audit log tells their writes apart.
@@ -51,6 +52,10 @@ func run(m *testing.M) int {
 			return err
 		}
 		if _, err := startBackend(c, "scheduler-plugins", "backend-controller-plugins", "backend-controller-plugins"); err != nil {
+			return err
+		}
+		// No LPX scheduler runs here: its test shows what Grove does for a pass-through profile.
+		if _, err := startBackend(c, "lpx-scheduler", "backend-controller-lpx", "backend-controller-lpx"); err != nil {
 			return err
 		}
 		return c.StartCoscheduler("scheduler-plugins-scheduler", 30)
