@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -48,4 +49,38 @@ func TestOperatorMakesNoWritesAtRest(t *testing.T) {
 	assert.Empty(t, writes, "no writes in 30s with nothing changing")
 	all := writesIn(t, ns, time.Time{})
 	t.Logf("writes to converge a 14-pod PodCliqueSet: %d (%.1f per pod)", len(all), float64(len(all))/14)
+}
+
+// TestAStepThatKeepsFailingWritesStatusAtMostOnceAMinute: a PodCliqueSet whose external
+// ResourceClaimTemplate does not exist fails the same step on every pass. The failure is in
+// status.lastErrors with its first-seen time, retried with back-off, and its status is not
+// rewritten while nothing about it changes: at most one status write in 60 s (the audit log).
+func TestAStepThatKeepsFailingWritesStatusAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := builders.PodCliqueSet(ns, "failing").Clique("worker", 1).Obj()
+	pcs.Spec.Template.ResourceSharing = []grovev1alpha1.PCSResourceSharingSpec{{ResourceSharingSpec: grovev1alpha1.ResourceSharingSpec{
+		Name: "deleted-template", Scope: grovev1alpha1.ResourceSharingScopeAllReplicas}}}
+	require.NoError(t, k8s().Create(ctx, pcs))
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.Eventually(t, func() bool {
+		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && len(got.Status.LastErrors) > 0
+	}, time.Minute, 200*time.Millisecond, "the failing step is reported")
+	first := got.Status.LastErrors[0]
+	time.Sleep(5 * time.Second) // the children settle
+	settled := time.Now()
+	time.Sleep(60 * time.Second) // the observation window
+
+	var statusWrites []cluster.AuditEvent
+	for _, w := range writesIn(t, ns, settled) {
+		if w.ObjectRef.Resource == "podcliquesets" && w.ObjectRef.Subresource == "status" && w.ObjectRef.Name == "failing" {
+			statusWrites = append(statusWrites, w)
+		}
+	}
+	assert.LessOrEqual(t, len(statusWrites), 1, "status writes in 60 s while the same step keeps failing")
+	require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
+	require.NotEmpty(t, got.Status.LastErrors)
+	assert.Equal(t, first.Code, got.Status.LastErrors[0].Code)
+	assert.True(t, first.ObservedAt.Equal(&got.Status.LastErrors[0].ObservedAt), "the failure keeps its first-seen time")
 }
