@@ -444,6 +444,17 @@ type PodCliqueSetStatus struct {
 	// +listMapKey=replicaIndex
 	RestartsInProgress []ReplicaRestart `json:"restartsInProgress,omitempty"`
 
+	// ScaledReplicasToRestore are the replica counts of standalone PodCliques that gang
+	// termination deletes after they were scaled away from their template (kubectl scale, an
+	// autoscaler). Each is recorded before the deletion and given to the PodClique made in its
+	// place, so recovery keeps the count the workload was scaled to (upstream Grove's #826 resets
+	// it); it goes once that PodClique exists.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=4096
+	ScaledReplicasToRestore []ScaledReplicas `json:"scaledReplicasToRestore,omitempty"`
+
 	// StartTime is when the phase first became Running; maxRuntime counts from it. Never reset.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -461,6 +472,16 @@ type CliqueStatus struct {
 	SucceededReplicas int32 `json:"succeededReplicas"`
 	// FailedReplicas are its failed pods not yet replaced.
 	FailedReplicas int32 `json:"failedReplicas"`
+}
+
+// ScaledReplicas is the replica count a deleted PodClique had been scaled to.
+type ScaledReplicas struct {
+	// Name of the PodClique.
+	Name string `json:"name"`
+	// Replicas it had.
+	Replicas int32 `json:"replicas"`
+	// ReplacedUID is the deleted PodClique's UID: the count goes to the one that replaces it.
+	ReplacedUID types.UID `json:"replacedUID"`
 }
 
 // ReplicaRestart is one counted restart of a Training PodCliqueSet replica.

@@ -2,6 +2,7 @@ package podcliqueset
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCl
 				return terminated, 0, recorded, err
 			}
 			continue
+		}
+		// The counts the replica was scaled to are recorded before its PodCliques go.
+		if err := r.recordScaledReplicas(ctx, pcs, members); err != nil {
+			return terminated, 0, false, err
 		}
 		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
 		if err != nil {
@@ -119,4 +124,61 @@ func anyBreached(obs *observed, group string) bool {
 		}
 	}
 	return false
+}
+
+// scaledAway lists the standalone PodCliques among pclqs whose replicas differ from their
+// template's: what gang recovery must give back.
+func scaledAway(pclqs []*grovev1alpha1.PodClique) []grovev1alpha1.ScaledReplicas {
+	var out []grovev1alpha1.ScaledReplicas
+	for _, p := range pclqs {
+		if p.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] != "" || p.Spec.TemplateReplicas == nil || *p.Spec.TemplateReplicas == p.Spec.Replicas {
+			continue // a scaling group keeps its own count; a PodClique at its template's has nothing to restore
+		}
+		out = append(out, grovev1alpha1.ScaledReplicas{Name: p.Name, Replicas: p.Spec.Replicas, ReplacedUID: p.UID})
+	}
+	return out
+}
+
+// recordScaledReplicas writes the scaled counts of PodCliques about to be deleted into status,
+// once (a pass that finds them recorded writes nothing).
+func (r *Reconciler) recordScaledReplicas(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pclqs []*grovev1alpha1.PodClique) error {
+	changed := false
+	for _, s := range scaledAway(pclqs) {
+		if slices.ContainsFunc(pcs.Status.ScaledReplicasToRestore, func(have grovev1alpha1.ScaledReplicas) bool { return have == s }) {
+			continue
+		}
+		pcs.Status.ScaledReplicasToRestore = slices.DeleteFunc(pcs.Status.ScaledReplicasToRestore, func(have grovev1alpha1.ScaledReplicas) bool { return have.Name == s.Name })
+		pcs.Status.ScaledReplicasToRestore = append(pcs.Status.ScaledReplicasToRestore, s)
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, pcs); err != nil {
+		return err
+	}
+	log.FromContext(ctx).V(1).Info("recorded scaled replica counts to restore after gang termination", "counts", pcs.Status.ScaledReplicasToRestore)
+	return nil
+}
+
+// scaledReplicasFor is the count to give a PodClique created in place of a deleted one, if any.
+func scaledReplicasFor(pcs *grovev1alpha1.PodCliqueSet, name string) (int32, bool) {
+	for _, s := range pcs.Status.ScaledReplicasToRestore {
+		if s.Name == name {
+			return s.Replicas, true
+		}
+	}
+	return 0, false
+}
+
+// restoredScaledReplicas keeps the counts still to give: their PodClique is gone, or is still the
+// one that was deleted (or is about to be, in this very pass).
+func restoredScaledReplicas(counts []grovev1alpha1.ScaledReplicas, obs *observed) []grovev1alpha1.ScaledReplicas {
+	var out []grovev1alpha1.ScaledReplicas
+	for _, s := range counts {
+		if p := obs.cliques[s.Name]; p == nil || p.UID == s.ReplacedUID {
+			out = append(out, s)
+		}
+	}
+	return out
 }

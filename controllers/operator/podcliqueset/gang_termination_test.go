@@ -109,3 +109,64 @@ func TestTrainingRestartRecordedBeforeACrashIsNotCountedAgain(t *testing.T) {
 	assert.Empty(t, f.remaining(t), "the recorded deletions are done")
 	assert.Empty(t, f.logged("training restart"), "no second decision")
 }
+
+func TestGangRecoveryKeepsTheCountACliqueWasScaledTo(t *testing.T) {
+	set := builders.PodCliqueSet("ns", "inf").Clique("router", 1).Clique("worker", 1).TerminationDelay(metav1.Duration{Duration: time.Second}).Obj()
+	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "InsufficientReadyPods",
+		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}
+	router := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").Condition(breached).Obj()
+	router.Spec.TemplateReplicas = ptrTo[int32](1)
+	// kubectl scale took the worker from its template's 1 to 3 before the router broke.
+	worker := builders.PodClique("ns", "inf-0-worker").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").UID("old-worker").Replicas(3, 1).Ready(3).Obj()
+	worker.Spec.TemplateReplicas = ptrTo[int32](1)
+	f := newFixture(t, set, router, worker)
+	remaining := func() int {
+		list := &grovev1alpha1.PodCliqueList{}
+		require.NoError(t, f.c.List(context.Background(), list))
+		return len(list.Items)
+	}
+
+	f.reconcile(t, "inf")
+
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf"}, pcs))
+	assert.Equal(t, []grovev1alpha1.ScaledReplicas{{Name: "inf-0-worker", Replicas: 3, ReplacedUID: worker.UID}}, pcs.Status.ScaledReplicasToRestore,
+		"recorded before the PodCliques were deleted")
+	assert.Zero(t, remaining())
+
+	f.reconcile(t, "inf") // the replica is recreated
+
+	recreated := &grovev1alpha1.PodClique{}
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0-worker"}, recreated))
+	assert.Equal(t, int32(3), recreated.Spec.Replicas, "the scaled count, not the template's (upstream #826)")
+	assert.Equal(t, ptrTo[int32](1), recreated.Spec.TemplateReplicas)
+	again := &grovev1alpha1.PodClique{}
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0-router"}, again))
+	assert.Equal(t, int32(1), again.Spec.Replicas, "a clique at its template's count stays there")
+}
+
+func TestScaledCountsAreKeptUntilTheirPodCliqueIsReplaced(t *testing.T) {
+	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "r"}
+	rec := grovev1alpha1.ScaledReplicas{Name: "inf-0-worker", Replicas: 3, ReplacedUID: "old"}
+	for _, tc := range []struct {
+		name   string
+		clique *grovev1alpha1.PodClique
+		keep   bool
+	}{
+		{"the old PodClique, breached, about to go", builders.PodClique("ns", "inf-0-worker").UID("old").Condition(breached).Obj(), true},
+		{"gone, not recreated yet", nil, true},
+		{"replaced", builders.PodClique("ns", "inf-0-worker").UID("new").Obj(), false},
+		{"the old one, deleted in this very pass", builders.PodClique("ns", "inf-0-worker").UID("old").Obj(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := emptyObserved()
+			if tc.clique != nil {
+				obs.cliques[tc.clique.Name] = tc.clique
+			}
+			got := restoredScaledReplicas([]grovev1alpha1.ScaledReplicas{rec}, obs)
+			assert.Equal(t, tc.keep, len(got) == 1)
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

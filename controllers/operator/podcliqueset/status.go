@@ -42,6 +42,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	}
 
 	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = countReplicas(pcs, obs, ro)
+	st.ScaledReplicasToRestore = restoredScaledReplicas(st.ScaledReplicasToRestore, obs)
 	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
