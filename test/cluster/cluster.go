@@ -398,29 +398,44 @@ func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
-// FreePorts returns n distinct free loopback ports. Every listener stays open until all are chosen: one
-// closed at once may be handed out again by the next (seen: a binary's webhook and metrics ports
-// equal, and its configuration refused).
+// FreePorts returns n distinct free loopback ports, none handed out before in this test process.
+// Every listener stays open until all are chosen: one closed at once may be handed out again by
+// the next (seen: a binary's webhook and metrics ports equal, and its configuration refused; and a
+// backend-controller's metrics port taken by the next binary started before it had bound it).
 func FreePorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	for i := range ports {
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	ports := make([]int, 0, n)
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
 		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		port := l.Addr().(*net.TCPAddr).Port
+		if handedOut[port] {
+			// Handed to a process that may not have bound it yet: the kernel gives a port
+			// back once its listener closes, and two binaries would then race for it.
+			continue
+		}
+		handedOut[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
+
+// handedOut are the ports FreePorts gave out in this test process, never given twice.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	ports, err := FreePorts(2)
