@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -273,7 +275,15 @@ func dnsLabel(p *field.Path, name string) field.ErrorList {
 
 func validateScaleConfig(p *field.Path, sc *grovev1alpha1.AutoScalingConfig, minAvailable *int32, replicas int32) field.ErrorList {
 	var errs field.ErrorList
-	if sc.MinReplicas != nil && minAvailable != nil && *sc.MinReplicas < *minAvailable {
+	if sc.MinReplicas != nil && *sc.MinReplicas == 0 {
+		// Scaling to zero (an idle component) is the HPA's HPAScaleToZero feature, which needs a
+		// metric that still reads with no pod running.
+		if !slices.ContainsFunc(sc.Metrics, func(m autoscalingv2.MetricSpec) bool {
+			return m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType
+		}) {
+			errs = append(errs, field.Invalid(p.Child("minReplicas"), 0, "0 (scale to zero) needs at least one Object or External metric, which still reads with no pod running (and the cluster's HPAScaleToZero feature gate)"))
+		}
+	} else if sc.MinReplicas != nil && minAvailable != nil && *sc.MinReplicas < *minAvailable {
 		errs = append(errs, field.Invalid(p.Child("minReplicas"), *sc.MinReplicas, fmt.Sprintf("must be at least minAvailable (%d)", *minAvailable)))
 	}
 	if sc.MaxReplicas < replicas {

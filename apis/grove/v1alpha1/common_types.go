@@ -80,9 +80,11 @@ type TopologyPackConstraint struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas",fieldPath=".minReplicas"
 type AutoScalingConfig struct {
 	// MinReplicas is the lowest replica count the autoscaler may choose (defaults to the
-	// resource's minAvailable).
+	// resource's minAvailable). 0 lets the autoscaler make the component idle (zero replicas)
+	// where the cluster allows it: the HorizontalPodAutoscaler's HPAScaleToZero feature gate and
+	// at least one Object or External metric, which admission requires.
 	// +optional
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
