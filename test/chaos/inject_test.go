@@ -161,6 +161,9 @@ func (r *run) inferencePods(ready bool) []corev1.Pod {
 	}
 	var out []corev1.Pod
 	for _, p := range list.Items {
+		if p.Labels[grovev1alpha1.LabelPartOf] == stuckPCS {
+			continue // its claims never exist: it never runs, by design
+		}
 		if p.DeletionTimestamp == nil && (!ready || podReady(&p)) {
 			out = append(out, p)
 		}

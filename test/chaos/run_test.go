@@ -42,6 +42,7 @@ const (
 	invStoredIntact       = "stored-specs-intact"
 	invConverged          = "converged-after-faults"
 	invQuiet              = "bounded-writes-at-rest"
+	invQuietObject        = "bounded-writes-per-object-at-rest"
 	invNoPanic            = "no-panic"
 	invRoundCompletes     = "round-completes"
 )
@@ -49,6 +50,10 @@ const (
 // maxWritesPerMinuteAtRest bounds each binary's writes (lease renewals excluded) once faults
 // stopped and the workload settled; the design's aim is zero.
 const maxWritesPerMinuteAtRest = 5.0
+
+// maxWritesPerObjectPerMinuteAtRest bounds the writes to any one object once the workload has
+// settled: "a few times a minute" at most, even for a step that keeps failing.
+const maxWritesPerObjectPerMinuteAtRest = 3.0
 
 // finish is how a TrainJob finished, as its informer saw it.
 type finish struct {

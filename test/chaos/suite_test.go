@@ -3,7 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +54,11 @@ func TestMixedWorkloadKeepsEveryInvariantUnderSeededFaults(t *testing.T) {
 	for _, name := range sortedKeys32(inferenceSets) {
 		require.NoError(t, createPersistently(ctx, r.k, inferencePCS(name, inferenceSets[name]), l.logf))
 	}
+	// A workload whose claims step keeps failing the whole run: admitted with its template,
+	// which then goes.
+	require.NoError(t, createPersistently(ctx, r.k, stuckTemplate(), l.logf))
+	require.NoError(t, createPersistently(ctx, r.k, stuck(), l.logf))
+	require.NoError(t, client.IgnoreNotFound(r.k.Delete(ctx, stuckTemplate())))
 	require.True(t, r.checkConverged(3*time.Minute), "the inference workload starts")
 
 	l.logf("fault-free reference round")
@@ -169,6 +176,7 @@ func (r *run) checkQuietAtRest(faultWindow time.Duration) {
 	time.Sleep(window)
 	to := time.Now()
 	var figures []string
+	perObject := map[string]int{}
 	for _, b := range binaries {
 		users := map[string]bool{}
 		for _, rep := range fleet.of(b.name) {
@@ -177,6 +185,9 @@ func (r *run) checkQuietAtRest(faultWindow time.Duration) {
 		writes := r.audit.where(func(ev cluster.AuditEvent) bool {
 			return users[ev.User.Username] && !isLeaseWrite(ev, b.lease) && ev.StageTimestamp.After(from) && ev.StageTimestamp.Before(to)
 		})
+		for _, w := range writes {
+			perObject[fmt.Sprintf("%s %s/%s %s/%s by %s", w.ObjectRef.Resource, w.ObjectRef.Subresource, w.ObjectRef.Namespace, w.ObjectRef.Name, w.Verb, b.name)]++
+		}
 		perMinute := float64(len(writes)) / window.Minutes()
 		var sample []string
 		for i, w := range writes {
@@ -189,6 +200,18 @@ func (r *run) checkQuietAtRest(faultWindow time.Duration) {
 		figures = append(figures, fmt.Sprintf("%s %.1f", b.name, perMinute))
 	}
 	r.l.note("Writes per minute at rest (over %s, lease renewals excluded): %s.", window, strings.Join(figures, ", "))
+	// No single object is rewritten while nothing about it changes — the stuck workload's failing
+	// step included.
+	for _, key := range slices.Sorted(maps.Keys(perObject)) {
+		perMinute := float64(perObject[key]) / window.Minutes()
+		r.l.check(invQuietObject, perMinute <= maxWritesPerObjectPerMinuteAtRest, "%s: %.1f writes/min at rest (bound %.0f)", key, perMinute, maxWritesPerObjectPerMinuteAtRest)
+	}
+	if len(perObject) == 0 {
+		r.l.check(invQuietObject, true, "no object written at rest")
+	}
+	stuckNow := &grovev1alpha1.PodCliqueSet{}
+	err := r.k.Get(r.ctx, client.ObjectKey{Namespace: inferenceNS, Name: stuckPCS}, stuckNow)
+	r.l.check(invQuietObject, err == nil && len(stuckNow.Status.LastErrors) > 0, "the stuck workload reports its failing step (%v, %v)", err, stuckNow.Status.LastErrors)
 }
 
 // checkLeadership checks every write of the run: a controller replica writes only while it holds

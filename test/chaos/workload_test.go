@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -70,6 +71,31 @@ func inferencePCS(name string, replicas int32) *grovev1alpha1.PodCliqueSet {
 	}
 }
 
+// stuckPCS is an inference PodCliqueSet whose one step keeps failing all run long: its external
+// ResourceClaimTemplate is deleted right after it is admitted. It must report the failure and
+// otherwise keep quiet (the bounded per-object writes invariant).
+const stuckPCS = "stuck"
+
+// stuckTemplate is the ResourceClaimTemplate stuckPCS names, created for admission and deleted.
+func stuckTemplate() *resourcev1.ResourceClaimTemplate {
+	rct := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "stuck-gpu", Namespace: inferenceNS}}
+	rct.Spec.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}}}
+	return rct
+}
+
+// stuck is stuckPCS: one small clique sharing one claim made from stuckTemplate.
+func stuck() *grovev1alpha1.PodCliqueSet {
+	pcs := &grovev1alpha1.PodCliqueSet{
+		ObjectMeta: metav1.ObjectMeta{Name: stuckPCS, Namespace: inferenceNS},
+		Spec: grovev1alpha1.PodCliqueSetSpec{Replicas: 1, Template: grovev1alpha1.PodCliqueSetTemplateSpec{
+			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{clique("worker", 1, poolStable)},
+			ResourceSharing: []grovev1alpha1.PCSResourceSharingSpec{{ResourceSharingSpec: grovev1alpha1.ResourceSharingSpec{
+				Name: "stuck-gpu", Scope: grovev1alpha1.ResourceSharingScopeAllReplicas}}},
+		}},
+	}
+	return pcs
+}
+
 // expectedInferencePods are the pod names a converged run has, given the scaled group's replicas.
 func expectedInferencePods(scaled int32) []string {
 	var want []string
@@ -116,10 +142,15 @@ type trainingCase struct {
 	cliques     map[string]int32
 	exit        exit
 	maxRestarts int32
+	// group, when set, makes these cliques one scaling group (1 replica, minAvailable 1): its
+	// failures restart the whole replica once each, as the standalone cliques' do.
+	group []string
 }
 
 var trainingCases = []trainingCase{
 	{name: "crashy", replicas: 2, cliques: map[string]int32{"trainer": 2}, exit: exit{"1", "2s"}, maxRestarts: 2},
+	{name: "crashy-group", replicas: 1, cliques: map[string]int32{"solo": 1, "lead": 1, "mem": 1}, exit: exit{"1", "3s"}, maxRestarts: 2,
+		group: []string{"lead", "mem"}},
 	{name: "steady", replicas: 1, cliques: map[string]int32{"trainer": 2, "launcher": 1}, exit: exit{"0", "3s"}, maxRestarts: 1},
 }
 
@@ -153,6 +184,10 @@ func (c trainingCase) pcs(ns string) *grovev1alpha1.PodCliqueSet {
 		withExit(&meta, c.exit)
 		cl.Labels, cl.Annotations = meta.Labels, meta.Annotations
 		pcs.Spec.Template.Cliques = append(pcs.Spec.Template.Cliques, cl)
+	}
+	if len(c.group) > 0 {
+		pcs.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{{
+			Name: "grp", CliqueNames: c.group, Replicas: ptr.To[int32](1), MinAvailable: ptr.To[int32](1)}}
 	}
 	return pcs
 }
