@@ -30,6 +30,8 @@ type NodeSpec struct {
 	Name     string
 	Capacity corev1.ResourceList
 	Labels   map[string]string
+	// Taints keep other tests' pods off a node a test owns.
+	Taints []corev1.Taint
 }
 
 // DefaultNode is a node with 32 CPUs, 256Gi, 110 pods and 8 GPUs, two nodes to a rack, two racks
@@ -74,6 +76,7 @@ func (c *Cluster) AddNodes(ctx context.Context, specs ...NodeSpec) error {
 				Labels:      labels,
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
 			},
+			Spec:   corev1.NodeSpec{Taints: spec.Taints},
 			Status: corev1.NodeStatus{Capacity: spec.Capacity, Allocatable: spec.Capacity},
 		}
 		if err := c.client.Create(ctx, node); err != nil {

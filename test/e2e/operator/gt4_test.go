@@ -15,8 +15,8 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// ownPool adds n nodes only this namespace's pods select (its cliques get the node selector), so
-// the test may cordon them without touching its neighbours.
+// ownPool adds n nodes only this namespace's pods select and tolerate (see ownPoolPods), so the
+// test may cordon and delete them without touching its neighbours.
 func ownPool(t *testing.T, ns string, n int) []string {
 	t.Helper()
 	var names []string
@@ -25,6 +25,7 @@ func ownPool(t *testing.T, ns string, n int) []string {
 		specs[i] = cluster.DefaultNode(0)
 		specs[i].Name = fmt.Sprintf("%s-node-%d", ns, i)
 		specs[i].Labels = map[string]string{corev1.LabelHostname: specs[i].Name, "grove.test/pool": ns}
+		specs[i].Taints = []corev1.Taint{{Key: "grove.test/pool", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 		names = append(names, specs[i].Name)
 	}
 	require.NoError(t, cluster.Current.AddNodes(context.Background(), specs...))
@@ -34,6 +35,12 @@ func ownPool(t *testing.T, ns string, n int) []string {
 		}
 	})
 	return names
+}
+
+// ownPoolPods puts a pod spec on the namespace's own pool.
+func ownPoolPods(ps *corev1.PodSpec, ns string) {
+	ps.NodeSelector = map[string]string{"grove.test/pool": ns}
+	ps.Tolerations = append(ps.Tolerations, corev1.Toleration{Key: "grove.test/pool", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule})
 }
 
 func setUnschedulable(t *testing.T, nodes []string, unschedulable bool) {
@@ -57,7 +64,7 @@ func TestARecycledGroupReplicaThatNeverCameBackEscalates(t *testing.T) {
 	nodes := ownPool(t, ns, 2)
 	pcs := gangPCS(ns, "gt4", durationPtr(2*time.Second), 2, 1, nil)
 	for _, c := range pcs.Spec.Template.Cliques {
-		c.Spec.PodSpec.NodeSelector = map[string]string{"grove.test/pool": ns}
+		ownPoolPods(&c.Spec.PodSpec, ns)
 	}
 	before := startGang(t, pcs, 5)
 	setUnschedulable(t, nodes, true)
