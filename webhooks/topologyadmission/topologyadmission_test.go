@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -20,9 +21,9 @@ var zoneRack = []grovev1alpha1.TopologyLevel{{Domain: "zone", Key: "topology.kub
 
 func TestBindingsAreRefusedAsUpstreamsTAS21Expects(t *testing.T) {
 	withKAI, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI}}}, nil)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	kubeOnly, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		ct       *grovev1alpha1.ClusterTopologyBinding
@@ -65,7 +66,7 @@ func TestBindingsAreRefusedAsUpstreamsTAS21Expects(t *testing.T) {
 
 func TestAStoredSchedulerBindingStaysUpdatableAfterItsBackendIsDisabled(t *testing.T) {
 	kubeOnly, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	old := binding(zoneRack, grovev1alpha1.SchedulerTopologyBinding{SchedulerName: "kai-scheduler", TopologyReference: "kai-topology"})
 	changed := old.DeepCopy()
 	changed.Spec.Levels = append(changed.Spec.Levels, grovev1alpha1.TopologyLevel{Domain: "host", Key: "kubernetes.io/hostname"})

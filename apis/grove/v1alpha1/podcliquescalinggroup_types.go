@@ -135,8 +135,8 @@ type PodCliqueScalingGroupUpdateProgress struct {
 	// TotalPodCliquesCount counts the PodCliques the group's spec wants.
 	// +optional
 	TotalPodCliquesCount int32 `json:"totalPodCliquesCount,omitempty"`
-	// LastProgressedAt is when the update last moved forward (one more group replica at the new
-	// revision and available); set when it starts, cleared when it ends.
+	// LastProgressedAt is when the update last moved forward (one more PodClique whose pods all
+	// run the new revision); set when it starts, cleared when it ends.
 	// +optional
 	LastProgressedAt *metav1.Time `json:"lastProgressedAt,omitempty"`
 	// ReadyReplicaIndicesSelectedToUpdate shows, with RollingRecreate, the group replica being

@@ -480,6 +480,8 @@ type ScaledReplicas struct {
 	Name string `json:"name"`
 	// Replicas it had.
 	Replicas int32 `json:"replicas"`
+	// TemplateReplicas is the template's count then: a template changed since wins.
+	TemplateReplicas int32 `json:"templateReplicas"`
 	// ReplacedUID is the deleted PodClique's UID: the count goes to the one that replaces it.
 	ReplacedUID types.UID `json:"replacedUID"`
 }

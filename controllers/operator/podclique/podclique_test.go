@@ -130,14 +130,20 @@ func TestUpdateProgressOfAClique(t *testing.T) {
 		pclq                   *grovev1alpha1.PodClique
 		before                 *grovev1alpha1.PodCliqueUpdateProgress
 		outdated, updatedReady int32
-		now                    metav1.Time
-		want                   *grovev1alpha1.PodCliqueUpdateProgress
-		wantReason             string
-		wantAfter              time.Duration
+		// current is the template the clique last realised (status.currentPodTemplateHash).
+		current    *string
+		now        metav1.Time
+		want       *grovev1alpha1.PodCliqueUpdateProgress
+		wantReason string
+		wantAfter  time.Duration
 	}{
 		{name: "at rest: no update", pclq: clique(0, rr), updatedReady: 3, now: t0, wantReason: grovev1alpha1.ReasonNoActiveUpdate},
 		{name: "outdated pods open an update", pclq: clique(0, rr), outdated: 3, now: t0,
 			want: open(0, t0), wantReason: grovev1alpha1.ReasonProgressing},
+		{name: "every outdated pod already deleted (no status was written then): the update opens all the same",
+			pclq: clique(0, rr), current: ptr.To("old"), now: t0, want: open(0, t0), wantReason: grovev1alpha1.ReasonProgressing},
+		{name: "a new clique realises its first template without an update", pclq: clique(0, rr), updatedReady: 3, now: t0,
+			wantReason: grovev1alpha1.ReasonNoActiveUpdate},
 		{name: "one more pod at the new template Ready is progress", pclq: clique(0, rr), before: open(0, t0), outdated: 2, updatedReady: 1, now: t1,
 			want: open(1, t1), wantReason: grovev1alpha1.ReasonProgressing},
 		{name: "no progress within the deadline: Unknown, and the update goes on", pclq: clique(2*time.Minute, rr), before: open(1, t0), outdated: 2, updatedReady: 1, now: t2,
@@ -155,7 +161,7 @@ func TestUpdateProgressOfAClique(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := grovev1alpha1.PodCliqueStatus{UpdateProgress: tc.before}
 
-			after := trackUpdate(tc.pclq, &st, tc.outdated, tc.updatedReady, "new", tc.now)
+			after := trackUpdate(tc.pclq, &st, tc.outdated, tc.updatedReady, "new", tc.current, tc.now)
 
 			assert.Equal(t, tc.want, st.UpdateProgress)
 			cond := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress)
@@ -285,4 +291,39 @@ func TestTheBasePodGangLabelDoesNotChangeThePodTemplateHash(t *testing.T) {
 	pclq.Labels[grovev1alpha1.LabelBasePodGang] = "inf-0"
 	assert.Equal(t, before, PodTemplateHash(pclq), "pods created before the label existed are not replaced for it")
 	assert.Equal(t, "inf-0", buildPod(pclq, 0, before, kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil).Labels[grovev1alpha1.LabelBasePodGang], "new pods carry it")
+}
+
+func TestACliqueWhosePodsAreAllBeingReplacedIsRolledNotBreached(t *testing.T) {
+	// A scaling group's member (or a clique with replicas <= maxUnavailable) had all its pods
+	// replaced at once: none is outdated any more, none of the new ones is Ready yet.
+	pclq := builders.PodClique("ns", "c").Replicas(2, 2).OfGroupReplica("g", "0").Obj()
+	pclq.Status.WasAvailable, pclq.Status.CurrentPodTemplateHash = true, ptr.To("old")
+	now := metav1.NewTime(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+
+	st, _ := computeStatus(pclq, []*corev1.Pod{pod(0, "new", false), pod(1, "new", false)}, "new", false, now)
+
+	breach := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	require.NotNil(t, breach)
+	assert.Equal(t, metav1.ConditionUnknown, breach.Status, breach.Message)
+	assert.Equal(t, grovev1alpha1.ReasonUpdateInProgress, breach.Reason)
+	update := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress)
+	require.NotNil(t, update)
+	assert.Equal(t, grovev1alpha1.ReasonProgressing, update.Reason)
+
+	// Once the replacements are Ready the update ends and the clique is judged as usual.
+	pclq.Status = st
+	st, _ = computeStatus(pclq, []*corev1.Pod{pod(0, "new", true), pod(1, "new", true)}, "new", false, now)
+	breach = meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+	assert.Equal(t, metav1.ConditionFalse, breach.Status, breach.Message)
+	assert.NotNil(t, st.UpdateProgress.UpdateEndedAt)
+}
+
+func TestAStalledUpdateIsToldOncePerStall(t *testing.T) {
+	cond := func(reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: grovev1alpha1.ConditionUpdateInProgress, Reason: reason}}
+	}
+	assert.True(t, stalled(cond(grovev1alpha1.ReasonProgressing), cond(grovev1alpha1.ReasonProgressDeadlineExceeded)), "progressing → stalled: an event")
+	assert.False(t, stalled(cond(grovev1alpha1.ReasonProgressDeadlineExceeded), cond(grovev1alpha1.ReasonProgressDeadlineExceeded)), "still stalled: no second event")
+	assert.False(t, stalled(cond(grovev1alpha1.ReasonProgressDeadlineExceeded), cond(grovev1alpha1.ReasonProgressing)), "moving again")
+	assert.True(t, stalled(nil, cond(grovev1alpha1.ReasonProgressDeadlineExceeded)))
 }

@@ -73,15 +73,18 @@ func rollingVictims(pclq *grovev1alpha1.PodClique, active, alreadyDeleting []*co
 }
 
 // trackUpdate keeps status.updateProgress and the UpdateInProgress condition (upstream Grove's):
-// an update opens when pods of another template exist (at once ended under OnDelete, where users
-// replace the pods), moves forward each time one more pod at the new template is Ready
+// an update opens when pods of another template exist, or when the template the clique last
+// realised (current, the stored status.currentPodTemplateHash) is not hash — the pass that deleted
+// every outdated pod wrote no status, and the next sees none of them (at once ended under
+// OnDelete, where users replace the pods), moves forward each time one more pod at the new template is Ready
 // (lastProgressedAt), and ends once no outdated pod is left and every desired pod at the new
 // template is Ready. It returns when the progress deadline runs out, so the caller looks again.
 // Times come from now and are written only when something moves, so a clique at rest writes
 // nothing.
-func trackUpdate(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, outdated, updatedReady int32, hash string, now metav1.Time) time.Duration {
+func trackUpdate(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, outdated, updatedReady int32, hash string, current *string, now metav1.Time) time.Duration {
 	p := st.UpdateProgress
-	if outdated > 0 && (p == nil || p.PodTemplateHash != hash) && !isTraining(pclq) {
+	changed := outdated > 0 || (current != nil && *current != hash)
+	if changed && (p == nil || p.PodTemplateHash != hash) && !isTraining(pclq) {
 		p = &grovev1alpha1.PodCliqueUpdateProgress{UpdateStartedAt: now, PodCliqueSetGenerationHash: pclq.Spec.PodCliqueSetGenerationHash,
 			PodTemplateHash: hash, LastProgressedAt: ptr.To(now)}
 		if pclq.Spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy {

@@ -73,6 +73,9 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	} else {
 		failed = 0 // an inference pod that failed is recreated in place
 	}
+	// The update first: a clique whose pods are all being replaced has no outdated pod left, yet
+	// it is being rolled, not breached.
+	after := trackUpdate(pclq, &st, outdated, updatedReady, hash, pclq.Status.CurrentPodTemplateHash, now)
 	setMinAvailableBreached(pclq, &st, available, failed, awaitsQueue)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
@@ -89,7 +92,6 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 		at := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime
 		st.LastScheduled = &at
 	}
-	after := trackUpdate(pclq, &st, outdated, updatedReady, hash, now)
 	return st, after
 }
 
@@ -131,6 +133,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 		return false, 0, err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
+	if stalled(before, st.Conditions) {
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonProgressDeadlineExceeded, "Update", "%s",
+			meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress).Message)
+	}
 	r.pending.ExpectWrite(key, replaced)
 	return false, after, nil
 }
@@ -171,7 +177,7 @@ func (r *Reconciler) hasDependents(ctx context.Context, pclq *grovev1alpha1.PodC
 // and gang termination counts nothing.
 func setMinAvailableBreached(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStatus, available, failed int32, awaitsQueue bool) {
 	min := minAvailable(pclq)
-	updating := st.UpdatedReplicas < st.Replicas
+	updating := st.UpdatedReplicas < st.Replicas || (st.UpdateProgress != nil && st.UpdateProgress.UpdateEndedAt == nil)
 	if awaitsQueue {
 		st.WasAvailable = false
 	}
@@ -217,4 +223,11 @@ func setSucceeded(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStat
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonAllPodsSucceeded
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
+}
+
+// stalled reports UpdateInProgress turning ProgressDeadlineExceeded between two condition lists.
+func stalled(before, after []metav1.Condition) bool {
+	c := meta.FindStatusCondition(after, grovev1alpha1.ConditionUpdateInProgress)
+	o := meta.FindStatusCondition(before, grovev1alpha1.ConditionUpdateInProgress)
+	return c != nil && c.Reason == grovev1alpha1.ReasonProgressDeadlineExceeded && (o == nil || o.Reason != c.Reason)
 }

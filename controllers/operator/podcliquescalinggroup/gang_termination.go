@@ -135,8 +135,8 @@ func assessReplicas(pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*
 					h.soonest.Add(remaining)
 				}
 			}
-			if !p.DeletionTimestamp.IsZero() || !p.Status.WasAvailable {
-				back = false
+			if !p.DeletionTimestamp.IsZero() || (!p.Status.WasAvailable && p.Spec.Replicas > 0) {
+				back = false // an idle member (0 replicas) is never available, and needs not be
 			}
 		}
 		recovering := recorded.Has(j) && (breached || !back)

@@ -337,6 +337,11 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 		return 0, err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, st.Conditions)
+	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress); c != nil && c.Reason == grovev1alpha1.ReasonProgressDeadlineExceeded {
+		if o := meta.FindStatusCondition(before, grovev1alpha1.ConditionUpdateInProgress); o == nil || o.Reason != c.Reason {
+			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonProgressDeadlineExceeded, "Update", "%s", c.Message)
+		}
+	}
 	return after, nil
 }
 

@@ -268,6 +268,7 @@ func TestARecycledReplicaIsUnhealthyUntilAvailableAgain(t *testing.T) {
 		replica      string
 		wasAvailable bool
 		breach       *metav1.Condition
+		idle         bool
 	}
 	starting := func(j string) []member { return []member{{replica: j}, {replica: j}} }
 	available := func(j string) []member {
@@ -297,6 +298,8 @@ func TestARecycledReplicaIsUnhealthyUntilAvailableAgain(t *testing.T) {
 			recorded: []int32{0}, members: [][]member{breached("0"), available("1")}, wantHealthy: 1, wantRecovering: []int32{0}, wantExpired: []string{"0"}},
 		{name: "with replica 0 recovering, a breach of replica 1 leaves no healthy replica",
 			recorded: []int32{0}, members: [][]member{starting("0"), breached("1")}, wantHealthy: 0, wantRecovering: []int32{0}, wantExpired: []string{"1"}},
+		{name: "a recycled replica back with an idle member (0 replicas, never available) is healthy again",
+			recorded: []int32{0}, members: [][]member{{{replica: "0", wasAvailable: true}, {replica: "0", idle: true}}, available("1")}, wantHealthy: 2},
 		{name: "a recorded replica beyond spec.replicas is forgotten",
 			recorded: []int32{5}, members: [][]member{available("0"), available("1")}, wantHealthy: 2},
 	} {
@@ -308,6 +311,9 @@ func TestARecycledReplicaIsUnhealthyUntilAvailableAgain(t *testing.T) {
 				for k, m := range ms {
 					name := fmt.Sprintf("inf-0-prefill-%s-%d", m.replica, k)
 					b := builders.PodClique("ns", name).OfGroupReplica(g.Name, m.replica).Status(grovev1alpha1.PodCliqueStatus{WasAvailable: m.wasAvailable})
+					if m.idle {
+						b.Replicas(0, 1)
+					}
 					if m.breach != nil {
 						b.Condition(*m.breach)
 					}

@@ -46,7 +46,9 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 		// A PodClique whose status does not describe its spec yet (just handed the new
 		// template) is not known to be available: counting its old Ready pods would let a
 		// second replica go while the first is being replaced.
-		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation ||
+		// Nor is one whose Ready pods may still be of the old template (a status written before
+		// its outdated pods were deleted).
+		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation || h.Status.UpdatedReplicas < h.Spec.Replicas ||
 			(h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()) {
 			r.available = false
 		}

@@ -18,7 +18,7 @@ import (
 
 // groupReplica is one group replica as observed: whether its PodCliques run the old template and
 // whether they have minAvailable Ready pods.
-type groupReplica struct{ outdated, available, stale bool }
+type groupReplica struct{ outdated, available, stale, oldPods bool }
 
 func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 	old := groupReplica{outdated: true, available: true}
@@ -41,6 +41,7 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 		{name: "maxUnavailable 2 with one Pending outdated replica: it and one available replica",
 			budget: ptr.To[int32](2), replicas: []groupReplica{old, oldDown, old}, want: []string{"0", "1"}},
 		{name: "a replacement whose status does not describe its new spec yet is not available", replicas: []groupReplica{{available: true, stale: true}, old, old}, want: []string{"0"}},
+		{name: "a replacement whose Ready pods are still the old template's is not available", replicas: []groupReplica{{available: true, oldPods: true}, old, old}, want: []string{"0"}},
 		{name: "OnDelete: every replica takes the template (users replace the pods)", strategy: grovev1alpha1.OnDeleteStrategy,
 			replicas: []groupReplica{old, old, old}, want: []string{"0", "1", "2"}},
 	} {
@@ -61,6 +62,10 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 				}
 				if r.available {
 					h.Status.ReadyReplicas = 2
+				}
+				h.Status.UpdatedReplicas = 2
+				if r.oldPods {
+					h.Status.UpdatedReplicas = 0 // its status still counts the old template's Ready pods
 				}
 				h.Status.ObservedGeneration = ptr.To(h.Generation)
 				if r.stale {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -134,7 +135,7 @@ func scaledAway(pclqs []*grovev1alpha1.PodClique) []grovev1alpha1.ScaledReplicas
 		if p.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] != "" || p.Spec.TemplateReplicas == nil || *p.Spec.TemplateReplicas == p.Spec.Replicas {
 			continue // a scaling group keeps its own count; a PodClique at its template's has nothing to restore
 		}
-		out = append(out, grovev1alpha1.ScaledReplicas{Name: p.Name, Replicas: p.Spec.Replicas, ReplacedUID: p.UID})
+		out = append(out, grovev1alpha1.ScaledReplicas{Name: p.Name, Replicas: p.Spec.Replicas, TemplateReplicas: *p.Spec.TemplateReplicas, ReplacedUID: p.UID})
 	}
 	return out
 }
@@ -154,29 +155,40 @@ func (r *Reconciler) recordScaledReplicas(ctx context.Context, pcs *grovev1alpha
 	if !changed {
 		return nil
 	}
+	replaced := pcs.ResourceVersion
 	if err := r.Client.Status().Update(ctx, pcs); err != nil {
 		return err
 	}
+	// Until the cache shows this write, a pass would recreate the PodCliques without the counts.
+	r.expectations.ExpectWrite(client.ObjectKeyFromObject(pcs), replaced)
 	log.FromContext(ctx).V(1).Info("recorded scaled replica counts to restore after gang termination", "counts", pcs.Status.ScaledReplicasToRestore)
 	return nil
 }
 
-// scaledReplicasFor is the count to give a PodClique created in place of a deleted one, if any.
-func scaledReplicasFor(pcs *grovev1alpha1.PodCliqueSet, name string) (int32, bool) {
+// scaledReplicasFor is the count to give a PodClique created in place of a deleted one, if any:
+// the recorded one, unless the template's count changed since (then the template's wins, as it
+// does for a PodClique that was never deleted).
+func scaledReplicasFor(pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique) (int32, bool) {
 	for _, s := range pcs.Status.ScaledReplicasToRestore {
-		if s.Name == name {
+		if s.Name == want.Name && want.Spec.TemplateReplicas != nil && *want.Spec.TemplateReplicas == s.TemplateReplicas {
 			return s.Replicas, true
 		}
 	}
 	return 0, false
 }
 
-// restoredScaledReplicas keeps the counts still to give: their PodClique is gone, or is still the
-// one that was deleted (or is about to be, in this very pass).
-func restoredScaledReplicas(counts []grovev1alpha1.ScaledReplicas, obs *observed) []grovev1alpha1.ScaledReplicas {
+// restoredScaledReplicas keeps the counts still to give: their PodClique is still wanted and is
+// gone, or is still the one that was deleted (or is about to be, in this very pass).
+func restoredScaledReplicas(pcs *grovev1alpha1.PodCliqueSet, counts []grovev1alpha1.ScaledReplicas, obs *observed) []grovev1alpha1.ScaledReplicas {
+	wanted := map[string]bool{}
+	for i := 0; i < int(pcs.Spec.Replicas); i++ {
+		for _, c := range standaloneCliques(pcs) {
+			wanted[grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name)] = true
+		}
+	}
 	var out []grovev1alpha1.ScaledReplicas
 	for _, s := range counts {
-		if p := obs.cliques[s.Name]; p == nil || p.UID == s.ReplacedUID {
+		if p := obs.cliques[s.Name]; wanted[s.Name] && (p == nil || p.UID == s.ReplacedUID) {
 			out = append(out, s)
 		}
 	}

@@ -130,7 +130,7 @@ func TestGangRecoveryKeepsTheCountACliqueWasScaledTo(t *testing.T) {
 
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf"}, pcs))
-	assert.Equal(t, []grovev1alpha1.ScaledReplicas{{Name: "inf-0-worker", Replicas: 3, ReplacedUID: worker.UID}}, pcs.Status.ScaledReplicasToRestore,
+	assert.Equal(t, []grovev1alpha1.ScaledReplicas{{Name: "inf-0-worker", Replicas: 3, TemplateReplicas: 1, ReplacedUID: worker.UID}}, pcs.Status.ScaledReplicasToRestore,
 		"recorded before the PodCliques were deleted")
 	assert.Zero(t, remaining())
 
@@ -146,27 +146,43 @@ func TestGangRecoveryKeepsTheCountACliqueWasScaledTo(t *testing.T) {
 }
 
 func TestScaledCountsAreKeptUntilTheirPodCliqueIsReplaced(t *testing.T) {
-	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "r"}
-	rec := grovev1alpha1.ScaledReplicas{Name: "inf-0-worker", Replicas: 3, ReplacedUID: "old"}
+	rec := grovev1alpha1.ScaledReplicas{Name: "inf-0-worker", Replicas: 3, TemplateReplicas: 1, ReplacedUID: "old"}
 	for _, tc := range []struct {
-		name   string
-		clique *grovev1alpha1.PodClique
-		keep   bool
+		name     string
+		replicas int32
+		clique   *grovev1alpha1.PodClique
+		keep     bool
 	}{
-		{"the old PodClique, breached, about to go", builders.PodClique("ns", "inf-0-worker").UID("old").Condition(breached).Obj(), true},
-		{"gone, not recreated yet", nil, true},
-		{"replaced", builders.PodClique("ns", "inf-0-worker").UID("new").Obj(), false},
-		{"the old one, deleted in this very pass", builders.PodClique("ns", "inf-0-worker").UID("old").Obj(), true},
+		{"the old PodClique, about to go in this very pass", 1, builders.PodClique("ns", "inf-0-worker").UID("old").Obj(), true},
+		{"gone, not recreated yet", 1, nil, true},
+		{"replaced", 1, builders.PodClique("ns", "inf-0-worker").UID("new").Obj(), false},
+		{"no longer wanted: its PodCliqueSet replica was scaled away", 0, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			pcs := builders.PodCliqueSet("ns", "inf").Replicas(tc.replicas).Clique("worker", 1).Obj()
 			obs := emptyObserved()
 			if tc.clique != nil {
 				obs.cliques[tc.clique.Name] = tc.clique
 			}
-			got := restoredScaledReplicas([]grovev1alpha1.ScaledReplicas{rec}, obs)
+			got := restoredScaledReplicas(pcs, []grovev1alpha1.ScaledReplicas{rec}, obs)
 			assert.Equal(t, tc.keep, len(got) == 1)
 		})
 	}
+}
+
+func TestARestoredCountGivesWayToATemplateChangedSince(t *testing.T) {
+	pcs := builders.PodCliqueSet("ns", "inf").Clique("worker", 1).Obj()
+	pcs.Status.ScaledReplicasToRestore = []grovev1alpha1.ScaledReplicas{{Name: "inf-0-worker", Replicas: 3, TemplateReplicas: 1, ReplacedUID: "old"}}
+	want := builders.PodClique("ns", "inf-0-worker").Obj()
+
+	want.Spec.TemplateReplicas = ptrTo[int32](1)
+	n, ok := scaledReplicasFor(pcs, want)
+	assert.True(t, ok)
+	assert.Equal(t, int32(3), n, "the template's count is the one recorded: the scaled count comes back")
+
+	want.Spec.TemplateReplicas = ptrTo[int32](5)
+	_, ok = scaledReplicasFor(pcs, want)
+	assert.False(t, ok, "the template's count changed since: it wins, as for a PodClique never deleted")
 }
 
 func ptrTo[T any](v T) *T { return &v }

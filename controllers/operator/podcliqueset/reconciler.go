@@ -151,6 +151,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !pcs.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // children go with their owner references
 	}
+	if r.expectations.WriteUnseen(req.NamespacedName, pcs.ResourceVersion) {
+		// A decision recorded in status (scaled counts to restore) is not in this view yet:
+		// acting on it would recreate children without it. Its own status event brings the pass.
+		return eventbatch.StatusPass(), nil
+	}
 	obs, err := r.observe(ctx, pcs)
 	if err != nil {
 		return ctrl.Result{}, err

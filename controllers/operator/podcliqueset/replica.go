@@ -101,7 +101,7 @@ func (r *Reconciler) syncService(ctx context.Context, pcs *grovev1alpha1.PodCliq
 func (r *Reconciler) syncPodClique(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, want *grovev1alpha1.PodClique, autoscaled, allowUpdate bool, obs *observed) error {
 	have := obs.cliques[want.Name]
 	if have == nil {
-		if n, ok := scaledReplicasFor(pcs, want.Name); ok {
+		if n, ok := scaledReplicasFor(pcs, want); ok {
 			want.Spec.Replicas = n // recreated after gang termination at the count it was scaled to
 		}
 		setOwner(pcs, want)

@@ -42,7 +42,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	}
 
 	st.Replicas, st.AvailableReplicas, st.UpdatedReplicas = countReplicas(pcs, obs, ro)
-	st.ScaledReplicasToRestore = restoredScaledReplicas(st.ScaledReplicasToRestore, obs)
+	st.ScaledReplicasToRestore = restoredScaledReplicas(pcs, st.ScaledReplicasToRestore, obs)
 	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
@@ -152,6 +152,11 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); c != nil && c.Reason == grovev1alpha1.ReasonPodGangUnschedulable {
 		if o := meta.FindStatusCondition(old.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); o == nil || o.Reason != c.Reason {
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonPodGangUnschedulable, "Schedule", "%s", c.Message)
+		}
+	}
+	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress); c != nil && c.Reason == grovev1alpha1.ReasonProgressDeadlineExceeded {
+		if o := meta.FindStatusCondition(old.Conditions, grovev1alpha1.ConditionUpdateInProgress); o == nil || o.Reason != c.Reason {
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonProgressDeadlineExceeded, "Update", "the update is not progressing: %s", c.Message)
 		}
 	}
 	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionNameCollision); c != nil && c.Status == metav1.ConditionTrue &&
