@@ -58,8 +58,8 @@ func addPodCliqueSet(root *tree.Node, v *View) {
 			if g.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {
 				continue
 			}
-			gn := r.Add(fmt.Sprintf("PodCliqueScalingGroup %s: %d/%d replicas available (minAvailable %d)%s", g.Name, g.Status.AvailableReplicas,
-				g.Spec.Replicas, ptr.Deref(g.Spec.MinAvailable, 1), breached(g.Status.Conditions)))
+			gn := r.Add(fmt.Sprintf("PodCliqueScalingGroup %s: %d/%d replicas available (minAvailable %d)%s%s", g.Name, g.Status.AvailableReplicas,
+				g.Spec.Replicas, ptr.Deref(g.Spec.MinAvailable, 1), breached(g.Status.Conditions), updating(g.Status.Conditions)))
 			for _, name := range slices.Sorted(maps.Keys(v.PodCliques)) {
 				if pclq := v.PodCliques[name]; pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == g.Name {
 					addPodClique(gn, v, pclq)
@@ -95,9 +95,22 @@ func breached(conds []metav1.Condition) string {
 	return ""
 }
 
+// updating says that a rolling update is replacing a component's pods, or stalled past its
+// progressDeadline, with the component's own message.
+func updating(conds []metav1.Condition) string {
+	c := meta.FindStatusCondition(conds, grovev1alpha1.ConditionUpdateInProgress)
+	switch {
+	case c == nil || c.Status == metav1.ConditionFalse:
+		return ""
+	case c.Reason == grovev1alpha1.ReasonProgressDeadlineExceeded:
+		return ", update stalled: " + c.Message
+	}
+	return ", updating: " + c.Message
+}
+
 func addPodClique(parent *tree.Node, v *View, pclq *grovev1alpha1.PodClique) {
-	line := fmt.Sprintf("PodClique %s: %d/%d ready (minAvailable %d), %d gated%s", pclq.Name, pclq.Status.ReadyReplicas, pclq.Spec.Replicas,
-		pclq.MinAvailableOrReplicas(), pclq.Status.ScheduleGatedReplicas, breached(pclq.Status.Conditions))
+	line := fmt.Sprintf("PodClique %s: %d/%d ready (minAvailable %d), %d gated%s%s", pclq.Name, pclq.Status.ReadyReplicas, pclq.Spec.Replicas,
+		pclq.MinAvailableOrReplicas(), pclq.Status.ScheduleGatedReplicas, breached(pclq.Status.Conditions), updating(pclq.Status.Conditions))
 	if meta.IsStatusConditionTrue(pclq.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
 		line += ", succeeded"
 	}
