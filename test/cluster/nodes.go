@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -120,4 +121,47 @@ func hasNotReadyTaint(n *corev1.Node) bool {
 func getLease(ctx context.Context, c client.Client, ns, name string) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
 	return lease, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, lease)
+}
+
+// PoolLabel marks the nodes a test owns (AddPool): its value is the test's namespace; a taint of
+// the same key keeps every other pod off them.
+const PoolLabel = "grove.test/pool"
+
+// AddPool adds n default nodes that only pods of namespace ns land on (see OnPool), so a test
+// may cordon, fill or delete them without touching its neighbours. It returns their names.
+func (c *Cluster) AddPool(ctx context.Context, ns string, n int) ([]string, error) {
+	specs := make([]NodeSpec, n)
+	names := make([]string, n)
+	for i := range specs {
+		specs[i] = DefaultNode(0)
+		specs[i].Name = fmt.Sprintf("%s-node-%d", ns, i)
+		specs[i].Labels = map[string]string{corev1.LabelHostname: specs[i].Name, PoolLabel: ns}
+		specs[i].Taints = []corev1.Taint{{Key: PoolLabel, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		names[i] = specs[i].Name
+	}
+	return names, c.AddNodes(ctx, specs...)
+}
+
+// OnPool puts a pod spec on namespace ns's own nodes (AddPool).
+func OnPool(ps *corev1.PodSpec, ns string) {
+	ps.NodeSelector = map[string]string{PoolLabel: ns}
+	ps.Tolerations = append(ps.Tolerations, corev1.Toleration{Key: PoolLabel, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule})
+}
+
+// SetUnschedulable cordons (true) or uncordons nodes.
+func (c *Cluster) SetUnschedulable(ctx context.Context, unschedulable bool, nodes ...string) error {
+	for _, name := range nodes {
+		patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)))
+		if err := c.client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteNodes removes nodes a test added.
+func (c *Cluster) DeleteNodes(ctx context.Context, nodes ...string) {
+	for _, name := range nodes {
+		_ = c.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
 }

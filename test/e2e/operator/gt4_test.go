@@ -2,54 +2,14 @@ package operatore2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubegrove/grove/test/cluster"
 )
-
-// ownPool adds n nodes only this namespace's pods select and tolerate (see ownPoolPods), so the
-// test may cordon and delete them without touching its neighbours.
-func ownPool(t *testing.T, ns string, n int) []string {
-	t.Helper()
-	var names []string
-	specs := make([]cluster.NodeSpec, n)
-	for i := range specs {
-		specs[i] = cluster.DefaultNode(0)
-		specs[i].Name = fmt.Sprintf("%s-node-%d", ns, i)
-		specs[i].Labels = map[string]string{corev1.LabelHostname: specs[i].Name, "grove.test/pool": ns}
-		specs[i].Taints = []corev1.Taint{{Key: "grove.test/pool", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
-		names = append(names, specs[i].Name)
-	}
-	require.NoError(t, cluster.Current.AddNodes(context.Background(), specs...))
-	t.Cleanup(func() {
-		for _, name := range names {
-			_ = k8s().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		}
-	})
-	return names
-}
-
-// ownPoolPods puts a pod spec on the namespace's own pool.
-func ownPoolPods(ps *corev1.PodSpec, ns string) {
-	ps.NodeSelector = map[string]string{"grove.test/pool": ns}
-	ps.Tolerations = append(ps.Tolerations, corev1.Toleration{Key: "grove.test/pool", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule})
-}
-
-func setUnschedulable(t *testing.T, nodes []string, unschedulable bool) {
-	t.Helper()
-	for _, name := range nodes {
-		patch := client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)))
-		require.NoError(t, k8s().Patch(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch))
-	}
-}
 
 // TestARecycledGroupReplicaThatNeverCameBackEscalates is upstream's GT-4
 // (Test_GT4_GangTerminationMinReplicasPCSGOwned), adapted to this cluster: instead of cordoning
@@ -61,13 +21,16 @@ func setUnschedulable(t *testing.T, nodes []string, unschedulable bool) {
 func TestARecycledGroupReplicaThatNeverCameBackEscalates(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
-	nodes := ownPool(t, ns, 2)
+	ctx := context.Background()
+	nodes, err := cluster.Current.AddPool(ctx, ns, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { cluster.Current.DeleteNodes(context.Background(), nodes...) })
 	pcs := gangPCS(ns, "gt4", durationPtr(2*time.Second), 2, 1, nil)
 	for _, c := range pcs.Spec.Template.Cliques {
-		ownPoolPods(&c.Spec.PodSpec, ns)
+		cluster.OnPool(&c.Spec.PodSpec, ns)
 	}
 	before := startGang(t, pcs, 5)
-	setUnschedulable(t, nodes, true)
+	require.NoError(t, cluster.Current.SetUnschedulable(ctx, true, nodes...))
 
 	makeUnready(t, ns, "gt4-0-g-0-m-0")
 	require.Eventually(t, func() bool {
@@ -85,6 +48,6 @@ func TestARecycledGroupReplicaThatNeverCameBackEscalates(t *testing.T) {
 		return len(changed) == len(afterFirst)
 	}, time.Minute, 100*time.Millisecond, "with replica 0 never available again, the PodCliqueSet replica is recreated whole")
 
-	setUnschedulable(t, nodes, false)
+	require.NoError(t, cluster.Current.SetUnschedulable(ctx, false, nodes...))
 	waitRunning(t, ns, "gt4", 5, 2*time.Minute)
 }

@@ -1,0 +1,182 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// onDeleteWorkload is upstream's workload-ondelete.yaml: workload1 with updateStrategy OnDelete
+// and pc-a minAvailable 1.
+func onDeleteWorkload(ns string) *grovev1alpha1.PodCliqueSet {
+	m := full
+	m.pcA = 1
+	pcs := workload(ns, "workload-ondelete", m)
+	pcs.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.OnDeleteStrategy}
+	return pcs
+}
+
+// verifyNoAutomaticDeletion is upstream's verifyNoAutomaticDeletionAfterUpdate: the OnDelete update
+// is marked complete at once with its progress filled, and for 10 s no original pod is deleted.
+// since is when the template was changed: the update recorded is this one.
+func verifyNoAutomaticDeletion(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, before map[string]types.UID, since time.Time) {
+	t.Helper()
+	var p *grovev1alpha1.PodCliqueSetUpdateProgress
+	require.Eventually(t, func() bool {
+		got := get(t, pcs)
+		p = got.Status.UpdateProgress
+		return p != nil && p.UpdateEndedAt != nil && !p.UpdateStartedAt.Time.Before(since.Truncate(time.Second))
+	}, time.Minute, 200*time.Millisecond, "the OnDelete update is complete at once")
+	assert.Nil(t, p.CurrentlyUpdating)
+	assert.NotZero(t, p.TotalPodCliquesCount+p.TotalPodCliqueScalingGroupsCount, "totals are not 0/0")
+	assert.LessOrEqual(t, p.UpdatedPodCliquesCount, p.TotalPodCliquesCount)
+	assert.LessOrEqual(t, p.UpdatedPodCliqueScalingGroupsCount, p.TotalPodCliqueScalingGroupsCount)
+	assert.Never(t, func() bool {
+		now := uids(t, pcs.Namespace, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+		for name, uid := range before {
+			if now[name] != uid {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 500*time.Millisecond, "no pod is deleted automatically")
+	assert.Len(t, uids(t, pcs.Namespace, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name}), len(before))
+}
+
+// deleteOne deletes one pod of a PodClique and returns its name.
+func deleteOne(t *testing.T, ns, pclq string) string {
+	t.Helper()
+	ps := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: pclq})
+	require.NotEmpty(t, ps)
+	require.NoError(t, k8s().Delete(context.Background(), &ps[0]))
+	return ps[0].Name
+}
+
+// waitReplacedWith waits until the pod of that name is back, Ready, with the new template.
+func waitReplacedWith(t *testing.T, ns, name string, old types.UID, trigger string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		p := &corev1.Pod{}
+		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p) == nil && p.UID != old &&
+			p.DeletionTimestamp.IsZero() && ready(p) && hasTrigger(p, trigger)
+	}, time.Minute, 200*time.Millisecond, "%s comes back on the new template", name)
+}
+
+func Test_OD1_NoAutomaticDeletionOnSpecChange(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	triggerUpdate(t, pcs, "pc-a")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+}
+
+func Test_OD2_ManualDeletionCreatesUpdatedPod(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	trigger := triggerUpdate(t, pcs, "pc-a")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+
+	name := deleteOne(t, ns, "workload-ondelete-0-pc-a")
+	waitReplacedWith(t, ns, name, before[name], trigger)
+	waitReady(t, ns, pcs.Name, 10, time.Minute)
+	require.Eventually(t, func() bool {
+		pclq := &grovev1alpha1.PodClique{}
+		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "workload-ondelete-0-pc-a"}, pclq) == nil &&
+			pclq.Status.UpdatedReplicas == 1
+	}, 30*time.Second, 200*time.Millisecond, "the PodClique counts one updated pod")
+}
+
+func Test_OD4_PCSGNoAutomaticDeletionOnSpecChange(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	triggerUpdate(t, pcs, "pc-b")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+}
+
+func Test_OD5_PCSGManualDeletionCreatesUpdatedReplica(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	trigger := triggerUpdate(t, pcs, "pc-c")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+
+	name := deleteOne(t, ns, "workload-ondelete-0-sg-x-0-pc-c")
+	waitReplacedWith(t, ns, name, before[name], trigger)
+	waitReady(t, ns, pcs.Name, 10, time.Minute)
+}
+
+func Test_OD6_MixedPCLQsAndPCSG(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	trigger := triggerUpdate(t, pcs, "pc-a", "pc-b", "pc-c")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+
+	a := deleteOne(t, ns, "workload-ondelete-0-pc-a")
+	waitReplacedWith(t, ns, a, before[a], trigger)
+	c := deleteOne(t, ns, "workload-ondelete-0-sg-x-1-pc-c")
+	waitReplacedWith(t, ns, c, before[c], trigger)
+	waitReady(t, ns, pcs.Name, 10, time.Minute)
+}
+
+func Test_OD9_StrategyTransition(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since := time.Now()
+	triggerUpdate(t, pcs, "pc-a")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+
+	// To RollingRecreate, then an update of pc-b rolls by itself.
+	setStrategy(t, pcs, grovev1alpha1.RollingRecreateStrategy)
+	since = time.Now()
+	trigger := triggerUpdate(t, pcs, "pc-b")
+	require.Eventually(t, func() bool {
+		got := get(t, pcs)
+		p := got.Status.UpdateProgress
+		return got.Status.UpdatedReplicas == 1 && p != nil && p.UpdateEndedAt != nil && !p.UpdateStartedAt.Time.Before(since.Truncate(time.Second))
+	}, 2*time.Minute, 200*time.Millisecond, "the RollingRecreate update completes")
+	rolled := 0
+	for _, p := range pods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name}) {
+		if hasTrigger(&p, trigger) {
+			rolled++
+		}
+	}
+	assert.Equal(t, 2, rolled, "both pc-b pods were replaced")
+	waitReady(t, ns, pcs.Name, 10, time.Minute)
+
+	// Back to OnDelete: an update of pc-c deletes nothing.
+	setStrategy(t, pcs, grovev1alpha1.OnDeleteStrategy)
+	again := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	since = time.Now()
+	triggerUpdate(t, pcs, "pc-c")
+	verifyNoAutomaticDeletion(t, pcs, again, since)
+}
