@@ -127,13 +127,17 @@ func getLease(ctx context.Context, c client.Client, ns, name string) (*coordinat
 // the same key keeps every other pod off them.
 const PoolLabel = "grove.test/pool"
 
-// AddPool adds n default nodes that only pods of namespace ns land on (see OnPool), so a test
-// may cordon, fill or delete them without touching its neighbours. It returns their names.
-func (c *Cluster) AddPool(ctx context.Context, ns string, n int) ([]string, error) {
+// AddPool adds n nodes of the given capacity (nil: DefaultNode's) that only pods of namespace ns
+// land on (see OnPool), so a test may cordon, fill or delete them without touching its
+// neighbours. It returns their names.
+func (c *Cluster) AddPool(ctx context.Context, ns string, n int, capacity corev1.ResourceList) ([]string, error) {
 	specs := make([]NodeSpec, n)
 	names := make([]string, n)
 	for i := range specs {
 		specs[i] = DefaultNode(0)
+		if capacity != nil {
+			specs[i].Capacity = capacity
+		}
 		specs[i].Name = fmt.Sprintf("%s-node-%d", ns, i)
 		specs[i].Labels = map[string]string{corev1.LabelHostname: specs[i].Name, PoolLabel: ns}
 		specs[i].Taints = []corev1.Taint{{Key: PoolLabel, Value: ns, Effect: corev1.TaintEffectNoSchedule}}

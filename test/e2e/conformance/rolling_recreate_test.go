@@ -54,7 +54,7 @@ func Test_RU10_RollingUpdateInsufficientResources(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
-	nodes, err := cluster.Current.AddPool(ctx, ns, 2)
+	nodes, err := cluster.Current.AddPool(ctx, ns, 2, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cluster.Current.DeleteNodes(context.Background(), nodes...) })
 	pcs := workload(ns, "workload1", full)

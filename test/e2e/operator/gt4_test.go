@@ -22,7 +22,7 @@ func TestARecycledGroupReplicaThatNeverCameBackEscalates(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	ctx := context.Background()
-	nodes, err := cluster.Current.AddPool(ctx, ns, 2)
+	nodes, err := cluster.Current.AddPool(ctx, ns, 2, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cluster.Current.DeleteNodes(context.Background(), nodes...) })
 	pcs := gangPCS(ns, "gt4", durationPtr(2*time.Second), 2, 1, nil)
