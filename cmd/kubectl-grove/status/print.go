@@ -224,6 +224,11 @@ func gateReason(p *corev1.Pod, pclq *grovev1alpha1.PodClique, v *View) string {
 	case !pg.MaySchedule(p.Name):
 		return fmt.Sprintf("gated: PodGang %s does not reference the pod yet", name)
 	}
+	if base := pclq.Labels[grovev1alpha1.LabelBasePodGang]; base != "" {
+		if b := v.PodGangs[base]; b == nil || !meta.IsStatusConditionTrue(b.Status.Conditions, schedulerv1alpha1.ConditionScheduled) {
+			return fmt.Sprintf("gated: its scaled gang %s is placed after its base gang %s, which is not scheduled yet", name, base)
+		}
+	}
 	if why := parentsWait(pclq, v); why != "" {
 		return "gated: " + why
 	}

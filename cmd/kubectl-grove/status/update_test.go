@@ -4,9 +4,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestAComponentBeingRolledSaysSoAndAStalledOneSaysWhy(t *testing.T) {
@@ -27,6 +30,29 @@ func TestAComponentBeingRolledSaysSoAndAStalledOneSaysWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, updating(tc.conds))
+		})
+	}
+}
+
+func TestAScaledGangsGatedPodSaysItWaitsForItsBaseGang(t *testing.T) {
+	scaled := builders.PodGang("ns", "inf-0-g-0").Generation(1).AcknowledgedAt(1).PodGroup("inf-0-g-1-m", 1, "inf-0-g-1-m-0").Obj()
+	pclq := builders.PodClique("ns", "inf-0-g-1-m").InGang("inf-0-g-0").Obj()
+	pclq.Labels[grovev1alpha1.LabelBasePodGang] = "inf-0"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-g-1-m-0"},
+		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}}}
+	for _, tc := range []struct {
+		name string
+		base *schedulerv1alpha1.PodGang
+		want string
+	}{
+		{"base gang not placed", builders.PodGang("ns", "inf-0").Condition(schedulerv1alpha1.ConditionScheduled, metav1.ConditionFalse, "Unschedulable").Obj(),
+			"gated: its scaled gang inf-0-g-0 is placed after its base gang inf-0, which is not scheduled yet"},
+		{"base gang placed", builders.PodGang("ns", "inf-0").Condition(schedulerv1alpha1.ConditionScheduled, metav1.ConditionTrue, "Placed").Obj(),
+			"gated: the operator lifts the gate on its next pass"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &View{PodGangs: map[string]*schedulerv1alpha1.PodGang{scaled.Name: scaled, tc.base.Name: tc.base}}
+			assert.Equal(t, tc.want, Wait(pod, pclq, v))
 		})
 	}
 }

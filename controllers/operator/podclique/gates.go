@@ -47,6 +47,10 @@ func waitForPodGang(pg *schedulerv1alpha1.PodGang, now time.Time) (ok bool, afte
 // pods are scheduled with their gang and held at start instead (startup.go).
 type schedulable struct {
 	pg *schedulerv1alpha1.PodGang
+	// baseScheduled is false for a clique of a scaled PodGang whose base PodGang is not Scheduled:
+	// a scaled gang is placed only after its base gang (upstream Grove's rule, which its GS-8
+	// asserts), so capacity goes to the base gang first.
+	baseScheduled bool
 	// parents is true when every clique the clique starts after is up (true without any).
 	parents bool
 	// atStart is true when the clique's pods wait for the parents at start, not at scheduling.
@@ -55,17 +59,35 @@ type schedulable struct {
 }
 
 func (s schedulable) pod(name string) bool {
-	return (s.parents || s.atStart) && s.pg.MaySchedule(name)
+	return s.baseScheduled && (s.parents || s.atStart) && s.pg.MaySchedule(name)
 }
 
 func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool) (schedulable, error) {
 	s := schedulable{pg: pg, parents: true, atStart: waitsAtStart(pclq, gang), parentNames: pclq.Spec.StartsAfter}
+	var err error
+	if s.baseScheduled, err = r.baseScheduled(ctx, pclq); err != nil {
+		return s, err
+	}
 	if len(pclq.Spec.StartsAfter) == 0 {
 		return s, nil
 	}
-	var err error
 	s.parents, err = r.parentsReady(ctx, pclq)
 	return s, err
+}
+
+// baseScheduled reports whether the clique's pods may go to the scheduler as far as its base
+// PodGang is concerned: always for a clique of a base gang, and for one of a scaled gang once the
+// base gang is Scheduled (its pods' events wake the clique through the PodGang watch).
+func (r *Reconciler) baseScheduled(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
+	base := pclq.Labels[grovev1alpha1.LabelBasePodGang]
+	if base == "" {
+		return true, nil
+	}
+	pg := &schedulerv1alpha1.PodGang{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: base}, pg); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled), nil
 }
 
 // liftGates removes the operator's scheduling gate from the clique's gated pods that may be

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,12 +64,13 @@ func TestAPodIsSchedulableOnlyWhenItsPodGangReferencesItAndIsAcknowledged(t *tes
 		pod  string
 		want bool
 	}{
-		{"acknowledged and referenced", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true}, "c-0", true},
-		{"not referenced yet (the clique grew)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true}, "c-1", false},
-		{"acknowledged an older generation", schedulable{pg: podGangOf(time.Now(), 1, "c-0"), parents: true}, "c-0", false},
-		{"never acknowledged", schedulable{pg: podGangOf(time.Now(), 0, "c-0"), parents: true}, "c-0", false},
-		{"parents not up (startup order)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: false}, "c-0", false},
-		{"no PodGang", schedulable{parents: true}, "c-0", false},
+		{"acknowledged and referenced", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true, baseScheduled: true}, "c-0", true},
+		{"not referenced yet (the clique grew)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true, baseScheduled: true}, "c-1", false},
+		{"acknowledged an older generation", schedulable{pg: podGangOf(time.Now(), 1, "c-0"), parents: true, baseScheduled: true}, "c-0", false},
+		{"never acknowledged", schedulable{pg: podGangOf(time.Now(), 0, "c-0"), parents: true, baseScheduled: true}, "c-0", false},
+		{"parents not up (startup order)", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: false, baseScheduled: true}, "c-0", false},
+		{"a scaled gang whose base gang is not Scheduled yet", schedulable{pg: podGangOf(time.Now(), 2, "c-0"), parents: true}, "c-0", false},
+		{"no PodGang", schedulable{parents: true, baseScheduled: true}, "c-0", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,4 +186,38 @@ func TestPodsClaimTheSharedDevicesAndTheirReplicasComputeDomain(t *testing.T) {
 	assert.Equal(t, shared, pod.Spec.Containers[0].Resources.Claims, "a container without GPUs sees the shared devices only")
 	assert.Equal(t, append(shared, corev1.ResourceClaim{Name: grovev1alpha1.MNNVLClaimName}), pod.Spec.Containers[1].Resources.Claims)
 	assert.Equal(t, PodTemplateHash(pclq), pod.Labels[grovev1alpha1.LabelPodTemplateHash], "claims are no template change")
+}
+
+func TestAScaledGangWaitsForItsBaseGangToBeScheduled(t *testing.T) {
+	scheduled := func(status metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
+		pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}}
+		pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionScheduled, Status: status, Reason: "r", LastTransitionTime: metav1.Now()}}
+		return pg
+	}
+	for _, tc := range []struct {
+		name string
+		base *schedulerv1alpha1.PodGang
+		of   string // the clique's grove.io/base-podgang label
+		want bool
+	}{
+		{"a clique of a base gang never waits", nil, "", true},
+		{"base gang Scheduled", scheduled(metav1.ConditionTrue), "inf-0", true},
+		{"base gang not placed yet", scheduled(metav1.ConditionFalse), "inf-0", false},
+		{"base gang not created yet", nil, "inf-0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := fakeClient(t)
+			if tc.base != nil {
+				b = b.WithObjects(tc.base)
+			}
+			r := reconcilerFor(t, b.Build())
+			pclq := builders.PodClique("ns", "inf-0-g-1-m").Obj()
+			if tc.of != "" {
+				pclq.Labels[grovev1alpha1.LabelBasePodGang] = tc.of
+			}
+			got, err := r.baseScheduled(context.Background(), pclq)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

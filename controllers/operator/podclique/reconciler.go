@@ -107,14 +107,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 }
 
 func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{grovev1alpha1.LabelPodGang: obj.GetName()},
-		client.UnsafeDisableDeepCopy); err != nil { // only names are read
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, p := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+	var reqs []reconcile.Request
+	// Its own cliques, and those of the scaled gangs it is the base of (they wait for it).
+	for _, label := range []string{grovev1alpha1.LabelPodGang, grovev1alpha1.LabelBasePodGang} {
+		list := &grovev1alpha1.PodCliqueList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{label: obj.GetName()},
+			client.UnsafeDisableDeepCopy); err != nil { // only names are read
+			return nil
+		}
+		for _, p := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+		}
 	}
 	return reqs
 }
