@@ -8,11 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -218,6 +220,27 @@ func TestAScaledGangWaitsForItsBaseGangToBeScheduled(t *testing.T) {
 			got, err := r.baseScheduled(context.Background(), pclq)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestABaseGangTurningScheduledWakesItsCliques(t *testing.T) {
+	gang := func(ack int64, scheduled metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
+		pg := podGangOf(time.Now(), ack, "c-0")
+		meta.SetStatusCondition(&pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionScheduled, Status: scheduled, Reason: "r"})
+		return pg
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *schedulerv1alpha1.PodGang
+		want     bool
+	}{
+		{"acknowledged", gang(0, metav1.ConditionFalse), gang(2, metav1.ConditionFalse), true},
+		{"placed: its scaled gangs may go", gang(2, metav1.ConditionFalse), gang(2, metav1.ConditionTrue), true},
+		{"nothing a clique acts on changed", gang(2, metav1.ConditionTrue), gang(2, metav1.ConditionTrue), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, conditionsChanged{}.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))
 		})
 	}
 }

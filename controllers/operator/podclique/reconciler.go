@@ -463,7 +463,12 @@ func (conditionsChanged) Update(e event.UpdateEvent) bool {
 	}
 	o := meta.FindStatusCondition(oldPG.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
 	n := meta.FindStatusCondition(newPG.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
-	return (o == nil) != (n == nil) || (o != nil && (o.Status != n.Status || o.ObservedGeneration != n.ObservedGeneration))
+	if (o == nil) != (n == nil) || (o != nil && (o.Status != n.Status || o.ObservedGeneration != n.ObservedGeneration)) {
+		return true
+	}
+	// A base gang turning Scheduled lets its scaled gangs' pods go.
+	return meta.IsStatusConditionTrue(oldPG.Status.Conditions, schedulerv1alpha1.ConditionScheduled) !=
+		meta.IsStatusConditionTrue(newPG.Status.Conditions, schedulerv1alpha1.ConditionScheduled)
 }
 
 func isTraining(pclq *grovev1alpha1.PodClique) bool {

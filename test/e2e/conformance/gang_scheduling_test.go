@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,10 +54,17 @@ func phases(t *testing.T, ns, pcs string) (bound, pending int) {
 // rest are held back as a gang, not merely late).
 func waitPlaced(t *testing.T, ns, pcs string, n, bound int) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		b, p := phases(t, ns, pcs)
+	var b, p int
+	if !assert.Eventually(t, func() bool {
+		b, p = phases(t, ns, pcs)
 		return b == bound && b+p == n
-	}, 90*time.Second, 200*time.Millisecond, "%d of %d pods placed", bound, n)
+	}, 90*time.Second, 200*time.Millisecond, "%d of %d pods placed", bound, n) {
+		var lines []string
+		for _, pod := range pods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs}) {
+			lines = append(lines, fmt.Sprintf("%s node=%q gates=%d", pod.Name, pod.Spec.NodeName, len(pod.Spec.SchedulingGates)))
+		}
+		require.FailNow(t, "placement", "%d bound, %d pending:\n%s", b, p, strings.Join(lines, "\n"))
+	}
 	assert.Never(t, func() bool {
 		b, _ := phases(t, ns, pcs)
 		return b != bound
