@@ -97,23 +97,3 @@ func Test_GS1_GangSchedulingWithFullReplicas(t *testing.T) {
 	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
 	assertDistinctNodes(t, ns, pcs.Name)
 }
-
-// Test_GS5_GangSchedulingWithMinReplicas: workload2 (every minimum 1) on 2 nodes places nothing;
-// on 3 exactly its base gang's minimum (pc-a, and sg-x-0's pc-b and pc-c: 3 pods) runs and 7 wait;
-// on 10 all run, one per node.
-func Test_GS5_GangSchedulingWithMinReplicas(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	ns := cluster.Current.NewNamespace(t)
-	pcs := workload(ns, "workload2", min1)
-	nodes := gangPool(t, pcs, 10, 2)
-	require.NoError(t, k8s().Create(ctx, pcs))
-	waitPlaced(t, ns, pcs.Name, 10, 0)
-
-	require.NoError(t, cluster.Current.SetUnschedulable(ctx, false, nodes[2]))
-	waitPlaced(t, ns, pcs.Name, 10, 3)
-
-	require.NoError(t, cluster.Current.SetUnschedulable(ctx, false, nodes[3:]...))
-	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
-	assertDistinctNodes(t, ns, pcs.Name)
-}
