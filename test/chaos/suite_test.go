@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,6 +60,13 @@ func TestMixedWorkloadKeepsEveryInvariantUnderSeededFaults(t *testing.T) {
 	require.NoError(t, createPersistently(ctx, r.k, stuckTemplate(), l.logf))
 	require.NoError(t, createPersistently(ctx, r.k, stuck(), l.logf))
 	require.NoError(t, client.IgnoreNotFound(r.k.Delete(ctx, stuckTemplate())))
+	// A claim the operator made from the template before it went is deleted too: only then does
+	// the step fail for good (it cannot make the claim again).
+	require.Eventually(t, func() bool {
+		_ = r.k.DeleteAllOf(ctx, &resourcev1.ResourceClaim{}, client.InNamespace(inferenceNS), client.MatchingLabels{grovev1alpha1.LabelPartOf: stuckPCS})
+		got := &grovev1alpha1.PodCliqueSet{}
+		return r.k.Get(ctx, client.ObjectKey{Namespace: inferenceNS, Name: stuckPCS}, got) == nil && len(got.Status.LastErrors) > 0
+	}, 2*time.Minute, time.Second, "the stuck workload reports its failing step")
 	require.True(t, r.checkConverged(3*time.Minute), "the inference workload starts")
 
 	l.logf("fault-free reference round")
