@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -52,7 +53,8 @@ func (b *Backend) PodSchedulerName() string { return string(b.name) }
 func (b *Backend) Init(context.Context) error { return nil }
 
 // SyncPodGang makes nothing and acknowledges the gang.
-func (b *Backend) SyncPodGang(context.Context, *schedulerv1alpha1.PodGang) (string, string, error) {
+func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
+	log.FromContext(ctx).V(1).Info("pass-through backend: nothing to create, the PodGang is acknowledged", "backend", b.name, "podGang", pg.Name)
 	return ReasonPassThrough, fmt.Sprintf("pods go to %s as they are; no scheduler object is made for the gang", b.name), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -37,14 +38,14 @@ type Validator struct {
 }
 
 // ValidateCreate checks a new binding.
-func (v *Validator) ValidateCreate(_ context.Context, ct *grovev1alpha1.ClusterTopologyBinding) (admission.Warnings, error) {
-	return nil, toError(ct, Validate(ct, nil, v.Backends))
+func (v *Validator) ValidateCreate(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding) (admission.Warnings, error) {
+	return nil, refused(ctx, ct, Validate(ct, nil, v.Backends))
 }
 
 // ValidateUpdate checks a changed binding; scheduler bindings are checked only when they
 // changed, so a binding stored while a backend was enabled stays updatable after it is not.
-func (v *Validator) ValidateUpdate(_ context.Context, old, ct *grovev1alpha1.ClusterTopologyBinding) (admission.Warnings, error) {
-	return nil, toError(ct, Validate(ct, old, v.Backends))
+func (v *Validator) ValidateUpdate(ctx context.Context, old, ct *grovev1alpha1.ClusterTopologyBinding) (admission.Warnings, error) {
+	return nil, refused(ctx, ct, Validate(ct, old, v.Backends))
 }
 
 // ValidateDelete allows every deletion.
@@ -52,11 +53,14 @@ func (v *Validator) ValidateDelete(context.Context, *grovev1alpha1.ClusterTopolo
 	return nil, nil
 }
 
-func toError(ct *grovev1alpha1.ClusterTopologyBinding, errs field.ErrorList) error {
+// refused turns the binding's errors into the admission answer and logs the refusal.
+func refused(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(grovev1alpha1.GroupVersion.WithKind("ClusterTopologyBinding").GroupKind(), ct.Name, errs)
+	err := apierrors.NewInvalid(grovev1alpha1.GroupVersion.WithKind("ClusterTopologyBinding").GroupKind(), ct.Name, errs)
+	log.FromContext(ctx).V(1).Info("refused ClusterTopologyBinding", "clusterTopologyBinding", ct.Name, "error", err.Error())
+	return err
 }
 
 // Validate is the binding's rules; old is nil on create.
