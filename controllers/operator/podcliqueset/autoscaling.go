@@ -1,18 +1,11 @@
 package podcliqueset
 
 import (
-	"context"
-	"errors"
-
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/expand"
@@ -72,38 +65,6 @@ func wantedAutoscalers(pcs *grovev1alpha1.PodCliqueSet) map[string]*autoscalingv
 		}
 	}
 	return want
-}
-
-// syncAutoscalers creates, updates and deletes the PodCliqueSet's autoscalers.
-func (r *Reconciler) syncAutoscalers(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
-	have := &autoscalingv2.HorizontalPodAutoscalerList{}
-	if err := r.Client.List(ctx, have, client.InNamespace(pcs.Namespace), client.MatchingLabels{
-		grovev1alpha1.LabelPartOf: pcs.Name, grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue,
-	}); err != nil {
-		return err
-	}
-	want := wantedAutoscalers(pcs)
-	var errs []error
-	for i := range have.Items {
-		h := &have.Items[i]
-		w, ok := want[h.Name]
-		delete(want, h.Name)
-		switch {
-		case !ok:
-			if err := r.Client.Delete(ctx, h); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, err)
-			} else {
-				log.FromContext(ctx).Info("deleted", "kind", "HorizontalPodAutoscaler", "name", h.Name, "reason", "its clique or scaling group is no longer autoscaled")
-			}
-		case !sameAutoscaling(h.Spec, w.Spec):
-			h.Spec.ScaleTargetRef, h.Spec.MinReplicas, h.Spec.MaxReplicas, h.Spec.Metrics = w.Spec.ScaleTargetRef, w.Spec.MinReplicas, w.Spec.MaxReplicas, w.Spec.Metrics
-			errs = append(errs, r.update(ctx, h))
-		}
-	}
-	for _, w := range want {
-		errs = append(errs, r.create(ctx, pcs, w, nil))
-	}
-	return errors.Join(errs...)
 }
 
 // sameAutoscaling compares the fields the operator sets; the API server defaults the others

@@ -1,8 +1,6 @@
 package podcliqueset
 
 import (
-	"maps"
-	"slices"
 	"sort"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -11,7 +9,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 // Expansion is what this reconciler creates for a PodCliqueSet at its template's sizes, built by
@@ -23,29 +20,41 @@ type Expansion struct {
 	Autoscalers   []*autoscalingv2.HorizontalPodAutoscaler
 }
 
-// Expand returns the children a PodCliqueSet's replicas get, replica by replica, owned by it.
+// Expand returns the children a PodCliqueSet's replicas get, replica by replica, owned by it:
+// what a pass's plan creates when nothing exists yet.
 func Expand(pcs *grovev1alpha1.PodCliqueSet) Expansion {
 	var e Expansion
-	for replica := range int(pcs.Spec.Replicas) {
-		svc := wantService(pcs, replica)
-		setOwner(pcs, svc)
-		e.Services = append(e.Services, svc)
-		for _, tmpl := range standaloneCliques(pcs) {
-			pclq := expand.PodClique(pcs, replica, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, replica))
-			setOwner(pcs, pclq)
-			e.PodCliques = append(e.PodCliques, pclq)
+	for _, c := range fromNothing(pcs, nil, "", nil) {
+		switch obj := c.obj.(type) {
+		case *corev1.Service:
+			e.Services = append(e.Services, obj)
+		case *grovev1alpha1.PodClique:
+			e.PodCliques = append(e.PodCliques, obj)
+		case *grovev1alpha1.PodCliqueScalingGroup:
+			e.ScalingGroups = append(e.ScalingGroups, obj)
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			e.Autoscalers = append(e.Autoscalers, obj)
 		}
-		for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-			pcsg := wantGroup(pcs, replica, &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i])
-			setOwner(pcs, pcsg)
-			e.ScalingGroups = append(e.ScalingGroups, pcsg)
-		}
-	}
-	hpas := wantedAutoscalers(pcs)
-	for _, name := range slices.Sorted(maps.Keys(hpas)) {
-		e.Autoscalers = append(e.Autoscalers, hpas[name])
 	}
 	return e
+}
+
+// fromNothing is what decide creates for a PodCliqueSet of which only the given PodCliques
+// exist, with the PodGangs labelled for backend ("": none).
+func fromNothing(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.PodClique, backend string, t *topology) []change {
+	obs := &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
+		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{}, pods: map[string][]*corev1.Pod{},
+		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, backend: backend, topology: t}
+	for _, pclq := range cliques {
+		obs.cliques[pclq.Name] = pclq
+	}
+	var out []change
+	for _, c := range decide(input{pcs: pcs, obs: obs}).changes {
+		if c.verb == create {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TopologyInput is what the PodGangs' topology constraints are translated with: the
@@ -65,15 +74,9 @@ func ExpandPodGangs(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.Po
 	if topo.Binding != nil && topo.Binding.Name == name {
 		t.binding = &topo.Binding.Spec
 	}
-	obs := &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{}, topology: t}
-	for _, pclq := range cliques {
-		obs.cliques[pclq.Name] = pclq
-	}
 	var gangs []*schedulerv1alpha1.PodGang
-	for replica := range int(pcs.Spec.Replicas) {
-		for _, g := range wantedGangs(pcs, replica, obs) {
-			pg, _ := wantPodGang(pcs, replica, g, backend, obs)
-			setOwner(pcs, pg)
+	for _, c := range fromNothing(pcs, cliques, backend, t) {
+		if pg, ok := c.obj.(*schedulerv1alpha1.PodGang); ok {
 			gangs = append(gangs, pg)
 		}
 	}

@@ -1,74 +1,14 @@
 package podcliqueset
 
 import (
-	"context"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 )
-
-// gangTerminate terminates every PodCliqueSet replica in which a standalone PodClique (with the
-// PodCliqueSet's terminationDelay) or a PodCliqueScalingGroup (with its effective delay) has been
-// MinAvailableBreached for longer than the delay: all PodCliques of that replica are deleted
-// together and recreated on the next pass. It returns the replicas terminated now and when the
-// next pending breach expires. An unset terminationDelay disables it. A Training replica is
-// restarted (or the workload failed) instead, recorded in status first: recorded tells that the
-// status was written, and the pass ends there.
-func (r *Reconciler) gangTerminate(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (terminated map[int]bool, requeue time.Duration, recorded bool, err error) {
-	terminated = map[int]bool{}
-	training := expand.IsTraining(pcs)
-	if pcs.Spec.Template.TerminationDelay == nil && !training {
-		return terminated, 0, false, nil
-	}
-	var delay time.Duration // Training without a delay (no webhook defaulted it) terminates at once
-	if pcs.Spec.Template.TerminationDelay != nil {
-		delay = pcs.Spec.Template.TerminationDelay.Duration
-	}
-	now := time.Now()
-	var soonest gangtermination.Soonest
-	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		members, why := expiredBreaches(pcs, obs, i, delay, now, &soonest)
-		if len(why) == 0 {
-			continue
-		}
-		if training {
-			terminated[i] = true
-			recorded, err := r.restartOrFail(ctx, pcs, obs, i, members, strings.Join(why, ", ")+" below minAvailable")
-			if err != nil || recorded {
-				return terminated, 0, recorded, err
-			}
-			continue
-		}
-		// The counts the replica was scaled to are recorded before its PodCliques go.
-		if err := r.recordScaledReplicas(ctx, pcs, members); err != nil {
-			return terminated, 0, false, err
-		}
-		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, members)
-		if err != nil {
-			return terminated, 0, false, err
-		}
-		terminated[i] = true
-		if deleted {
-			log.FromContext(ctx).Info("gang termination: replica terminated, its PodCliques are recreated", "replica", i,
-				"reason", strings.Join(why, ", ")+" below minAvailable for longer than terminationDelay", "terminationDelay", delay, "podCliques", len(members))
-			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueSet).Inc()
-			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
-				"replica %d terminated: %s below minAvailable for longer than its terminationDelay; all its PodCliques are recreated",
-				i, strings.Join(why, ", "))
-		}
-	}
-	return terminated, soonest.After(), false, nil
-}
 
 // expiredBreaches returns replica i's PodCliques and the standalone PodCliques and scaling
 // groups of it whose breach outlasted their delay; breaches still within it add their remaining
@@ -138,31 +78,6 @@ func scaledAway(pclqs []*grovev1alpha1.PodClique) []grovev1alpha1.ScaledReplicas
 		out = append(out, grovev1alpha1.ScaledReplicas{Name: p.Name, Replicas: p.Spec.Replicas, TemplateReplicas: *p.Spec.TemplateReplicas, ReplacedUID: p.UID})
 	}
 	return out
-}
-
-// recordScaledReplicas writes the scaled counts of PodCliques about to be deleted into status,
-// once (a pass that finds them recorded writes nothing).
-func (r *Reconciler) recordScaledReplicas(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pclqs []*grovev1alpha1.PodClique) error {
-	changed := false
-	for _, s := range scaledAway(pclqs) {
-		if slices.ContainsFunc(pcs.Status.ScaledReplicasToRestore, func(have grovev1alpha1.ScaledReplicas) bool { return have == s }) {
-			continue
-		}
-		pcs.Status.ScaledReplicasToRestore = slices.DeleteFunc(pcs.Status.ScaledReplicasToRestore, func(have grovev1alpha1.ScaledReplicas) bool { return have.Name == s.Name })
-		pcs.Status.ScaledReplicasToRestore = append(pcs.Status.ScaledReplicasToRestore, s)
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	replaced := pcs.ResourceVersion
-	if err := r.Client.Status().Update(ctx, pcs); err != nil {
-		return err
-	}
-	// Until the cache shows this write, a pass would recreate the PodCliques without the counts.
-	r.expectations.ExpectWrite(client.ObjectKeyFromObject(pcs), replaced)
-	log.FromContext(ctx).V(1).Info("recorded scaled replica counts to restore after gang termination", "counts", pcs.Status.ScaledReplicasToRestore)
-	return nil
 }
 
 // scaledReplicasFor is the count to give a PodClique created in place of a deleted one, if any:

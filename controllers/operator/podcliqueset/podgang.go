@@ -1,31 +1,17 @@
 package podcliqueset
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
-
-	"github.com/kubegrove/grove/internal/podgangstatus"
 
 	corev1 "k8s.io/api/core/v1"
 
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/internal/conditionlog"
-
-	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
@@ -171,76 +157,7 @@ func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedu
 	return spec, missing
 }
 
-// syncPodGangs keeps each PodGang of a replica. Pod names are stable per index, so a PodGang is
-// created complete — every member pod referenced — before its pods exist: its first generation is
-// final, the backend-controller acknowledges it once, and pods created after that acknowledgement
-// need no gate (see docs/podgang-contract.md). Initialized records whether every referenced pod
-// exists.
-func (r *Reconciler) syncPodGangs(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) error {
-	backend := r.Backends.ForPodCliqueSet(pcs)
-	gangs := wantedGangs(pcs, replica, obs)
-	for _, g := range gangs {
-		obs.wantGangs[g.name] = true
-	}
-	if backend == nil {
-		return fmt.Errorf("PodGangs of replica %d: %w", replica, r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs)))
-	}
-	// A scaling group scaled out by 50 replicas wants 50 new PodGangs: written in parallel.
-	// Each error at its gang's place: the joined text must not depend on which call ended first,
-	// or a step that keeps failing would read as a new error every pass (status.lastErrors).
-	errs := make([]error, len(gangs))
-	_, _ = slowstart.Run(ctx, len(gangs), func(ctx context.Context, i int) error {
-		err := r.syncPodGang(ctx, pcs, replica, gangs[i], string(backend.Name()), obs)
-		if err != nil {
-			errs[i] = fmt.Errorf("PodGang %s: %w", gangs[i].name, err)
-		}
-		return err
-	})
-	return errors.Join(errs...)
-}
-
-func (r *Reconciler) syncPodGang(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) error {
-	want, missing := wantPodGang(pcs, replica, g, backend, obs)
-	spec, labels, annotations := want.Spec, want.Labels, want.Annotations
-	pg := obs.gangs[g.name]
-	if pg != nil && r.expectations.WriteUnseen(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
-		// This view lacks our last write to the PodGang: a write from it would be refused as a
-		// conflict. That write's own event brings the next pass.
-		return nil
-	}
-	replaced := ""
-	if pg != nil {
-		replaced = pg.ResourceVersion
-	}
-	if pg == nil && obs.unseen.Has("PodGang/"+g.name) {
-		return nil // created by an earlier pass; its status waits until the cache shows it
-	}
-	if pg == nil {
-		pg = want
-		setOwner(pcs, pg)
-		if err := r.create(ctx, pcs, pg, obs); err != nil {
-			return err
-		}
-	} else if !equality.Semantic.DeepEqual(pg.Spec, spec) || !hasLabels(pg.Labels, labels) || !hasLabels(pg.Annotations, annotations) {
-		pg = pg.DeepCopy()
-		pg.Spec = spec
-		for k, v := range labels {
-			pg.Labels[k] = v
-		}
-		if len(annotations) > 0 && pg.Annotations == nil {
-			pg.Annotations = map[string]string{}
-		}
-		for k, v := range annotations {
-			pg.Annotations[k] = v
-		}
-		if err := r.update(ctx, pg); err != nil {
-			return err
-		}
-		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
-	}
-
-	return r.writeStatus(ctx, pg, missing, replaced, obs)
-}
+func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }
 
 // wantPodGang is the PodGang g of a replica as the reconciler writes it: its pod groups, the
 // topology constraints the binding translates, its labels and annotations. missing names the
@@ -253,26 +170,3 @@ func wantPodGang(pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend s
 		Spec:       spec,
 	}, missing
 }
-
-// writeStatus writes the operator's part of the PodGang's status — Initialized, Scheduled, Ready,
-// their times and the phase (decideGangStatus) — when it changed. replaced is the
-// resourceVersion this pass read, when it read one: until the cache shows a newer one, this
-// pass's writes are unseen.
-func (r *Reconciler) writeStatus(ctx context.Context, pg *schedulerv1alpha1.PodGang, missing []string, replaced string, obs *observed) error {
-	part, write := decideGangStatus(pg, missing, obs.pods, metav1.NewTime(r.clock().Now()))
-	if !write {
-		return nil
-	}
-	before := pg.Status.Conditions
-	pg = pg.DeepCopy()
-	if err := podgangstatus.Apply(ctx, r.Client, pg, podgangstatus.ManagerOperator, part); err != nil {
-		return err
-	}
-	conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)
-	if replaced != "" {
-		r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), replaced)
-	}
-	return nil
-}
-
-func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }

@@ -3,6 +3,7 @@ package podcliqueset
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // A pass whose cache still shows a PodGang as it was before this process's last write sends no
@@ -47,30 +49,42 @@ func TestAPodGangIsNotWrittenFromAViewThatLacksOurLastWrite(t *testing.T) {
 			},
 		}).Build()
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
-	pcs := samplePCS()
-	g := gang{name: "inf-0", members: []member{{name: "inf-0-router", replicas: 1, minAvailable: 1}}}
+	pcs := builders.PodCliqueSet("ns", "inf").Replicas(1).Clique("router", 1).Obj()
 	obs := emptyObserved()
+	obs.backend = "kube-scheduler"
 	ctx := context.Background()
 	current := func() *schedulerv1alpha1.PodGang {
 		pg := &schedulerv1alpha1.PodGang{}
 		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "inf-0"}, pg))
 		return pg
 	}
+	// pass plans replica 0's PodGangs from obs as observe would see them, and acts on the plan.
+	pass := func() {
+		t.Helper()
+		r.markStaleGangs(obs)
+		p := plan{wantGangs: map[string]bool{}}
+		p.podGangs(input{pcs: pcs, obs: obs, now: time.Now()}, 0)
+		failed := r.applyChanges(ctx, pcs, obs, p.changes)
+		for _, err := range failed {
+			require.NoError(t, err)
+		}
+		require.NoError(t, r.applyGangStatus(ctx, p.gangStatus, p.changes, failed))
+	}
 
-	require.NoError(t, r.syncPodGang(ctx, pcs, 0, g, "kube-scheduler", obs), "creates the PodGang")
-	require.Zero(t, writes, "its pod does not exist yet")
+	pass()
+	require.Zero(t, writes, "creates the PodGang; its pod does not exist yet")
 	obs.pods["inf-0-router"] = []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-router-0", Namespace: "ns"}}}
 	before := current()
 	obs.gangs["inf-0"] = before
-	require.NoError(t, r.syncPodGang(ctx, pcs, 0, g, "kube-scheduler", obs))
+	pass()
 	require.Equal(t, 1, writes, "every pod exists: Initialized is written")
 	assert.True(t, meta.IsStatusConditionTrue(current().Status.Conditions, schedulerv1alpha1.ConditionInitialized))
 
-	require.NoError(t, r.syncPodGang(ctx, pcs, 0, g, "kube-scheduler", obs), "the cache still shows the PodGang before that write")
+	pass() // the cache still shows the PodGang before that write
 	assert.Equal(t, 1, writes, "no write from the stale view")
 
 	obs.gangs["inf-0"] = current()
-	require.NoError(t, r.syncPodGang(ctx, pcs, 0, g, "kube-scheduler", obs), "the cache caught up")
+	pass() // the cache caught up
 	assert.Equal(t, 1, writes, "nothing left to write")
 	assert.Zero(t, conflicts)
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 
 	"errors"
@@ -21,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -31,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -38,7 +36,6 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/requeue"
@@ -104,8 +101,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
 		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status
 		// carries it: its changes come batched like the cliques'.
+		// A pod's deletion is what a failing Training workload waits for: its phase turns Failed
+		// once no pod is left.
 		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low),
-			builder.WithPredicates(eventbatch.UpdatesWhere(podScheduledChanged))).
+			builder.WithPredicates(podEvents())).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
 		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
@@ -133,6 +132,13 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
 }
 
+// podEvents passes a pod's PodScheduled changes and its deletion.
+func podEvents() predicate.Funcs {
+	p := eventbatch.UpdatesWhere(podScheduledChanged)
+	p.DeleteFunc = func(event.DeleteEvent) bool { return true }
+	return p
+}
+
 // statusChanged reports whether a PodCliqueSet's stored status changed.
 func statusChanged(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodCliqueSet)
@@ -140,9 +146,10 @@ func statusChanged(old, new client.Object) bool {
 	return ok1 && ok2 && !equality.Semantic.DeepEqual(o.Status, n.Status)
 }
 
-// Reconcile observes the PodCliqueSet's children once, settles a finished Training workload,
-// applies gang termination (or a training restart, recorded in status first), converges every
-// replica, removes what no replica wants, and writes the status last: one status write a pass.
+// Reconcile observes the PodCliqueSet's children once, decides the whole pass (decide: gang
+// termination, training restarts and failure, every replica's children, the rollout's turn,
+// what no replica wants), records a decision that needs it in one status write, acts on the plan,
+// and writes the status last.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pcs); err != nil {
@@ -152,118 +159,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // children go with their owner references
 	}
 	if r.expectations.WriteUnseen(req.NamespacedName, pcs.ResourceVersion) {
-		// A decision recorded in status (scaled counts to restore) is not in this view yet:
-		// acting on it would recreate children without it. Its own status event brings the pass.
+		// A decision recorded in status (a restart, scaled counts to restore) is not in this view
+		// yet: acting on it would recreate children without it. Its own status event brings the pass.
 		return eventbatch.StatusPass(), nil
 	}
 	obs, err := r.observe(ctx, pcs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if finished, err := r.finishTraining(ctx, pcs, obs); finished || err != nil {
+	p := decide(input{pcs: pcs, obs: obs, now: r.clock().Now()})
+	obs.wantGangs = p.wantGangs
+	errs, err := r.act(ctx, pcs, obs, &p)
+	switch {
+	case err != nil: // the decision was not recorded: nothing was acted on
 		return ctrl.Result{}, err
-	}
-	var errs []error
-	terminated, requeue, recorded, err := r.gangTerminate(ctx, pcs, obs)
-	if err != nil {
-		errs = append(errs, step(grovev1alpha1.ErrorCodeGangTermination, err))
-	}
-	if terminal(pcs.Status.Phase) {
-		return ctrl.Result{}, r.settle(ctx, pcs, obs)
-	}
-	if recorded {
-		// A restart was recorded in status and acted on: that was this pass's status write; the
-		// next pass, once the deletions are observed, recreates the replica. (A result beside an
-		// error is ignored by controller-runtime, with a warning.)
-		if err != nil {
-			return ctrl.Result{}, err
+	case p.settled:
+		return ctrl.Result{}, errors.Join(errs...)
+	case p.endPass:
+		// A restart was recorded and acted on: the next pass, once the deletions are observed,
+		// recreates the replica. (A result beside an error is ignored by controller-runtime.)
+		if len(errs) > 0 {
+			return ctrl.Result{}, errors.Join(errs...)
 		}
 		return eventbatch.StatusPass(), nil
 	}
-	ro := newRollout(pcs)
-	errs = append(errs, r.syncChildren(ctx, pcs, obs, ro, terminated)...)
 	// Children created here are not in this pass's view: the next pass, after the batch period,
 	// writes the status once with them.
 	if obs.created.Load()+int32(obs.unseen.Len()) > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	if err := r.updateStatus(ctx, pcs, obs, ro, errs); err != nil {
+	if err := r.updateStatus(ctx, pcs, obs, newRollout(pcs), errs); err != nil {
 		errs = append(errs, err)
 	}
-	return ctrl.Result{RequeueAfter: r.nextLook(pcs, obs, requeue)}, errors.Join(errs...)
-}
-
-// finishTraining fails a Training workload past its maxRuntime, and settles a finished one: a
-// finished workload's pass ends there.
-func (r *Reconciler) finishTraining(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) (bool, error) {
-	if !expand.IsTraining(pcs) {
-		return false, nil
-	}
-	if !terminal(pcs.Status.Phase) {
-		if _, err := r.checkRuntime(ctx, pcs, obs); err != nil {
-			return true, err
-		}
-	}
-	if terminal(pcs.Status.Phase) {
-		return true, r.settle(ctx, pcs, obs)
-	}
-	return false, nil
-}
-
-// syncChildren converges every replica (those terminated this pass are recreated on the next),
-// the autoscalers, and deletes what no replica wants; it returns each failing step's error.
-func (r *Reconciler) syncChildren(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, terminated map[int]bool) []error {
-	var errs []error
-	// Claims before the children whose pods reference them.
-	if err := r.syncResourceClaims(ctx, pcs); err != nil {
-		errs = append(errs, step(grovev1alpha1.ErrorCodeResourceClaims, err))
-	}
-	if err := r.syncComputeDomains(ctx, pcs); err != nil {
-		errs = append(errs, step(grovev1alpha1.ErrorCodeComputeDomains, err))
-	}
-	for i := 0; i < int(pcs.Spec.Replicas); i++ {
-		if terminated[i] {
-			// Recreated on the next pass, once the deletions are observed; keep its PodGangs.
-			for _, g := range wantedGangs(pcs, i, obs) {
-				obs.wantGangs[g.name] = true
-			}
-			continue
-		}
-		if err := r.syncReplica(ctx, pcs, i, obs, ro.allow(i, obs)); err != nil {
-			errs = append(errs, step(grovev1alpha1.ErrorCodeSyncReplica, fmt.Errorf("replica %d: %w", i, err)))
-		}
-	}
-	if err := r.syncAutoscalers(ctx, pcs); err != nil {
-		errs = append(errs, step(grovev1alpha1.ErrorCodeSyncAutoscalers, err))
-	}
-	if err := r.deleteUnwanted(ctx, pcs, obs); err != nil {
-		errs = append(errs, step(grovev1alpha1.ErrorCodeDeleteChildren, err))
-	}
-	return errs
-}
-
-// nextLook is when to reconcile again without an event: a pending breach's delay, a collision's
-// recheck, or the end of maxRuntime, whichever comes first.
-func (r *Reconciler) nextLook(pcs *grovev1alpha1.PodCliqueSet, obs *observed, requeue time.Duration) time.Duration {
-	// A name another owner holds is freed by events this PodCliqueSet does not watch.
-	if len(obs.collisions) > 0 && (requeue == 0 || collisionRecheck < requeue) {
-		requeue = collisionRecheck
-	}
-	// Status may have just recorded the start: look again when maxRuntime runs out.
-	if left := runtimeRemaining(pcs); left > 0 && (requeue == 0 || left < requeue) {
-		requeue = left
-	}
-	return requeue
-}
-
-// settle finishes a terminal Training workload: a Failed one loses all its PodCliques (and so its
-// pods); a Succeeded one keeps those that succeeded and loses those still running, and its status
-// stays as recorded.
-func (r *Reconciler) settle(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
-	if pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
-		return r.teardown(ctx, obs)
-	}
-	return r.finishSucceeded(ctx, obs)
+	return ctrl.Result{RequeueAfter: p.requeue}, errors.Join(errs...)
 }
 
 // observed holds every child of a PodCliqueSet, read once per reconcile from the cache.
@@ -273,7 +201,18 @@ type observed struct {
 	gangs    map[string]*schedulerv1alpha1.PodGang
 	services map[string]*corev1.Service
 	pods     map[string][]*corev1.Pod // by PodClique
-	// wantGangs collects the PodGangs this reconcile keeps; the rest are deleted.
+	// autoscalers are the PodCliqueSet's HorizontalPodAutoscalers.
+	autoscalers map[string]*autoscalingv2.HorizontalPodAutoscaler
+	// podsLeft counts every pod, those terminating included: a failing workload is Failed once
+	// none is left.
+	podsLeft int
+	// backend is the name of the scheduler backend the PodGangs are labelled for ("" when it is
+	// not enabled: backendErr says so).
+	backend    string
+	backendErr error
+	// staleGangs are the PodGangs whose last write by this reconciler the cache does not show yet.
+	staleGangs sets.Set[string]
+	// wantGangs are the PodGangs the plan keeps (status reads them).
 	wantGangs map[string]bool
 	// topology is what the topology constraints resolve to.
 	topology *topology
@@ -295,13 +234,15 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 		cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
 		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{},
 		pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{}, collided: map[string]bool{},
+		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{},
 	}
 	cliques := &grovev1alpha1.PodCliqueList{}
 	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
 	gangs := &schedulerv1alpha1.PodGangList{}
 	services := &corev1.ServiceList{}
 	pods := &corev1.PodList{}
-	for _, l := range []client.ObjectList{cliques, groups, gangs, services, pods} {
+	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
+	for _, l := range []client.ObjectList{cliques, groups, gangs, services, pods, hpas} {
 		if err := r.Client.List(ctx, l, sel...); err != nil {
 			return nil, err
 		}
@@ -314,6 +255,16 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	}
 	for i := range gangs.Items {
 		obs.gangs[gangs.Items[i].Name] = &gangs.Items[i]
+	}
+	r.markStaleGangs(obs)
+	for i := range hpas.Items {
+		obs.autoscalers[hpas.Items[i].Name] = &hpas.Items[i]
+	}
+	obs.podsLeft = len(pods.Items)
+	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
+		obs.backend = string(backend.Name())
+	} else {
+		obs.backendErr = r.Backends.NotEnabledError(backends.SchedulerNameOf(pcs))
 	}
 	for i := range services.Items {
 		obs.services[services.Items[i].Name] = &services.Items[i]
@@ -337,6 +288,9 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	for name := range obs.services {
 		seen.Insert("Service/" + name)
 	}
+	for name := range obs.autoscalers {
+		seen.Insert("HorizontalPodAutoscaler/" + name)
+	}
 	obs.unseen = r.expectations.Unseen(pcs.UID, seen)
 	var err error
 	if obs.topology, err = r.observeTopology(ctx, pcs); err != nil {
@@ -345,54 +299,17 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	return obs, r.findCollisions(ctx, pcs, obs)
 }
 
-// deleteUnwanted removes the children of replicas beyond spec.replicas and PodGangs no replica
-// wants any more (a scaling group scaled in).
-func (r *Reconciler) deleteUnwanted(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed) error {
-	type unwanted struct {
-		obj client.Object
-		why string
-	}
-	var objs []unwanted
-	beyond := func(o client.Object) bool {
-		i, err := strconv.Atoi(o.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-		return err == nil && i >= int(pcs.Spec.Replicas)
-	}
-	for _, o := range obs.cliques {
-		// Scaling-group PodCliques belong to their PodCliqueScalingGroup, which removes them.
-		if o.Labels[grovev1alpha1.LabelPodCliqueScalingGroup] == "" && (beyond(o) || !r.wantsStandalone(pcs, o)) {
-			objs = append(objs, unwanted{o, "its replica or clique left the template"})
+// markStaleGangs notes the PodGangs whose last write by this reconciler the cache does not show.
+func (r *Reconciler) markStaleGangs(obs *observed) {
+	obs.staleGangs = sets.New[string]()
+	for name, pg := range obs.gangs {
+		if r.expectations.WriteUnseen(client.ObjectKeyFromObject(pg), pg.ResourceVersion) {
+			obs.staleGangs.Insert(name)
 		}
 	}
-	for _, o := range obs.groups {
-		if beyond(o) || !r.wantsGroup(pcs, o) {
-			objs = append(objs, unwanted{o, "its replica or scaling group left the template"})
-		}
-	}
-	for _, o := range obs.services {
-		if beyond(o) {
-			objs = append(objs, unwanted{o, "its replica is beyond spec.replicas"})
-		}
-	}
-	for name, o := range obs.gangs {
-		if !obs.wantGangs[name] {
-			objs = append(objs, unwanted{o, "no replica or scaling-group replica needs it"})
-		}
-	}
-	var errs []error
-	for _, u := range objs {
-		if !u.obj.GetDeletionTimestamp().IsZero() {
-			continue
-		}
-		if err := r.Client.Delete(ctx, u.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-			continue
-		}
-		log.FromContext(ctx).Info("deleted", "kind", kindOf(u.obj), "name", u.obj.GetName(), "reason", u.why)
-	}
-	return errors.Join(errs...)
 }
 
-func (r *Reconciler) wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grovev1alpha1.PodClique) bool {
+func wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grovev1alpha1.PodClique) bool {
 	i, _ := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 	for _, c := range standaloneCliques(pcs) {
 		if grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name) == pclq.Name {
@@ -402,7 +319,7 @@ func (r *Reconciler) wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grov
 	return false
 }
 
-func (r *Reconciler) wantsGroup(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup) bool {
+func wantsGroup(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup) bool {
 	i, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name) == pcsg.Name {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,7 +57,7 @@ func TestAScalingGroupsBreachFromBeforeARestartIsNotASecondFailure(t *testing.T)
 			f.reconcile(t, "tg")
 			got := &grovev1alpha1.PodCliqueSet{}
 			require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(pcs), got))
-			assert.Equal(t, tc.wantFailed, got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed, "phase %q", got.Status.Phase)
+			assert.Equal(t, tc.wantFailed, meta.IsStatusConditionTrue(got.Status.Conditions, grovev1alpha1.ConditionFailed), "conditions %v", got.Status.Conditions)
 			assert.Equal(t, int32(1), got.Status.RestartCount, "no restart counted")
 		})
 	}
@@ -67,11 +68,17 @@ func TestAFailedWorkloadDeletesItsScalingGroupsSoNothingIsRecreated(t *testing.T
 	f.reconcile(t, "tg") // fails: a member is breached, the one restart spent
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(pcs), got))
-	require.Equal(t, grovev1alpha1.PodCliqueSetPhaseFailed, got.Status.Phase)
-	f.reconcile(t, "tg") // settles the failed workload
+	require.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, grovev1alpha1.ConditionFailed), "the failure is recorded first")
+	assert.NotEqual(t, grovev1alpha1.PodCliqueSetPhaseFailed, got.Status.Phase, "the phase waits until every pod is gone")
 	err := f.c.Get(context.Background(), client.ObjectKeyFromObject(group), &grovev1alpha1.PodCliqueScalingGroup{})
 	assert.True(t, apierrors.IsNotFound(err), "the scaling group is deleted: %v", err)
 	list := &grovev1alpha1.PodCliqueList{}
 	require.NoError(t, f.c.List(context.Background(), list))
 	assert.Empty(t, list.Items, "every PodClique is deleted")
+
+	f.reconcile(t, "tg") // nothing is left
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(pcs), got))
+	assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseFailed, got.Status.Phase)
+	require.NoError(t, f.c.List(context.Background(), list))
+	assert.Empty(t, list.Items, "nothing is recreated after Failed")
 }

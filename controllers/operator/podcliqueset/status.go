@@ -47,7 +47,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
 	if expand.IsTraining(pcs) {
-		r.trainingPhase(pcs, &st, obs)
+		trainingPhase(pcs, &st, obs, r.clock().Now())
 		st.CliqueStatuses = cliqueStatuses(pcs, obs)
 		st.RestartsInProgress = finishedRestarts(st.RestartsInProgress, obs)
 	}
