@@ -35,6 +35,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/requeue"
@@ -80,35 +81,37 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Complete(requeue.OnTransient(r))
 }
 
-// Reconcile converges the group's PodCliques from its PodCliqueSet's template and writes status.
+// Reconcile observes the group's PodCliques once, decides the pass (decideGroup: its breach,
+// the group replicas it recycles, the PodCliques to create, update and delete), records the
+// recycled replicas before deleting them, acts, and writes the status last.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pcsg, pcs, replica, have, err := r.observe(ctx, req)
 	if pcsg == nil || err != nil {
 		return ctrl.Result{}, err
 	}
+	seen := sets.New[string]()
+	for name := range have {
+		seen.Insert(name)
+	}
+	unseen := r.expectations.Unseen(pcsg.UID, seen)
+	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, unseen: unseen, now: r.clock().Now()})
 	var errs []error
-	breach, terminated, recovering, requeue, err := r.gangTerminate(ctx, pcsg, have)
-	if err != nil {
+	if err := r.recycle(ctx, pcsg, &p); err != nil {
 		errs = append(errs, err)
 	}
 	// Claims before the PodCliques whose pods reference them.
 	if err := r.syncResourceClaims(ctx, pcs, pcsg); err != nil {
 		errs = append(errs, err)
 	}
-	want := Members(pcs, pcsg, replica)
-	seen := sets.New[string]()
-	for name := range have {
-		seen.Insert(name)
-	}
-	unseen := r.expectations.Unseen(pcsg.UID, seen)
-	created, syncErrs := r.syncPodCliques(ctx, pcs, pcsg, want, have, unseen, terminated)
+	created, syncErrs := r.applyMembers(ctx, pcsg, &p)
 	errs = append(errs, syncErrs...)
 	// PodCliques created here, or earlier but not in the cache yet, are not in this pass's view:
 	// a pass after the batch period writes the status once with them.
 	if created+unseen.Len() > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	deadline, err := r.updateStatus(ctx, pcsg, have, breach, recovering)
+	requeue := p.requeue
+	deadline, err := r.updateStatus(ctx, pcsg, have, p.breach, p.recovering)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -116,6 +119,71 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		requeue = deadline // the update's progress deadline runs out: report it then
 	}
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+// recycle records the group replicas recycled now in status.recoveringReplicas, then deletes
+// their PodCliques; a failed record deletes nothing.
+func (r *Reconciler) recycle(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, p *groupPlan) error {
+	if len(p.recycle) == 0 {
+		return nil
+	}
+	if p.record {
+		pcsg.Status.RecoveringReplicas = p.recovering
+		if err := r.Client.Status().Update(ctx, pcsg); err != nil {
+			p.recycle = nil
+			return err
+		}
+		log.FromContext(ctx).V(1).Info("recorded group replicas to recycle", "recoveringReplicas", p.recovering)
+	}
+	for _, rc := range p.recycle {
+		deleted, err := gangtermination.DeletePodCliques(ctx, r.Client, rc.pclqs)
+		if err != nil {
+			return err
+		}
+		if deleted {
+			log.FromContext(ctx).Info("gang termination: group replica terminated, its PodCliques are recreated", "groupReplica", rc.replica,
+				"reason", "a PodClique stayed below minAvailable for longer than terminationDelay", "terminationDelay", p.delay, "healthyReplicas", p.healthy, "minAvailable", p.minAvailable)
+			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueScalingGroup).Inc()
+			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
+				"replica %s stayed below minAvailable for more than %s: its PodCliques are recreated", rc.replica, p.delay)
+		}
+	}
+	return nil
+}
+
+// applyMembers creates the missing PodCliques (in parallel: a scale-out by 50 replicas wants a
+// hundred), updates those due for the template and deletes those no group replica wants; it
+// returns how many it created.
+func (r *Reconciler) applyMembers(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, p *groupPlan) (int, []error) {
+	var errs []error
+	for _, u := range p.updates {
+		if err := r.sync(ctx, pcsg, u, u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var mu sync.Mutex
+	var sent []string
+	created, err := slowstart.Run(ctx, len(p.creates), func(ctx context.Context, i int) error {
+		err := r.sync(ctx, pcsg, p.creates[i], nil)
+		if err == nil {
+			mu.Lock()
+			sent = append(sent, p.creates[i].Name)
+			mu.Unlock()
+		}
+		return err
+	})
+	r.expectations.Expect(pcsg.UID, sent...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, pclq := range p.deletes {
+		if err := r.Client.Delete(ctx, pclq, client.Preconditions{UID: ptr.To(pclq.UID)}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+			continue
+		}
+		log.FromContext(ctx).Info("deleted PodClique", "podClique", pclq.Name, "reason", "its group replica is beyond spec.replicas or its clique left the group")
+	}
+	return created, errs
 }
 
 // observe reads the group, its PodCliqueSet (for the clique templates), its replica index and
@@ -144,58 +212,6 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 		}
 	}
 	return pcsg, pcs, replica, have, nil
-}
-
-// syncPodCliques creates the missing PodCliques (in parallel: a scale-out by 50 replicas wants
-// a hundred), brings existing ones to the template once the rollout reached the group, and
-// deletes those no group replica wants; it returns how many it created.
-func (r *Reconciler) syncPodCliques(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup,
-	want, have map[string]*grovev1alpha1.PodClique, unseen sets.Set[string], terminated map[string]bool) (int, []error) {
-	var errs []error
-	// Until the PodCliqueSet's rollout reaches this group, existing PodCliques keep their template.
-	allowUpdate := pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(pcs)
-	// Once it has, the group's own budget says which group replicas take it now.
-	turn := replicasToUpdate(pcsg, want, have)
-	var missing []*grovev1alpha1.PodClique
-	for _, w := range want {
-		switch {
-		case terminated[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]]:
-			// recreated on the next pass, once the deletions are observed
-		case unseen.Has(w.Name):
-			// created by an earlier pass; the cache does not show it yet
-		case have[w.Name] == nil:
-			missing = append(missing, w)
-		case allowUpdate && turn[w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]]:
-			if err := r.sync(ctx, pcsg, w, have[w.Name]); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	var mu sync.Mutex
-	var sent []string
-	created, err := slowstart.Run(ctx, len(missing), func(ctx context.Context, i int) error {
-		err := r.sync(ctx, pcsg, missing[i], nil)
-		if err == nil {
-			mu.Lock()
-			sent = append(sent, missing[i].Name)
-			mu.Unlock()
-		}
-		return err
-	})
-	r.expectations.Expect(pcsg.UID, sent...)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for name, pclq := range have {
-		if _, ok := want[name]; !ok && pclq.DeletionTimestamp.IsZero() {
-			if err := r.Client.Delete(ctx, pclq); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, err)
-				continue
-			}
-			log.FromContext(ctx).Info("deleted PodClique", "podClique", name, "reason", "its group replica is beyond spec.replicas or its clique left the group")
-		}
-	}
-	return created, errs
 }
 
 // Members builds the group's PodCliques, by name: its own spec says how many group replicas,
@@ -257,11 +273,8 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 		log.FromContext(ctx).Info("created PodClique", "podClique", want.Name, "podGang", want.Labels[grovev1alpha1.LabelPodGang])
 		return nil
 	}
-	updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
-	if !changed {
-		return nil
-	}
-	if err := r.Client.Update(ctx, updated); err != nil {
+	// have is the PodClique brought to the template (decideGroup's update).
+	if err := r.Client.Update(ctx, have); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", want.Name)

@@ -199,7 +199,9 @@ func TestDecideTrainingTransitions(t *testing.T) {
 		},
 		{
 			name: "a scaling group breached through its member: one failure is one restart", maxRestarts: 2,
-			edit: func(_ *grovev1alpha1.PodCliqueSet, obs *observed) { groupBreachedSince(obs, "tg-0-grp", "tg-0-grp-0-mem", now) },
+			edit: func(_ *grovev1alpha1.PodCliqueSet, obs *observed) {
+				groupBreachedSince(obs, "tg-0-grp", "tg-0-grp-0-mem", now)
+			},
 			want: []string{"ReplicaRestarting replica 0, delete PodClique tg-0-grp-0-lead, delete PodClique tg-0-grp-0-mem, delete PodClique tg-0-solo"},
 			wantRecord: func(t *testing.T, st *grovev1alpha1.PodCliqueSetStatus) {
 				assert.Equal(t, int32(1), st.RestartCount)

@@ -1,0 +1,137 @@
+package podcliquescalinggroup
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
+)
+
+// groupPlan is everything one pass of a scaling group decided from what it observed, before
+// anything is written: the group's breach, the group replicas it recycles (recorded in
+// status.recoveringReplicas first), and the PodCliques to create, update and delete.
+type groupPlan struct {
+	breach metav1.Condition
+	// recovering are the recycled group replicas not yet available again, these included;
+	// record says they must be written before the recycled PodCliques go.
+	recovering []int32
+	record     bool
+	// recycle are the group replicas recycled now, with their PodCliques, in order.
+	recycle []recycled
+	// creates, updates and deletes are the member PodCliques missing, due for the template,
+	// and beyond spec.replicas or out of the group.
+	creates, updates, deletes []*grovev1alpha1.PodClique
+	// requeue is when the next pending breach's delay runs out.
+	requeue time.Duration
+	// delay and minAvailable are what the breach was judged against, for the log line.
+	delay        time.Duration
+	minAvailable int32
+	healthy      int32
+}
+
+// recycled is one group replica whose PodCliques are deleted, to be recreated.
+type recycled struct {
+	replica string
+	pclqs   []*grovev1alpha1.PodClique
+}
+
+// groupInput is what decideGroup reads.
+type groupInput struct {
+	pcs     *grovev1alpha1.PodCliqueSet
+	pcsg    *grovev1alpha1.PodCliqueScalingGroup
+	replica int // the PodCliqueSet replica the group belongs to
+	have    map[string]*grovev1alpha1.PodClique
+	// unseen are PodCliques an earlier pass created that the cache does not show yet.
+	unseen sets.Set[string]
+	now    time.Time
+}
+
+// decideGroup is a pure function of the group, its PodCliqueSet, its observed PodCliques and
+// the time. Gang termination inside the group: a group replica is breached when one of its
+// PodCliques is; while the group keeps minAvailable healthy replicas, breached replicas whose
+// delay expired are recycled. Below minAvailable the group reports MinAvailableBreached=True
+// and leaves the decision to the PodCliqueSet, which terminates the whole PodCliqueSet replica.
+func decideGroup(in groupInput) groupPlan {
+	pcsg := in.pcsg
+	p := groupPlan{}
+	if pcsg.Spec.TerminationDelay != nil {
+		p.delay = pcsg.Spec.TerminationDelay.Duration
+	}
+	h := assessReplicas(pcsg, in.have, p.delay, in.now)
+	p.requeue, p.recovering, p.healthy = h.soonest.After(), h.recovering, h.healthy
+	p.minAvailable = pcsg.Spec.EffectiveMinAvailable()
+	training := pcsg.Spec.Training()
+	if training {
+		// A Training breach restarts (or fails) the whole PodCliqueSet replica, counted against
+		// one budget, so the group never recycles a replica on its own.
+		p.minAvailable = pcsg.Spec.Replicas
+	}
+	p.breach = metav1.Condition{
+		Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionFalse, Reason: grovev1alpha1.ReasonSufficientAvailableReplicas,
+		Message: fmt.Sprintf("%d of %d replicas healthy, minAvailable %d", h.healthy, pcsg.Spec.Replicas, p.minAvailable), ObservedGeneration: pcsg.Generation,
+	}
+	if len(h.recovering) > 0 {
+		p.breach.Message += fmt.Sprintf("; recycled and not yet available again: %v", h.recovering)
+	}
+	switch {
+	case pcsg.Spec.Replicas == 0:
+		p.breach.Reason, p.breach.Message = grovev1alpha1.ReasonIdle, "0 replicas: idle, never breached"
+		p.recovering = nil
+	case h.healthy < p.minAvailable:
+		p.breach.Status, p.breach.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientAvailableReplicas
+		p.breach.Message += "; the PodCliqueSet decides on its replica"
+	}
+	if pcsg.Spec.Replicas > 0 && pcsg.Spec.TerminationDelay != nil && h.healthy >= p.minAvailable && !training && len(h.expired) > 0 {
+		// Recorded before anything is deleted: a restarted operator then still counts them as
+		// unhealthy until they are available again.
+		recovering := sets.New(h.recovering...)
+		for _, j := range h.expired {
+			idx, _ := strconv.Atoi(j)
+			recovering.Insert(int32(idx))
+			p.recycle = append(p.recycle, recycled{replica: j, pclqs: h.byReplica[j]})
+		}
+		p.recovering = sets.List(recovering)
+		p.record = !slices.Equal(pcsg.Status.RecoveringReplicas, p.recovering)
+	}
+	p.members(in)
+	return p
+}
+
+// members plans the group's PodCliques: the missing ones created (except those of a group
+// replica recycled now: recreated on the next pass, once the deletions are observed), existing
+// ones brought to the template once the PodCliqueSet's rollout reached the group and the group's
+// own budget gives their replica its turn, and those no group replica wants deleted.
+func (p *groupPlan) members(in groupInput) {
+	want := Members(in.pcs, in.pcsg, in.replica)
+	recycledNow := map[string]bool{}
+	for _, r := range p.recycle {
+		recycledNow[r.replica] = true
+	}
+	allowUpdate := in.pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(in.pcs)
+	turn := replicasToUpdate(in.pcsg, want, in.have)
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		w := want[name]
+		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		switch {
+		case recycledNow[j], in.unseen.Has(name):
+		case in.have[name] == nil:
+			p.creates = append(p.creates, w)
+		case allowUpdate && turn[j]:
+			if updated, changed := expand.Updated(in.have[name], w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+				p.updates = append(p.updates, updated)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.have)) {
+		if _, ok := want[name]; !ok && in.have[name].DeletionTimestamp.IsZero() {
+			p.deletes = append(p.deletes, in.have[name])
+		}
+	}
+}
