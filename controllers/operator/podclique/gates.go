@@ -3,6 +3,8 @@ package podclique
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -10,6 +12,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -159,13 +162,45 @@ func (r *Reconciler) parentsReady(ctx context.Context, pclq *grovev1alpha1.PodCl
 	for _, name := range pclq.Spec.StartsAfter {
 		parent := &grovev1alpha1.PodClique{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: name}, parent); err != nil {
-			return false, client.IgnoreNotFound(err)
+			if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			if idle, err := r.scaledAway(ctx, pclq, name); !idle || err != nil {
+				return false, err
+			}
+			continue
 		}
 		if !parent.UpForDependents(slices.Contains(pclq.Spec.StartsAfterSucceeded, name)) {
 			return false, nil
 		}
 	}
 	return true, nil
+}
+
+// scaledAway reports whether a parent PodClique that does not exist belongs to a scaling-group
+// replica its group no longer has — `kubectl scale` or an autoscaler took the group below it, to
+// 0 included: a component scaled away is idle and holds back nobody. A parent of a group replica
+// still wanted (being created) is waited for.
+func (r *Reconciler) scaledAway(ctx context.Context, pclq *grovev1alpha1.PodClique, parent string) (bool, error) {
+	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
+	if err := r.Client.List(ctx, groups, client.InNamespace(pclq.Namespace), client.MatchingLabels{
+		grovev1alpha1.LabelPartOf:                   pclq.Labels[grovev1alpha1.LabelPartOf],
+		grovev1alpha1.LabelPodCliqueSetReplicaIndex: pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex],
+	}); err != nil {
+		return false, err
+	}
+	for _, g := range groups.Items {
+		rest, ok := strings.CutPrefix(parent, g.Name+"-")
+		if !ok {
+			continue
+		}
+		idx, clique, ok := strings.Cut(rest, "-")
+		j, err := strconv.Atoi(idx)
+		if ok && err == nil && slices.Contains(g.Spec.CliqueNames, clique) {
+			return j >= int(g.Spec.Replicas), nil
+		}
+	}
+	return false, nil
 }
 
 func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }

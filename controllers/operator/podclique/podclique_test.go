@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -279,6 +280,33 @@ func TestParentsReadyCountsASucceededParentAndWaitsForSuccessWhereRequired(t *te
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.parent).Build()}
 			got, err := r.parentsReady(context.Background(), child(tc.mustSucceed))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestAParentOfAScalingGroupReplicaScaledAwayHoldsBackNobody(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+	child := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").StartsAfter("inf-0-prefill-0-leader", "inf-0-prefill-1-leader").Obj()
+	group := func(replicas int32) *grovev1alpha1.PodCliqueScalingGroup {
+		return builders.PodCliqueScalingGroup("ns", "inf-0-prefill", "leader", "worker").Replicas(replicas, 2).OfReplica("inf", "0").Obj()
+	}
+	leader0 := builders.PodClique("ns", "inf-0-prefill-0-leader").Status(grovev1alpha1.PodCliqueStatus{ReadyReplicas: 1}).Obj()
+	for _, tc := range []struct {
+		name string
+		objs []client.Object
+		want bool
+	}{
+		{"the group keeps both replicas: the missing one is being created, waited for", []client.Object{group(2), leader0}, false},
+		{"kubectl scale took the group to 1: its second replica holds back nobody", []client.Object{group(1), leader0}, true},
+		{"scaled to 0: idle, nobody waits for it", []client.Object{group(0)}, true},
+		{"no group at all (not created yet): waited for", []client.Object{leader0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.objs...).Build()}
+			got, err := r.parentsReady(context.Background(), child)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
