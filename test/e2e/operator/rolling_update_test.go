@@ -3,6 +3,7 @@ package operatore2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,11 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
@@ -228,4 +231,60 @@ func TestScalingGroupReportsTheRolloutInItsUpdateProgress(t *testing.T) {
 	assert.Equal(t, int32(4), p.UpdatedPodCliquesCount)
 	assert.Nil(t, p.ReadyReplicaIndicesSelectedToUpdate, "nothing is left in progress")
 	assert.False(t, p.UpdateEndedAt.Before(&p.UpdateStartedAt))
+}
+
+// Upstream #565: replicas patched in quick succession (a PodCliqueSet and its scaling group,
+// during a rolling update) end with exactly the children and pods the last values ask for — no
+// orphaned PodClique, PodGang or Service, nothing left at an older template.
+func TestRapidReplicaPatchesConvergeOnTheLastValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := builders.PodCliqueSet(ns, "rapid").Replicas(2).Clique("router", 1).Clique("leader", 1).Clique("worker", 2).
+		ScalingGroup("prefill", 2, 1, "leader", "worker").Obj()
+	require.NoError(t, k8s().Create(ctx, pcs))
+	waitRunning(t, ns, "rapid", 2*(1+2*3), 2*time.Minute)
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.38" })
+	for _, n := range []int32{4, 1, 3} {
+		update(t, pcs, func() { pcs.Spec.Replicas = n })
+	}
+	for _, n := range []int32{3, 1, 2} {
+		for i := range 3 {
+			require.NoError(t, client.IgnoreNotFound(k8s().Patch(ctx, &grovev1alpha1.PodCliqueScalingGroup{ObjectMeta: metav1.ObjectMeta{
+				Namespace: ns, Name: grovev1alpha1.PodCliqueScalingGroupName("rapid", i, "prefill")}},
+				client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n)))))
+		}
+	}
+	// 3 replicas: a router and 2 prefill group replicas of a leader and 2 workers each.
+	want := 3 * (1 + 2*3)
+	require.Eventually(t, func() bool {
+		pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "rapid"})
+		if len(pods) != want {
+			return false
+		}
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodRunning || !p.DeletionTimestamp.IsZero() ||
+				(strings.HasSuffix(p.Labels[grovev1alpha1.LabelPodClique], "-router") && p.Spec.Containers[0].Image != "busybox:1.38") {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 200*time.Millisecond, "exactly the pods of 3 replicas with 2 group replicas each, Running")
+	cliques := &grovev1alpha1.PodCliqueList{}
+	require.NoError(t, k8s().List(ctx, cliques, client.InNamespace(ns)))
+	assert.Len(t, cliques.Items, 3*(1+2*2), "a router and 2×(leader, worker) per replica: no orphan")
+	gangs := &schedulerv1alpha1.PodGangList{}
+	require.NoError(t, k8s().List(ctx, gangs, client.InNamespace(ns)))
+	var names []string
+	for _, g := range gangs.Items {
+		names = append(names, g.Name)
+	}
+	// minAvailable 1: group replica 0 is in the base gang, replica 1 has a scaled gang.
+	assert.ElementsMatch(t, []string{"rapid-0", "rapid-1", "rapid-2", "rapid-0-prefill-0", "rapid-1-prefill-0", "rapid-2-prefill-0"}, names)
+	services := &corev1.ServiceList{}
+	require.NoError(t, k8s().List(ctx, services, client.InNamespace(ns)))
+	assert.Len(t, services.Items, 3, "one headless Service per replica")
+	got := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
+	assert.Equal(t, int32(3), got.Status.Replicas)
 }
