@@ -196,7 +196,7 @@ func (r *Reconciler) scaledAway(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		}
 		idx, clique, ok := strings.Cut(rest, "-")
 		j, err := strconv.Atoi(idx)
-		if ok && err == nil && slices.Contains(g.Spec.CliqueNames, clique) {
+		if ok && err == nil && slices.Contains(g.Spec.CliqueNames, clique) && grovev1alpha1.ScalingGroupPodCliqueName(g.Name, j, clique) == parent {
 			return j >= int(g.Spec.Replicas), nil
 		}
 	}

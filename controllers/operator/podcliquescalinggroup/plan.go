@@ -23,6 +23,8 @@ type groupPlan struct {
 	// record says they must be written before the recycled PodCliques go.
 	recovering []int32
 	record     bool
+	// assessed are the recovering replicas before this pass recycled any.
+	assessed []int32
 	// recycle are the group replicas recycled now, with their PodCliques, in order.
 	recycle []recycled
 	// creates, updates and deletes are the member PodCliques missing, due for the template,
@@ -65,7 +67,7 @@ func decideGroup(in groupInput) groupPlan {
 		p.delay = pcsg.Spec.TerminationDelay.Duration
 	}
 	h := assessReplicas(pcsg, in.have, p.delay, in.now)
-	p.requeue, p.recovering, p.healthy = h.soonest.After(), h.recovering, h.healthy
+	p.requeue, p.recovering, p.assessed, p.healthy = h.soonest.After(), h.recovering, h.recovering, h.healthy
 	p.minAvailable = pcsg.Spec.EffectiveMinAvailable()
 	training := pcsg.Spec.Training()
 	if training {
@@ -115,12 +117,17 @@ func (p *groupPlan) members(in groupInput) {
 		recycledNow[r.replica] = true
 	}
 	allowUpdate := in.pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(in.pcs)
+	phase := in.pcs.Status.Phase
+	finished := phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || phase == grovev1alpha1.PodCliqueSetPhaseFailed
 	turn := replicasToUpdate(in.pcsg, want, in.have)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		w := want[name]
 		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
 		switch {
 		case recycledNow[j], in.unseen.Has(name):
+		case in.have[name] == nil && finished:
+			// A finished Training workload's PodCliques that were still running were deleted by
+			// the PodCliqueSet: nothing is made again.
 		case in.have[name] == nil:
 			p.creates = append(p.creates, w)
 		case allowUpdate && turn[j]:

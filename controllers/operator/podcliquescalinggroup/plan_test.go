@@ -44,6 +44,7 @@ func TestDecideGroupTransitions(t *testing.T) {
 		replicas, min int32
 		observed      int // group replicas whose PodCliques exist
 		training      bool
+		finished      bool    // the PodCliqueSet Succeeded
 		recorded      []int32 // status.recoveringReplicas before the pass
 		breached      map[string]time.Time
 		wantBreach    metav1.ConditionStatus
@@ -71,6 +72,8 @@ func TestDecideGroupTransitions(t *testing.T) {
 			wantDeletes: []string{"inf-0-prefill-0-leader", "inf-0-prefill-0-worker"}},
 		{name: "scaled out: the new replica's PodCliques are created", replicas: 3, min: 1, observed: 2, wantBreach: metav1.ConditionFalse,
 			wantCreates: []string{"inf-0-prefill-2-leader", "inf-0-prefill-2-worker"}},
+		{name: "the workload Succeeded: PodCliques the PodCliqueSet deleted are not made again", replicas: 3, min: 1, observed: 2, finished: true,
+			wantBreach: metav1.ConditionFalse},
 		{name: "scaled in: the replica beyond spec.replicas loses its PodCliques", replicas: 1, min: 1, observed: 2, wantBreach: metav1.ConditionFalse,
 			wantDeletes: []string{"inf-0-prefill-1-leader", "inf-0-prefill-1-worker"}},
 	}
@@ -82,6 +85,9 @@ func TestDecideGroupTransitions(t *testing.T) {
 				g.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
 			}
 			g.Status.RecoveringReplicas = tc.recorded
+			if tc.finished {
+				set.Status.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
+			}
 			p := decideGroup(groupInput{pcs: set, pcsg: g, have: groupWorld(set, g, tc.observed, tc.breached), unseen: sets.New[string](), now: now})
 			assert.Equal(t, tc.wantBreach, p.breach.Status, p.breach.Message)
 			var recycled []string

@@ -128,11 +128,14 @@ func (r *Reconciler) recycle(ctx context.Context, pcsg *grovev1alpha1.PodCliqueS
 		return nil
 	}
 	if p.record {
-		pcsg.Status.RecoveringReplicas = p.recovering
-		if err := r.Client.Status().Update(ctx, pcsg); err != nil {
-			p.recycle = nil
+		updated := pcsg.DeepCopy()
+		updated.Status.RecoveringReplicas = p.recovering
+		if err := r.Client.Status().Update(ctx, updated); err != nil {
+			// Nothing recycled: the replicas recorded before stay the recovering ones.
+			p.recycle, p.recovering = nil, p.assessed
 			return err
 		}
+		*pcsg = *updated
 		log.FromContext(ctx).V(1).Info("recorded group replicas to recycle", "recoveringReplicas", p.recovering)
 	}
 	for _, rc := range p.recycle {

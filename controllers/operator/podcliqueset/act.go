@@ -118,7 +118,7 @@ func (r *Reconciler) tell(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, 
 		logger.Info("training workload failed: every pod is terminated, then its phase is Failed", "reason", t.reason, "message", t.message, "podCliques", len(t.deletes))
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, t.event, "Fail", "%s", t.message)
 		if t.why != "" {
-			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "%s", t.why)
+			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, EventPodCliqueFailed, "Fail", "replica %d: %s", t.replica, t.why)
 		}
 	case finishing:
 		names := make([]string, 0, len(t.deletes))
@@ -152,37 +152,56 @@ func (r *Reconciler) deleteAll(ctx context.Context, deletes []change) (bool, err
 	return deleted, errors.Join(errs...)
 }
 
-// applyChanges creates and updates children in parallel — a new replica costs one round trip
-// instead of one per child, and a scaling group scaled out by 50 replicas gets its 50 PodGangs
-// together — in a window that stops at the first failure. It returns each change's error at
-// the change's place (nil where it succeeded; the ones not tried carry why), so the joined text
-// does not depend on which call ended first.
+// applyChanges creates and updates children: each replica's writes form a group, the groups go
+// in parallel (a new replica costs one round trip instead of one per child), and inside a group
+// in batches that double — slowstart.InitialBatch writes, then twice as many — while every write
+// of a batch succeeds (a scaling group scaled out by 50 replicas gets its 50 PodGangs in a few
+// round trips; a replica that cannot write stops after one batch). Which writes are tried depends
+// only on which fail, never on timing, so a step that keeps failing reports the same errors every
+// pass and writes no status. It returns each change's error at the change's place (nil where it
+// succeeded, errNotTried where a failing batch before it stopped its group).
 func (r *Reconciler) applyChanges(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, changes []change) []error {
 	errs := make([]error, len(changes))
-	tried := make([]bool, len(changes))
-	var mu sync.Mutex
-	_, _ = slowstart.Run(ctx, len(changes), func(ctx context.Context, i int) error {
-		mu.Lock()
-		tried[i] = true
-		mu.Unlock()
-		c := changes[i]
-		var err error
-		if c.verb == create {
-			err = r.create(ctx, pcs, c.obj, obs)
-		} else {
-			err = r.update(ctx, c.obj, c.reason)
-		}
-		if err != nil {
-			errs[i] = fmt.Errorf("%s %s %s: %w", c.verb, kindOf(c.obj), c.obj.GetName(), err)
-		}
-		return err
-	})
-	for i := range errs {
-		if !tried[i] && errs[i] == nil {
-			errs[i] = errNotTried
-		}
+	groups := map[string][]int{}
+	for i, c := range changes {
+		key := c.obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+		groups[key] = append(groups[key], i)
 	}
+	var wg sync.WaitGroup
+	for _, group := range groups {
+		wg.Go(func() {
+			for start, size := 0, slowstart.InitialBatch; start < len(group); start, size = start+size, size*2 {
+				batch := group[start:min(start+size, len(group))]
+				var bwg sync.WaitGroup
+				for _, i := range batch {
+					bwg.Go(func() { errs[i] = r.apply(ctx, pcs, obs, changes[i]) })
+				}
+				bwg.Wait()
+				if slices.ContainsFunc(batch, func(i int) bool { return errs[i] != nil }) {
+					for _, i := range group[min(start+size, len(group)):] {
+						errs[i] = errNotTried
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return errs
+}
+
+// apply makes one change, its error naming the child.
+func (r *Reconciler) apply(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, c change) error {
+	var err error
+	if c.verb == create {
+		err = r.create(ctx, pcs, c.obj, obs)
+	} else {
+		err = r.update(ctx, c.obj, c.reason)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", c.verb, kindOf(c.obj), c.obj.GetName(), err)
+	}
+	return nil
 }
 
 // errNotTried marks a change left for the next pass because an earlier one in its window

@@ -48,6 +48,10 @@ func fromNothing(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.PodCl
 	for _, pclq := range cliques {
 		obs.cliques[pclq.Name] = pclq
 	}
+	// What a PodCliqueSet becomes from nothing does not depend on what its status recorded (a
+	// manifest taken from a live object carries one).
+	pcs = pcs.DeepCopy()
+	pcs.Status = grovev1alpha1.PodCliqueSetStatus{}
 	var out []change
 	for _, c := range decide(input{pcs: pcs, obs: obs}).changes {
 		if c.verb == create {

@@ -213,7 +213,21 @@ func (p *plan) tearDown(in input, kind transitionKind) {
 	if len(t.deletes) > 0 || kind == failing {
 		p.transitions = append(p.transitions, t)
 	}
-	if in.pcs.Status.Phase != grovev1alpha1.PodCliqueSetPhaseFailed && len(obs.cliques)+len(obs.groups)+obs.podsLeft == 0 {
+	if in.pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
+		return
+	}
+	left := len(obs.cliques) + len(obs.groups) + obs.podsLeft
+	for _, until := range obs.terminating {
+		if until.After(in.now) {
+			left++
+			// A pod that never reports its end (its node is gone) counts as gone at the end of
+			// its grace period: look again then.
+			if wait := until.Sub(in.now); p.requeue == 0 || wait < p.requeue {
+				p.requeue = wait
+			}
+		}
+	}
+	if left == 0 {
 		p.recorded(in).Phase = grovev1alpha1.PodCliqueSetPhaseFailed
 	}
 }
@@ -254,6 +268,7 @@ func (p *plan) gangTermination(in input) map[int]bool {
 		if pcs.Status.RestartCount >= maxRestarts(pcs) {
 			p.fail(in, grovev1alpha1.ReasonMaxRestartsExceeded, EventMaxRestartsExceeded, reason,
 				fmt.Sprintf("replica %d failed (%s) after %d of %d restarts", i, reason, pcs.Status.RestartCount, maxRestarts(pcs)))
+			p.transitions[len(p.transitions)-1].replica = i
 			p.endPass = true
 			return terminatedNow
 		}
@@ -497,7 +512,8 @@ func (p *plan) nextLook(in input) {
 	if len(in.obs.collisions) > 0 && (p.requeue == 0 || collisionRecheck < p.requeue) {
 		p.requeue = collisionRecheck
 	}
-	// Status may just now record the start: look again when maxRuntime runs out.
+	// A started Training workload: look again when maxRuntime runs out (the pass that records
+	// the start arms it after its status write).
 	if left := runtimeRemaining(in.pcs, in.now); left > 0 && (p.requeue == 0 || left < p.requeue) {
 		p.requeue = left
 	}

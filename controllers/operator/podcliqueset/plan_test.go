@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,7 @@ var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 func world(pcs *grovev1alpha1.PodCliqueSet) *observed {
 	obs := &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
 		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{}, pods: map[string][]*corev1.Pod{},
-		autoscalers: nil, backend: "kube-scheduler", wantGangs: map[string]bool{}, collided: map[string]bool{}, unseen: sets.New[string](),
+		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, backend: "kube-scheduler", wantGangs: map[string]bool{}, collided: map[string]bool{}, unseen: sets.New[string](),
 		staleGangs: sets.New[string]()}
 	e := Expand(pcs)
 	for _, s := range e.Services {
@@ -118,6 +119,7 @@ func TestDecideAtRestPlansNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := decide(input{pcs: pcs, obs: world(pcs), now: now})
 			assert.Empty(t, steps(p), "every child is as the template makes it")
+			assert.Empty(t, p.gangStatus, "no PodGang status to write")
 			assert.Nil(t, p.record, "nothing to record")
 			assert.Zero(t, p.requeue)
 		})
@@ -250,6 +252,27 @@ func TestDecideTrainingTransitions(t *testing.T) {
 				obs.cliques, obs.groups, obs.podsLeft = map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodCliqueScalingGroup{}, 1
 			},
 			wantSettled: true, wantNoChange: true,
+		},
+		{
+			name: "failing, a pod terminating within its grace period: waited for until it ends", maxRestarts: 1,
+			edit: func(pcs *grovev1alpha1.PodCliqueSet, obs *observed) {
+				meta.SetStatusCondition(&pcs.Status.Conditions, failed)
+				obs.cliques, obs.groups, obs.podsLeft = map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodCliqueScalingGroup{}, 0
+				obs.terminating = []time.Time{now.Add(20 * time.Second), now.Add(-time.Second)}
+			},
+			wantSettled: true, wantNoChange: true, wantRequeue: 20 * time.Second,
+		},
+		{
+			name: "failing, the last pod past its grace period (its node is gone): the phase is Failed", maxRestarts: 1,
+			edit: func(pcs *grovev1alpha1.PodCliqueSet, obs *observed) {
+				meta.SetStatusCondition(&pcs.Status.Conditions, failed)
+				obs.cliques, obs.groups, obs.podsLeft = map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodCliqueScalingGroup{}, 0
+				obs.terminating = []time.Time{now.Add(-time.Second)}
+			},
+			wantRecord: func(t *testing.T, st *grovev1alpha1.PodCliqueSetStatus) {
+				assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseFailed, st.Phase)
+			},
+			wantSettled: true,
 		},
 		{
 			name: "failing, the last pod gone: the phase is Failed", maxRestarts: 1,
@@ -417,4 +440,41 @@ func TestDecideIsPure(t *testing.T) {
 	assert.Equal(t, steps(first), steps(second), "the same observation decides the same plan")
 	assert.Equal(t, before, pcs, "deciding changes nothing it read")
 	assert.Equal(t, ptr.To(int32(1)), ptr.To(first.record.RestartCount))
+}
+
+func TestDecidePlansTheAutoscalers(t *testing.T) {
+	autoscaled := func(t *grovev1alpha1.PodCliqueTemplateSpec) {
+		t.Spec.ScaleConfig = &grovev1alpha1.AutoScalingConfig{MaxReplicas: 5}
+	}
+	cases := []struct {
+		name string
+		edit func(pcs *grovev1alpha1.PodCliqueSet, obs *observed)
+		want []string
+	}{
+		{name: "missing: one per autoscaled clique and replica", want: []string{"create HorizontalPodAutoscaler inf-0-router", "create HorizontalPodAutoscaler inf-1-router"}},
+		{name: "as wanted: nothing", edit: func(pcs *grovev1alpha1.PodCliqueSet, obs *observed) {
+			obs.autoscalers = wantedAutoscalers(pcs)
+		}},
+		{name: "its maximum changed in the template: updated", edit: func(pcs *grovev1alpha1.PodCliqueSet, obs *observed) {
+			obs.autoscalers = wantedAutoscalers(pcs)
+			pcs.Spec.Template.Cliques[0].Spec.ScaleConfig.MaxReplicas = 7
+		}, want: []string{"update HorizontalPodAutoscaler inf-0-router", "update HorizontalPodAutoscaler inf-1-router"}},
+		{name: "no longer autoscaled: deleted", edit: func(pcs *grovev1alpha1.PodCliqueSet, obs *observed) {
+			obs.autoscalers = wantedAutoscalers(pcs)
+			pcs.Spec.Template.Cliques[0].Spec.ScaleConfig = nil
+		}, want: []string{
+			"delete HorizontalPodAutoscaler inf-0-router (its clique or scaling group is no longer autoscaled)",
+			"delete HorizontalPodAutoscaler inf-1-router (its clique or scaling group is no longer autoscaled)",
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pcs := builders.PodCliqueSet("ns", "inf").Replicas(2).Clique("router", 2, autoscaled).Obj()
+			obs := world(pcs)
+			if tc.edit != nil {
+				tc.edit(pcs, obs)
+			}
+			assert.Equal(t, tc.want, steps(decide(input{pcs: pcs, obs: obs, now: now})))
+		})
+	}
 }

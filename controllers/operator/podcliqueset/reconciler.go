@@ -174,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil: // the decision was not recorded: nothing was acted on
 		return ctrl.Result{}, err
 	case p.settled:
-		return ctrl.Result{}, errors.Join(errs...)
+		return ctrl.Result{RequeueAfter: p.requeue}, errors.Join(errs...)
 	case p.endPass:
 		// A restart was recorded and acted on: the next pass, once the deletions are observed,
 		// recreates the replica. (A result beside an error is ignored by controller-runtime.)
@@ -191,6 +191,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.updateStatus(ctx, pcs, obs, newRollout(pcs), errs); err != nil {
 		errs = append(errs, err)
 	}
+	// The status may just now record a Training workload's start: look again when maxRuntime
+	// runs out.
+	if left := runtimeRemaining(pcs, r.clock().Now()); left > 0 && (p.requeue == 0 || left < p.requeue) {
+		p.requeue = left
+	}
 	return ctrl.Result{RequeueAfter: p.requeue}, errors.Join(errs...)
 }
 
@@ -203,9 +208,11 @@ type observed struct {
 	pods     map[string][]*corev1.Pod // by PodClique
 	// autoscalers are the PodCliqueSet's HorizontalPodAutoscalers.
 	autoscalers map[string]*autoscalingv2.HorizontalPodAutoscaler
-	// podsLeft counts every pod, those terminating included: a failing workload is Failed once
-	// none is left.
-	podsLeft int
+	// podsLeft counts the pods not being deleted, and terminating holds when each pod being
+	// deleted runs out of its grace period: a failing workload is Failed once no pod is left (a
+	// pod past its grace period counts as gone — one on an unreachable node may never report).
+	podsLeft    int
+	terminating []time.Time
 	// backend is the name of the scheduler backend the PodGangs are labelled for ("" when it is
 	// not enabled: backendErr says so).
 	backend    string
@@ -260,7 +267,13 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	for i := range hpas.Items {
 		obs.autoscalers[hpas.Items[i].Name] = &hpas.Items[i]
 	}
-	obs.podsLeft = len(pods.Items)
+	for i := range pods.Items {
+		if d := pods.Items[i].DeletionTimestamp; d != nil {
+			obs.terminating = append(obs.terminating, d.Time)
+		} else {
+			obs.podsLeft++
+		}
+	}
 	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
 		obs.backend = string(backend.Name())
 	} else {
