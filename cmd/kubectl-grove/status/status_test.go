@@ -106,7 +106,7 @@ func startingCluster(t *testing.T) []client.Object {
 			pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
 				Reason: "PodsScheduledIndividually", ObservedGeneration: 1, LastTransitionTime: at},
 				{Type: schedulerv1alpha1.ConditionScheduled, Status: metav1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, ObservedGeneration: 1, LastTransitionTime: at,
-					Message: "inference-0-prefill-0-worker has 0 of 2 pods placed; pod inference-0-prefill-0-worker-0: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}
+					Message: "inference-0-prefill-0-worker has fewer than 2 pods placed; pod inference-0-prefill-0-worker-0: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}
 		}
 		objs = append(objs, pg)
 	}

@@ -101,13 +101,15 @@ func decideGangStatus(pg *schedulerv1alpha1.PodGang, missing []string, pods map[
 	for _, group := range pg.Spec.PodGroups {
 		n := countGroup(group, pods[group.Name])
 		if n.bound < n.min {
-			unplaced = append(unplaced, fmt.Sprintf("%s has %d of %d pods placed", n.name, n.bound, n.min))
+			// The count a group is short by is left out: it changes with every pod placed, and the
+			// status would be written as often (kubectl grove status counts the pods).
+			unplaced = append(unplaced, fmt.Sprintf("%s has fewer than %d pods placed", n.name, n.min))
 			if waitReason == "" && n.waiter != "" {
 				waitReason, waitMessage = n.waitingReason, fmt.Sprintf("pod %s: %s", n.waiter, n.waitingMessage)
 			}
 		}
 		if n.ready < n.min {
-			unready = append(unready, fmt.Sprintf("%s has %d of %d pods ready", n.name, n.ready, n.min))
+			unready = append(unready, fmt.Sprintf("%s has fewer than %d pods ready", n.name, n.min))
 		}
 		allReadyOrDone = allReadyOrDone && n.ready+n.succeeded >= n.min
 		allSucceeded = allSucceeded && n.succeeded == n.referenced

@@ -84,20 +84,20 @@ func TestPodGangStatusFollowsItsPods(t *testing.T) {
 		{
 			name: "no pod placed: Pending, waiting for placement", pods: allPods(func(*gangPod) {}),
 			wantPhase: schedulerv1alpha1.PodGangPhasePending, wantScheduled: metav1.ConditionFalse, wantReason: schedulerv1alpha1.ReasonWaitingForPlacement,
-			wantReady: metav1.ConditionFalse, wantMessage: "inf-0-router has 0 of 1 pods placed; inf-0-worker has 0 of 1 pods placed",
+			wantReady: metav1.ConditionFalse, wantMessage: "inf-0-router has fewer than 1 pods placed; inf-0-worker has fewer than 1 pods placed",
 		},
 		{
 			name:      "the scheduler says why: its reason and message",
 			pods:      allPods(func(p *gangPod) { p.unschedulable = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu." }),
 			wantPhase: schedulerv1alpha1.PodGangPhasePending, wantScheduled: metav1.ConditionFalse, wantReason: corev1.PodReasonUnschedulable,
 			wantReady:   metav1.ConditionFalse,
-			wantMessage: "inf-0-router has 0 of 1 pods placed; inf-0-worker has 0 of 1 pods placed; pod inf-0-router-0: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+			wantMessage: "inf-0-router has fewer than 1 pods placed; inf-0-worker has fewer than 1 pods placed; pod inf-0-router-0: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
 		},
 		{
 			name:      "one group short of its minimum: still Pending",
 			pods:      []gangPod{{name: "inf-0-router-0", node: node}, {name: "inf-0-worker-0"}, {name: "inf-0-worker-1"}},
 			wantPhase: schedulerv1alpha1.PodGangPhasePending, wantScheduled: metav1.ConditionFalse, wantReason: schedulerv1alpha1.ReasonWaitingForPlacement,
-			wantReady: metav1.ConditionFalse, wantMessage: "inf-0-worker has 0 of 1 pods placed",
+			wantReady: metav1.ConditionFalse, wantMessage: "inf-0-worker has fewer than 1 pods placed",
 		},
 		{
 			name:      "every group's minimum placed, not ready: Starting",
