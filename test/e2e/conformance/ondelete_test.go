@@ -180,3 +180,30 @@ func Test_OD9_StrategyTransition(t *testing.T) {
 	triggerUpdate(t, pcs, "pc-c")
 	verifyNoAutomaticDeletion(t, pcs, again, since)
 }
+
+// Test_OD7_MultipleReplicasPCS: with two PodCliqueSet replicas under OnDelete, a change of pc-a
+// deletes no pod in either (upstream: no DELETED event for any of the 20 original pods within
+// 10 s, and still 20 pods). Strengthened: the OnDelete update recorded is this one, with its
+// progress filled (upstream skips that check here), and both replicas' pc-a PodCliques carry the
+// new template, so a pod deleted in either comes back updated.
+func Test_OD7_MultipleReplicasPCS(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	deploy(t, pcs, 10)
+	scale(t, pcs.DeepCopy(), 2)
+	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	require.Len(t, before, 20)
+	since := time.Now()
+	trigger := triggerUpdate(t, pcs, "pc-a")
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+	for i := 0; i < 2; i++ {
+		name := grovev1alpha1.PodCliqueName(pcs.Name, i, "pc-a")
+		assert.Eventually(t, func() bool {
+			pclq := &grovev1alpha1.PodClique{}
+			return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pclq) == nil &&
+				hasTrigger(&corev1.Pod{Spec: pclq.Spec.PodSpec}, trigger)
+		}, 30*time.Second, 200*time.Millisecond, "%s carries the new template", name)
+	}
+}
