@@ -152,41 +152,44 @@ func (r *Reconciler) deleteAll(ctx context.Context, deletes []change) (bool, err
 	return deleted, errors.Join(errs...)
 }
 
-// applyChanges creates and updates children: each replica's writes form a group, the groups go
-// in parallel (a new replica costs one round trip instead of one per child), and inside a group
-// in batches that double — slowstart.InitialBatch writes, then twice as many — while every write
-// of a batch succeeds (a scaling group scaled out by 50 replicas gets its 50 PodGangs in a few
-// round trips; a replica that cannot write stops after one batch). Which writes are tried depends
-// only on which fail, never on timing, so a step that keeps failing reports the same errors every
-// pass and writes no status. It returns each change's error at the change's place (nil where it
-// succeeded, errNotTried where a failing batch before it stopped its group).
+// applyChanges creates and updates children replica by replica, as they come in the plan: inside
+// a replica in batches that double — slowstart.InitialBatch writes (a new replica's children in
+// one round trip), then twice as many (a scaling group scaled out by 50 replicas gets its 50
+// PodGangs in a few round trips) — while every write of a batch succeeds; a replica that cannot
+// write stops after one batch. Replicas go one after another: a thousand replicas written at once
+// overran the API server on two cores and starved the operator's lease renewal (it exited). Which
+// writes are tried depends only on which fail, never on timing, so a step that keeps failing
+// reports the same errors every pass and writes no status. It returns each change's error at the
+// change's place (nil where it succeeded, errNotTried where a failing batch before it stopped its
+// replica).
 func (r *Reconciler) applyChanges(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, changes []change) []error {
 	errs := make([]error, len(changes))
+	var order []string
 	groups := map[string][]int{}
 	for i, c := range changes {
 		key := c.obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+		if _, seen := groups[key]; !seen {
+			order = append(order, key)
+		}
 		groups[key] = append(groups[key], i)
 	}
-	var wg sync.WaitGroup
-	for _, group := range groups {
-		wg.Go(func() {
-			for start, size := 0, slowstart.InitialBatch; start < len(group); start, size = start+size, size*2 {
-				batch := group[start:min(start+size, len(group))]
-				var bwg sync.WaitGroup
-				for _, i := range batch {
-					bwg.Go(func() { errs[i] = r.apply(ctx, pcs, obs, changes[i]) })
-				}
-				bwg.Wait()
-				if slices.ContainsFunc(batch, func(i int) bool { return errs[i] != nil }) {
-					for _, i := range group[min(start+size, len(group)):] {
-						errs[i] = errNotTried
-					}
-					return
-				}
+	for _, key := range order {
+		group := groups[key]
+		for start, size := 0, slowstart.InitialBatch; start < len(group); start, size = start+size, size*2 {
+			batch := group[start:min(start+size, len(group))]
+			var wg sync.WaitGroup
+			for _, i := range batch {
+				wg.Go(func() { errs[i] = r.apply(ctx, pcs, obs, changes[i]) })
 			}
-		})
+			wg.Wait()
+			if slices.ContainsFunc(batch, func(i int) bool { return errs[i] != nil }) {
+				for _, i := range group[min(start+size, len(group)):] {
+					errs[i] = errNotTried
+				}
+				break
+			}
+		}
 	}
-	wg.Wait()
 	return errs
 }
 
