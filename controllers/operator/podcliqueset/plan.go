@@ -108,6 +108,9 @@ type transition struct {
 	deletes                []change
 }
 
+// tearDownRecheck is how often a failing workload looks whether its last pods are gone.
+const tearDownRecheck = 2 * time.Second
+
 // input is what decide reads: the PodCliqueSet, its observed children and the time.
 type input struct {
 	pcs *grovev1alpha1.PodCliqueSet
@@ -219,17 +222,16 @@ func (p *plan) tearDown(in input, kind transitionKind) {
 	left := len(obs.cliques) + len(obs.groups) + obs.podsLeft
 	for _, until := range obs.terminating {
 		if until.After(in.now) {
-			left++
-			// A pod that never reports its end (its node is gone) counts as gone at the end of
-			// its grace period: look again then.
-			if wait := until.Sub(in.now); p.requeue == 0 || wait < p.requeue {
-				p.requeue = wait
-			}
+			left++ // a pod that never reports its end (its node is gone) counts as gone after its grace period
 		}
 	}
 	if left == 0 {
 		p.recorded(in).Phase = grovev1alpha1.PodCliqueSetPhaseFailed
+		return
 	}
+	// Pods going away are not watched (thousands of them would each wake the PodCliqueSet): a
+	// workload being torn down looks again shortly, until nothing is left.
+	p.requeue = tearDownRecheck
 }
 
 // gangTermination decides, replica by replica, what a gang broken for longer than its

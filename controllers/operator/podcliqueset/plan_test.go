@@ -243,7 +243,7 @@ func TestDecideTrainingTransitions(t *testing.T) {
 				assert.Equal(t, now, c.LastTransitionTime.Time)
 				assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseRunning, st.Phase, "not Failed while pods are left")
 			},
-			wantEndPass: true, wantSettled: true,
+			wantEndPass: true, wantSettled: true, wantRequeue: tearDownRecheck,
 		},
 		{
 			name: "failing, pods still terminating: nothing recorded, nothing created", maxRestarts: 1,
@@ -251,7 +251,7 @@ func TestDecideTrainingTransitions(t *testing.T) {
 				meta.SetStatusCondition(&pcs.Status.Conditions, failed)
 				obs.cliques, obs.groups, obs.podsLeft = map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodCliqueScalingGroup{}, 1
 			},
-			wantSettled: true, wantNoChange: true,
+			wantSettled: true, wantNoChange: true, wantRequeue: tearDownRecheck,
 		},
 		{
 			name: "failing, a pod terminating within its grace period: waited for until it ends", maxRestarts: 1,
@@ -260,7 +260,7 @@ func TestDecideTrainingTransitions(t *testing.T) {
 				obs.cliques, obs.groups, obs.podsLeft = map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodCliqueScalingGroup{}, 0
 				obs.terminating = []time.Time{now.Add(20 * time.Second), now.Add(-time.Second)}
 			},
-			wantSettled: true, wantNoChange: true, wantRequeue: 20 * time.Second,
+			wantSettled: true, wantNoChange: true, wantRequeue: tearDownRecheck,
 		},
 		{
 			name: "failing, the last pod past its grace period (its node is gone): the phase is Failed", maxRestarts: 1,
@@ -314,7 +314,7 @@ func TestDecideTrainingTransitions(t *testing.T) {
 			wantRecord: func(t *testing.T, st *grovev1alpha1.PodCliqueSetStatus) {
 				assert.Equal(t, grovev1alpha1.ReasonMaxRuntimeExceeded, meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionFailed).Reason)
 			},
-			wantSettled: true,
+			wantSettled: true, wantRequeue: tearDownRecheck,
 		},
 		{
 			name: "Succeeded: the PodCliques still running go, those that succeeded stay", maxRestarts: 1,

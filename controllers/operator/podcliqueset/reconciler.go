@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -101,10 +100,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
 		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status
 		// carries it: its changes come batched like the cliques'.
-		// A pod's deletion is what a failing Training workload waits for: its phase turns Failed
-		// once no pod is left.
 		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low),
-			builder.WithPredicates(podEvents())).
+			builder.WithPredicates(eventbatch.UpdatesWhere(podScheduledChanged))).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
 		// (acknowledgements, pods turning Ready) are batched into one reconcile.
 		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
@@ -130,13 +127,6 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
-}
-
-// podEvents passes a pod's PodScheduled changes and its deletion.
-func podEvents() predicate.Funcs {
-	p := eventbatch.UpdatesWhere(podScheduledChanged)
-	p.DeleteFunc = func(event.DeleteEvent) bool { return true }
-	return p
 }
 
 // statusChanged reports whether a PodCliqueSet's stored status changed.
