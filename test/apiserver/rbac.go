@@ -38,6 +38,17 @@ func GrantRBAC(ctx context.Context, c client.Client, binary, identity string) er
 	if err := client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: BinaryNamespace}})); err != nil {
 		return err
 	}
+	// The binaries' leases are renewed at the leader-election priority, as deployed: a test that
+	// loads the API server must not take a binary's lease away where a cluster would not.
+	schemas, err := ReadManifests(filepath.Join(root, "config", "flowcontrol", "flowschema.yaml"))
+	if err != nil {
+		return fmt.Errorf("reading the binaries' FlowSchema: %w", err)
+	}
+	for _, fs := range schemas {
+		if err := c.Patch(ctx, fs, client.Apply, client.FieldOwner("grove-test"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying FlowSchema %s: %w", fs.GetName(), err)
+		}
+	}
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: identity, Namespace: BinaryNamespace}
 	for _, role := range roles {
 		// Server-side apply, so a binary restarted by a test re-grants cleanly.
