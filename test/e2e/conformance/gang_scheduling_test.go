@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
@@ -95,5 +96,98 @@ func Test_GS1_GangSchedulingWithFullReplicas(t *testing.T) {
 
 	require.NoError(t, cluster.Current.SetUnschedulable(context.Background(), false, nodes[9]))
 	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+	assertDistinctNodes(t, ns, pcs.Name)
+}
+
+// scaleOnce scales a PodCliqueScalingGroup once it exists (a new PodCliqueSet replica's group is
+// made by the operator after the PodCliqueSet is scaled).
+func scaleOnce(t *testing.T, ns, pcsg string, replicas int32) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pcsg}, &grovev1alpha1.PodCliqueScalingGroup{}) == nil
+	}, time.Minute, 200*time.Millisecond, "PodCliqueScalingGroup %s exists", pcsg)
+	scale(t, pcsgRef(ns, pcsg), replicas)
+}
+
+// uncordon makes nodes schedulable again (upstream's UncordonNodes).
+func uncordon(t *testing.T, nodes ...string) {
+	t.Helper()
+	require.NoError(t, cluster.Current.SetUnschedulable(context.Background(), false, nodes...))
+}
+
+// Test_GS2_GangSchedulingWithScalingFullReplicas: workload1's gang of 10 waits whole on 9 nodes
+// and is placed whole on 10; its scaling group scaled to 3 adds a gang of 4 that waits whole while
+// no node is free, and is placed whole once 4 more are uncordoned. Adapted: the test's own one-pod
+// nodes (upstream cordons workers of a private cluster), and no KAI event sources to check.
+func Test_GS2_GangSchedulingWithScalingFullReplicas(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := workload(ns, "workload1", full)
+	nodes := gangPool(t, pcs, 14, 9)
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitPlaced(t, ns, pcs.Name, 10, 0)
+
+	uncordon(t, nodes[9])
+	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+
+	scaleOnce(t, ns, "workload1-0-sg-x", 3)
+	waitPlaced(t, ns, pcs.Name, 14, 10)
+
+	uncordon(t, nodes[10:14]...)
+	waitReady(t, ns, pcs.Name, 14, 90*time.Second)
+	assertDistinctNodes(t, ns, pcs.Name)
+}
+
+// Test_GS3_GangSchedulingWithPCSScalingFullReplicas: as GS-2, but the PodCliqueSet is scaled to 2
+// replicas: the second replica's gang of 10 waits whole until 10 more nodes are free. Adapted as
+// GS-2.
+func Test_GS3_GangSchedulingWithPCSScalingFullReplicas(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := workload(ns, "workload1", full)
+	nodes := gangPool(t, pcs, 20, 9)
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitPlaced(t, ns, pcs.Name, 10, 0)
+
+	uncordon(t, nodes[9])
+	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+
+	scale(t, pcs.DeepCopy(), 2)
+	waitPlaced(t, ns, pcs.Name, 20, 10)
+
+	uncordon(t, nodes[10:20]...)
+	waitReady(t, ns, pcs.Name, 20, 90*time.Second)
+	assertDistinctNodes(t, ns, pcs.Name)
+}
+
+// Test_GS4_GangSchedulingWithPCSAndPCSGScalingFullReplicas: GS-2 and GS-3 in turn — replica 0's
+// scaling group to 3 (a gang of 4), the PodCliqueSet to 2 (a gang of 10), replica 1's scaling group
+// to 3 (another gang of 4): each new gang waits whole until exactly its nodes are uncordoned.
+// Adapted as GS-2.
+func Test_GS4_GangSchedulingWithPCSAndPCSGScalingFullReplicas(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := workload(ns, "workload1", full)
+	nodes := gangPool(t, pcs, 28, 9)
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitPlaced(t, ns, pcs.Name, 10, 0)
+
+	uncordon(t, nodes[9])
+	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+
+	scaleOnce(t, ns, "workload1-0-sg-x", 3)
+	waitPlaced(t, ns, pcs.Name, 14, 10)
+	uncordon(t, nodes[10:14]...)
+	waitReady(t, ns, pcs.Name, 14, 90*time.Second)
+
+	scale(t, pcs.DeepCopy(), 2)
+	waitPlaced(t, ns, pcs.Name, 24, 14)
+	uncordon(t, nodes[14:24]...)
+	waitReady(t, ns, pcs.Name, 24, 90*time.Second)
+
+	scaleOnce(t, ns, "workload1-1-sg-x", 3)
+	waitPlaced(t, ns, pcs.Name, 28, 24)
+	uncordon(t, nodes[24:28]...)
+	waitReady(t, ns, pcs.Name, 28, 90*time.Second)
 	assertDistinctNodes(t, ns, pcs.Name)
 }

@@ -3,7 +3,9 @@
 // deploys upstream's workload shape and makes upstream's assertions; where the cluster forces an
 // adaptation, the test says so in one comment. docs/upstream-compatibility.md maps every case.
 // Upstream runs its suite under KAI, a gang scheduler: here kube-scheduler places every PodGang as
-// a hierarchical gang (gang mode, CompositePodGroup), each pod group keeping its own minimum.
+// a hierarchical gang (gang mode, CompositePodGroup), each pod group keeping its own minimum; the
+// cases whose gangs are placed at their minimum first (workload2's) run under scheduler-plugins'
+// coscheduling scheduler, which does that.
 package conformance
 
 import (
@@ -13,14 +15,27 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
+// coscheduler is the scheduler-plugins scheduler's name, and the scheduler-plugins profile's.
+const coscheduler = "scheduler-plugins-scheduler"
+
+// schedulerConfig enables kube-scheduler in gang mode (the default) and scheduler-plugins.
+const schedulerConfig = "scheduler:\n  profiles:\n" + cluster.GangSchedulerProfile + `  - name: scheduler-plugins
+    config: {schedulerName: ` + coscheduler + `, scheduleTimeoutSeconds: 30}
+`
+
 var binDir string
 
 func TestMain(m *testing.M) {
 	os.Exit(cluster.MainWithBinaries(m, cluster.Options{Nodes: 4}, &binDir, func(c *cluster.Cluster) error {
-		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", cluster.GangSchedulerConfig); err != nil {
+		if _, err := c.StartBinary(binDir, "grove-operator", "grove-operator", schedulerConfig); err != nil {
 			return err
 		}
-		_, err := c.StartBinary(binDir, "backend-controller", "backend-controller", cluster.GangSchedulerConfig, "--backend=kube-scheduler")
-		return err
+		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller", schedulerConfig, "--backend=kube-scheduler"); err != nil {
+			return err
+		}
+		if _, err := c.StartBinaryAs(binDir, "backend-controller", "backend-controller-plugins", "backend-controller-plugins", schedulerConfig, "--backend=scheduler-plugins"); err != nil {
+			return err
+		}
+		return c.StartCoscheduler(coscheduler, 30)
 	}))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -205,5 +206,121 @@ func Test_OD7_MultipleReplicasPCS(t *testing.T) {
 			return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pclq) == nil &&
 				hasTrigger(&corev1.Pod{Spec: pclq.Spec.PodSpec}, trigger)
 		}, 30*time.Second, 200*time.Millisecond, "%s carries the new template", name)
+	}
+}
+
+// Test_OD8_NodeFailureRecoveryWorkflow: a node fails; pc-a's template is changed to keep off it;
+// nothing is deleted automatically; the pod on it is deleted by hand and its replacement carries
+// the new affinity and runs elsewhere, while every pod on a healthy node stays. Adapted: the
+// test's own 11 one-pod nodes (10 pods and a spare, as upstream's workers); the pods name their
+// pool by a node selector, so the affinity term is added to pc-a rather than appended to
+// upstream's existing one; the replacement keeps the pod's name here, so "new" is told by UID.
+func Test_OD8_NodeFailureRecoveryWorkflow(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := onDeleteWorkload(ns)
+	gangPool(t, pcs, 11, 11)
+	deploy(t, pcs, 10)
+	all := map[string]string{grovev1alpha1.LabelPartOf: pcs.Name}
+	before := uids(t, ns, all)
+
+	evict := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: "workload-ondelete-0-pc-a"})[0]
+	failed := evict.Spec.NodeName
+	require.NotEmpty(t, failed)
+	healthy := map[string]types.UID{}
+	for _, p := range pods(t, ns, all) {
+		if p.Spec.NodeName != failed {
+			healthy[p.Name] = p.UID
+		}
+	}
+
+	since := time.Now()
+	keepOff := corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: []string{failed}}
+	require.Eventually(t, func() bool {
+		got := get(t, pcs)
+		for _, c := range got.Spec.Template.Cliques {
+			if c.Name == "pc-a" {
+				c.Spec.PodSpec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+						{MatchExpressions: []corev1.NodeSelectorRequirement{keepOff}},
+					}},
+				}}
+			}
+		}
+		return k8s().Update(context.Background(), got) == nil
+	}, 30*time.Second, 200*time.Millisecond, "keeping pc-a off %s", failed)
+	verifyNoAutomaticDeletion(t, pcs, before, since)
+
+	require.NoError(t, k8s().Delete(context.Background(), &evict))
+	var replacement *corev1.Pod
+	require.Eventually(t, func() bool {
+		running := 0
+		replacement = nil
+		for _, p := range pods(t, ns, all) {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+			if p.Name == evict.Name && p.UID != evict.UID {
+				replacement = p.DeepCopy()
+			}
+		}
+		return running == 10 && replacement != nil
+	}, pollTimeout, time.Second, "10 pods Running, %s among them anew", evict.Name)
+
+	require.NotNil(t, replacement.Spec.Affinity, "the replacement has an affinity")
+	require.NotNil(t, replacement.Spec.Affinity.NodeAffinity)
+	require.NotNil(t, replacement.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+	terms := replacement.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.NotEmpty(t, terms)
+	assert.Contains(t, terms[0].MatchExpressions, keepOff, "the replacement carries the new affinity")
+	assert.NotEqual(t, failed, replacement.Spec.NodeName)
+	now := uids(t, ns, all)
+	for name, uid := range healthy {
+		assert.Equal(t, uid, now[name], "%s on a healthy node is untouched", name)
+	}
+}
+
+// Test_OD3_ScaleInPrefersOutdatedPods: pc-a's template changes under OnDelete, one of its two pods
+// is replaced by hand, and pc-a is scaled to 1. Upstream's steps (the first pod in list order is
+// the one replaced) keep the updated pod, as upstream asserts. The second case shows the
+// difference: a scale-in here removes the highest pod index, whatever its template, because a
+// clique's indices stay 0…replicas-1 (hostnames and GROVE_PCLQ_POD_INDEX are ranks that
+// distributed workloads rendezvous on); upstream removes outdated pods first and leaves a hole.
+func Test_OD3_ScaleInPrefersOutdatedPods(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		replaced int // the pc-a pod index replaced by hand
+		kept     func(updated, outdated string) string
+	}{
+		{name: "upstream's steps: the first pod is replaced, the outdated one goes", replaced: 0,
+			kept: func(updated, _ string) string { return updated }},
+		{name: "the last pod replaced: the highest index goes, updated or not", replaced: 1,
+			kept: func(_, outdated string) string { return outdated }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := cluster.Current.NewNamespace(t)
+			pcs := onDeleteWorkload(ns)
+			deploy(t, pcs, 10)
+			const pclq = "workload-ondelete-0-pc-a"
+			old := uids(t, ns, map[string]string{grovev1alpha1.LabelPodClique: pclq})
+			require.Len(t, old, 2)
+			since := time.Now()
+			trigger := triggerUpdate(t, pcs, "pc-a")
+			verifyNoAutomaticDeletion(t, pcs, uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name}), since)
+
+			updated := grovev1alpha1.PodHostname(pclq, tc.replaced)
+			outdated := grovev1alpha1.PodHostname(pclq, 1-tc.replaced)
+			require.NoError(t, k8s().Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: updated}}))
+			waitReplacedWith(t, ns, updated, old[updated], trigger)
+			waitReady(t, ns, pcs.Name, 10, time.Minute)
+
+			scale(t, pclqRef(ns, pclq), 1)
+			waitReady(t, ns, pcs.Name, 9, pollTimeout)
+			left := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: pclq})
+			require.Len(t, left, 1)
+			assert.Equal(t, tc.kept(updated, outdated), left[0].Name)
+		})
 	}
 }
