@@ -1,10 +1,12 @@
 package deployintegration
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +271,11 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 		}
 	}
 
+	// Every binary's lease is renewed at the API server's leader-election priority, not queued
+	// behind its own work (config/flowcontrol).
+	leases := cmp.Or(cfg.LeaderElection.ResourceNamespace, apiserver.BinaryNamespace)
+	assert.True(t, leasesPrioritized(byKind["FlowSchema"], leases), "a FlowSchema puts the leases in %s of every ServiceAccount of %s at leader-election priority", leases, apiserver.BinaryNamespace)
+
 	// The webhook's certificate management names what is rendered.
 	cm := cfg.CertManagement
 	assert.Contains(t, byKind["MutatingWebhookConfiguration"], cm.MutatingWebhookConfigurationName)
@@ -291,6 +298,42 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 		assert.Equal(t, configv1alpha1.CertManagementAuto, cm.Mode)
 		assert.Contains(t, byKind["Secret"], cm.SecretName, "the rotator fills a Secret the deployment creates")
 	}
+}
+
+// leasesPrioritized reports whether one of the FlowSchemas maps lease writes in namespace by
+// every ServiceAccount of the binaries' namespace to the leader-election priority level.
+func leasesPrioritized(schemas map[string]*unstructured.Unstructured, namespace string) bool {
+	for _, fs := range schemas {
+		if level, _, _ := unstructured.NestedString(fs.Object, "spec", "priorityLevelConfiguration", "name"); level != "leader-election" {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(fs.Object, "spec", "rules")
+		for _, r := range rules {
+			rule := r.(map[string]any)
+			subjects, _, _ := unstructured.NestedSlice(rule, "subjects")
+			resources, _, _ := unstructured.NestedSlice(rule, "resourceRules")
+			if anyOf(subjects, func(m map[string]any) bool {
+				ns, _, _ := unstructured.NestedString(m, "serviceAccount", "namespace")
+				name, _, _ := unstructured.NestedString(m, "serviceAccount", "name")
+				return ns == apiserver.BinaryNamespace && name == "*"
+			}) && anyOf(resources, func(m map[string]any) bool {
+				kinds, _, _ := unstructured.NestedStringSlice(m, "resources")
+				namespaces, _, _ := unstructured.NestedStringSlice(m, "namespaces")
+				verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
+				return slices.Contains(kinds, "leases") && slices.Contains(namespaces, namespace) && slices.Contains(verbs, "update")
+			}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyOf(list []any, pred func(map[string]any) bool) bool {
+	return slices.ContainsFunc(list, func(v any) bool {
+		m, ok := v.(map[string]any)
+		return ok && pred(m)
+	})
 }
 
 // namespaced reports whether a rendered kind lives in a namespace.
