@@ -2,12 +2,14 @@ package operatore2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,11 +18,21 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// A Training workload of a standalone clique and a scaling group (maxRestarts 1): one failed pod
-// of the group is one restart that recreates every pod of the replica, standalone ones too, and
-// the workload keeps running on its one restart.
+// A Training workload of a standalone clique and a scaling group, with maxRestarts 1 and 2: each
+// failed pod of the group is one restart that recreates every pod of the replica, standalone ones
+// too, and is counted once; the failure past the budget makes the workload Failed with no pod left,
+// and nothing is created after that.
 func TestTrainingWithAScalingGroupCountsOneFailureOnce(t *testing.T) {
 	t.Parallel()
+	for _, budget := range []int32{1, 2} {
+		t.Run(fmt.Sprintf("maxRestarts %d", budget), func(t *testing.T) {
+			t.Parallel()
+			trainingGroupFailures(t, budget)
+		})
+	}
+}
+
+func trainingGroupFailures(t *testing.T, budget int32) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
 	cl := func(name string) *grovev1alpha1.PodCliqueTemplateSpec {
@@ -29,7 +41,7 @@ func TestTrainingWithAScalingGroupCountsOneFailureOnce(t *testing.T) {
 		return c
 	}
 	pcs := &grovev1alpha1.PodCliqueSet{ObjectMeta: pcsMeta(ns, "tg"), Spec: grovev1alpha1.PodCliqueSetSpec{
-		Replicas: 1, WorkloadType: grovev1alpha1.WorkloadTypeTraining, TrainingSpec: &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](1)},
+		Replicas: 1, WorkloadType: grovev1alpha1.WorkloadTypeTraining, TrainingSpec: &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To(budget)},
 		Template: grovev1alpha1.PodCliqueSetTemplateSpec{
 			Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{cl("solo"), cl("lead"), cl("mem")},
 			PodCliqueScalingGroupConfigs: []grovev1alpha1.PodCliqueScalingGroupConfig{
@@ -43,33 +55,47 @@ func TestTrainingWithAScalingGroupCountsOneFailureOnce(t *testing.T) {
 		}
 		return out
 	}
+	restarts := func(got *grovev1alpha1.PodCliqueSet) int32 {
+		require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
+		return got.Status.RestartCount
+	}
 	before := uids()
 
-	cluster.Current.FailPod(t, ns, "tg-0-grp-0-mem-0")
-	require.Eventually(t, func() bool {
-		got := &grovev1alpha1.PodCliqueSet{}
-		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && got.Status.RestartCount == 1
-	}, time.Minute, 200*time.Millisecond, "the failure is one restart")
-	var after map[string]types.UID
-	require.Eventually(t, func() bool {
-		after = uids()
-		for name, uid := range before {
-			if after[name] == uid {
-				return false
+	for n := int32(1); n <= budget; n++ {
+		cluster.Current.FailPod(t, ns, "tg-0-grp-0-mem-0")
+		require.Eventually(t, func() bool { return restarts(&grovev1alpha1.PodCliqueSet{}) == n },
+			time.Minute, 200*time.Millisecond, "failure %d is restart %d", n, n)
+		var after map[string]types.UID
+		require.Eventually(t, func() bool {
+			after = uids()
+			for name, uid := range before {
+				if after[name] == uid {
+					return false
+				}
 			}
-		}
-		return true
-	}, 2*time.Minute, 500*time.Millisecond, "every pod of the replica, the standalone one too, is recreated")
-	// What counted the failure twice did so within a second: watched for 5 s, not slept through.
-	assert.Never(t, func() bool {
-		got := &grovev1alpha1.PodCliqueSet{}
-		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil &&
-			(got.Status.RestartCount != 1 || got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed)
-	}, 5*time.Second, 200*time.Millisecond, "the one failure is not counted again")
-	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseRunning, 30*time.Second)
-	assert.Equal(t, int32(1), got.Status.RestartCount, "still one restart, not failed: %v", got.Status.Conditions)
+			return true
+		}, 2*time.Minute, 500*time.Millisecond, "every pod of the replica, the standalone one too, is recreated")
+		// What counted the failure twice did so within a second: watched for 5 s, not slept through.
+		assert.Never(t, func() bool {
+			got := &grovev1alpha1.PodCliqueSet{}
+			return restarts(got) != n || got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed
+		}, 5*time.Second, 200*time.Millisecond, "failure %d is not counted again", n)
+		got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseRunning, 30*time.Second)
+		assert.Equal(t, n, got.Status.RestartCount, "still %d restarts, not failed: %v", n, got.Status.Conditions)
+		before = after
+	}
 
-	// What happens at the second failure (Failed, then nothing created again) is unit-tested in
-	// controllers/operator/podcliqueset (restart_test.go): in one full e2e run under load it did not
-	// reach Failed within a minute, which is not understood yet.
+	// Past the budget: Failed once every pod is gone (GREP-0285), and nothing is made again.
+	cluster.Current.FailPod(t, ns, "tg-0-grp-0-mem-0")
+	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseFailed, 2*time.Minute)
+	assert.Equal(t, budget, got.Status.RestartCount)
+	c := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionFailed)
+	require.NotNil(t, c)
+	assert.Equal(t, grovev1alpha1.ReasonMaxRestartsExceeded, c.Reason)
+	assert.Empty(t, listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "tg"}), "no pod is left once the phase says Failed")
+	assert.Never(t, func() bool {
+		pclqs := &grovev1alpha1.PodCliqueList{}
+		require.NoError(t, k8s().List(ctx, pclqs, client.InNamespace(ns)))
+		return len(pclqs.Items) > 0 || len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "tg"})) > 0
+	}, 10*time.Second, 500*time.Millisecond, "no PodClique or pod is created after Failed")
 }
