@@ -21,7 +21,9 @@ const BinaryNamespace = "grove-system"
 
 // GrantRBAC gives the ServiceAccount identity (in BinaryNamespace) exactly the roles `make
 // manifests` generates for binary in config/rbac/<binary>/role.yaml — the ClusterRole and the Role
-// — bound as the deployment binds them, so a verb missing from the markers fails a test.
+// — bound as the deployment binds them, so a verb missing from the markers fails a test. It also
+// applies the deployment's FlowSchema (config/flowcontrol), which gives the binaries' leases the
+// leader-election priority.
 func GrantRBAC(ctx context.Context, c client.Client, binary, identity string) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {

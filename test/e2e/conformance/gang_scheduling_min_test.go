@@ -3,8 +3,10 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +25,6 @@ import (
 // PodGroup's minMember fit (kube-scheduler 1.37's gang mode placed none of a 6-pod gang of minimum
 // 3 on 3 free nodes); on the test's own one-pod nodes (upstream cordons workers of a private
 // cluster); no KAI event sources to check. Counts are upstream's: phase Running and Pending.
-
-// pollTimeout is upstream's DefaultPollTimeout.
-const pollTimeout = 4 * time.Minute
 
 // minWorkload is upstream's workload2 under the coscheduling scheduler, on a pool of n one-pod
 // nodes of which 2 are free; it returns the PodCliqueSet and the cordoned nodes, in upstream's
@@ -69,13 +68,21 @@ const unchecked = -1
 // the first time they hold is enough.
 func waitCounts(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, want counts) {
 	t.Helper()
-	var got counts
-	var ps []corev1.Pod
+	var (
+		mu  sync.Mutex // the condition runs on its own goroutine, which may outlive a timeout
+		got counts
+		ps  []corev1.Pod
+	)
 	holds := func(want, got int) bool { return want == unchecked || want == got }
 	if !assert.Eventually(t, func() bool {
-		got, ps = podCounts(t, pcs.Namespace, pcs.Name)
+		c, list := podCounts(t, pcs.Namespace, pcs.Name)
+		mu.Lock()
+		defer mu.Unlock()
+		got, ps = c, list
 		return holds(want.total, got.total) && holds(want.running, got.running) && holds(want.pending, got.pending) && holds(want.ready, got.ready)
 	}, pollTimeout, time.Second) {
+		mu.Lock()
+		defer mu.Unlock()
 		var lines []string
 		for _, p := range ps {
 			lines = append(lines, fmt.Sprintf("%s %s node=%q gates=%d", p.Name, p.Status.Phase, p.Spec.NodeName, len(p.Spec.SchedulingGates)))
@@ -99,13 +106,14 @@ func allReady(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, n int) {
 }
 
 // allPendingAfter is upstream's VerifyAllPodsArePendingWithSleep: 30 s on, every pod is Pending;
-// here no pod is placed at unchecked time during them.
+// here every pod stays Pending and unbound all through the 30 s.
 func allPendingAfter(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) {
 	t.Helper()
 	require.Never(t, func() bool {
-		c, _ := podCounts(t, pcs.Namespace, pcs.Name)
-		return c.pending != c.total || c.total == 0
-	}, 30*time.Second, time.Second, "every pod of %s stays Pending", pcs.Name)
+		c, ps := podCounts(t, pcs.Namespace, pcs.Name)
+		bound := slices.ContainsFunc(ps, func(p corev1.Pod) bool { return p.Spec.NodeName != "" })
+		return bound || c.pending != c.total || c.total == 0
+	}, 30*time.Second, time.Second, "every pod of %s stays Pending and unbound", pcs.Name)
 }
 
 // scaledTo scales a PodCliqueSet (pcsg empty) or one of its scaling groups and waits for the total
@@ -208,8 +216,9 @@ func Test_GS6_GangSchedulingWithPCSGScalingMinReplicas(t *testing.T) {
 	assertDistinctNodes(t, pcs.Namespace, pcs.Name)
 }
 
-// Test_GS7_GangSchedulingWithPCSGScalingMinReplicasAdvanced1: the scaled gang's minimum placed
-// once the base gang has its own (5 Running), then the group scaled to 3 as in GS-6.
+// Test_GS7_GangSchedulingWithPCSGScalingMinReplicasAdvanced1: 3, then 5, then 10 free nodes (3,
+// 5 and 10 Running: upstream means the scaled gang's minimum at 5, the count is what both
+// assert), then the group scaled to 3 as in GS-6.
 func Test_GS7_GangSchedulingWithPCSGScalingMinReplicasAdvanced1(t *testing.T) {
 	t.Parallel()
 	pcs, cordoned := minWorkload(t, 14)
@@ -307,7 +316,8 @@ func Test_GS11_GangSchedulingWithPCSAndPCSGScalingMinReplicas(t *testing.T) {
 }
 
 // Test_GS12_GangSchedulingWithComplexPCSGScaling: everything scaled before anything runs (28 pods
-// Pending); 6 free nodes place the two base gangs' minimums, 14 the four scaled gangs' too.
+// Pending); 6, then 14, then 28 free nodes are each filled (upstream means the two base gangs'
+// minimums, then the four scaled gangs'; the counts are what both assert).
 func Test_GS12_GangSchedulingWithComplexPCSGScaling(t *testing.T) {
 	t.Parallel()
 	pcs, cordoned := minWorkload(t, 28)

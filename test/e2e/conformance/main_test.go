@@ -4,23 +4,29 @@
 // adaptation, the test says so in one comment. docs/upstream-compatibility.md maps every case.
 // Upstream runs its suite under KAI, a gang scheduler: here kube-scheduler places every PodGang as
 // a hierarchical gang (gang mode, CompositePodGroup), each pod group keeping its own minimum; the
-// cases whose gangs are placed at their minimum first (workload2's) run under scheduler-plugins'
-// coscheduling scheduler, which does that.
+// cases whose gangs are placed at their minimum first (workload2's) and the rolling updates that
+// scale a clique mid-update (RU-18, RU-20) run under scheduler-plugins' coscheduling scheduler.
 package conformance
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// coscheduler is the scheduler-plugins scheduler's name, and the scheduler-plugins profile's.
-const coscheduler = "scheduler-plugins-scheduler"
+// coscheduler is the scheduler-plugins scheduler's name, and the scheduler-plugins profile's;
+// permitWaitSeconds is how long it holds a gang's placed pods for the rest (the profile's
+// scheduleTimeoutSeconds too).
+const (
+	coscheduler       = "scheduler-plugins-scheduler"
+	permitWaitSeconds = 30
+)
 
 // schedulerConfig enables kube-scheduler in gang mode (the default) and scheduler-plugins.
-const schedulerConfig = "scheduler:\n  profiles:\n" + cluster.GangSchedulerProfile + `  - name: scheduler-plugins
-    config: {schedulerName: ` + coscheduler + `, scheduleTimeoutSeconds: 30}
+var schedulerConfig = "scheduler:\n  profiles:\n" + cluster.GangSchedulerProfile + `  - name: scheduler-plugins
+    config: {schedulerName: ` + coscheduler + `, scheduleTimeoutSeconds: ` + strconv.Itoa(permitWaitSeconds) + `}
 `
 
 var binDir string
@@ -36,6 +42,6 @@ func TestMain(m *testing.M) {
 		if _, err := c.StartBinaryAs(binDir, "backend-controller", "backend-controller-plugins", "backend-controller-plugins", schedulerConfig, "--backend=scheduler-plugins"); err != nil {
 			return err
 		}
-		return c.StartCoscheduler(coscheduler, 30)
+		return c.StartCoscheduler(coscheduler, permitWaitSeconds)
 	}))
 }

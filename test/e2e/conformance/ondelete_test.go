@@ -224,7 +224,9 @@ func Test_OD8_NodeFailureRecoveryWorkflow(t *testing.T) {
 	all := map[string]string{grovev1alpha1.LabelPartOf: pcs.Name}
 	before := uids(t, ns, all)
 
-	evict := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: "workload-ondelete-0-pc-a"})[0]
+	pcA := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: "workload-ondelete-0-pc-a"})
+	require.NotEmpty(t, pcA)
+	evict := pcA[0]
 	failed := evict.Spec.NodeName
 	require.NotEmpty(t, failed)
 	healthy := map[string]types.UID{}

@@ -21,6 +21,9 @@ import (
 
 func k8s() client.Client { return cluster.Current.Client() }
 
+// pollTimeout is upstream's DefaultPollTimeout.
+const pollTimeout = 4 * time.Minute
+
 // minimums are the minAvailable of pc-a, sg-x, pc-b and pc-c in one of upstream's workloads.
 type minimums struct{ pcA, sgX, pcB, pcC int32 }
 

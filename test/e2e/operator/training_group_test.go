@@ -48,37 +48,54 @@ func trainingGroupFailures(t *testing.T, budget int32) {
 				{Name: "grp", CliqueNames: []string{"lead", "mem"}, Replicas: ptr.To[int32](1), MinAvailable: ptr.To[int32](1)}},
 		}}}
 	require.NoError(t, k8s().Create(ctx, pcs))
-	uids := func() map[string]types.UID {
-		out := map[string]types.UID{}
-		for _, p := range waitRunning(t, ns, "tg", 3, 2*time.Minute) {
-			out[p.Name] = p.UID
+	// running returns the workload's pods by name when exactly its 3 are Running (a failed read is
+	// no answer: these run inside Eventually and Never, where require cannot stop the test).
+	running := func() (map[string]types.UID, bool) {
+		list := &corev1.PodList{}
+		if k8s().List(ctx, list, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: "tg"}) != nil {
+			return nil, false
 		}
-		return out
+		out := map[string]types.UID{}
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp.IsZero() {
+				out[p.Name] = p.UID
+			}
+		}
+		return out, len(out) == 3 && len(list.Items) == 3
 	}
-	restarts := func(got *grovev1alpha1.PodCliqueSet) int32 {
-		require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got))
-		return got.Status.RestartCount
+	status := func() (grovev1alpha1.PodCliqueSetStatus, bool) {
+		got := &grovev1alpha1.PodCliqueSet{}
+		err := k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got)
+		return got.Status, err == nil
 	}
-	before := uids()
+	var before map[string]types.UID
+	require.Eventually(t, func() bool {
+		var ok bool
+		before, ok = running()
+		return ok
+	}, 2*time.Minute, 200*time.Millisecond, "3 pods Running")
 
 	for n := int32(1); n <= budget; n++ {
 		cluster.Current.FailPod(t, ns, "tg-0-grp-0-mem-0")
-		require.Eventually(t, func() bool { return restarts(&grovev1alpha1.PodCliqueSet{}) == n },
+		require.Eventually(t, func() bool { st, ok := status(); return ok && st.RestartCount == n },
 			time.Minute, 200*time.Millisecond, "failure %d is restart %d", n, n)
 		var after map[string]types.UID
 		require.Eventually(t, func() bool {
-			after = uids()
+			var ok bool
+			if after, ok = running(); !ok {
+				return false
+			}
 			for name, uid := range before {
 				if after[name] == uid {
 					return false
 				}
 			}
 			return true
-		}, 2*time.Minute, 500*time.Millisecond, "every pod of the replica, the standalone one too, is recreated")
+		}, 2*time.Minute, 500*time.Millisecond, "every pod of the replica, the standalone one too, is recreated and Running")
 		// What counted the failure twice did so within a second: watched for 5 s, not slept through.
 		assert.Never(t, func() bool {
-			got := &grovev1alpha1.PodCliqueSet{}
-			return restarts(got) != n || got.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed
+			st, ok := status()
+			return ok && (st.RestartCount != n || st.Phase == grovev1alpha1.PodCliqueSetPhaseFailed)
 		}, 5*time.Second, 200*time.Millisecond, "failure %d is not counted again", n)
 		got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseRunning, 30*time.Second)
 		assert.Equal(t, n, got.Status.RestartCount, "still %d restarts, not failed: %v", n, got.Status.Conditions)
@@ -94,8 +111,8 @@ func trainingGroupFailures(t *testing.T, budget int32) {
 	assert.Equal(t, grovev1alpha1.ReasonMaxRestartsExceeded, c.Reason)
 	assert.Empty(t, listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "tg"}), "no pod is left once the phase says Failed")
 	assert.Never(t, func() bool {
-		pclqs := &grovev1alpha1.PodCliqueList{}
-		require.NoError(t, k8s().List(ctx, pclqs, client.InNamespace(ns)))
-		return len(pclqs.Items) > 0 || len(listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "tg"})) > 0
+		pclqs, pods := &grovev1alpha1.PodCliqueList{}, &corev1.PodList{}
+		return k8s().List(ctx, pclqs, client.InNamespace(ns)) == nil && k8s().List(ctx, pods, client.InNamespace(ns)) == nil &&
+			len(pclqs.Items)+len(pods.Items) > 0
 	}, 10*time.Second, 500*time.Millisecond, "no PodClique or pod is created after Failed")
 }

@@ -300,8 +300,9 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 	}
 }
 
-// leasesPrioritized reports whether one of the FlowSchemas maps lease writes in namespace by
-// every ServiceAccount of the binaries' namespace to the leader-election priority level.
+// leasesPrioritized reports whether one of the FlowSchemas maps what client-go's lease lock does
+// (get, create, update) in namespace, by every ServiceAccount of the binaries' namespace, to the
+// leader-election priority level.
 func leasesPrioritized(schemas map[string]*unstructured.Unstructured, namespace string) bool {
 	for _, fs := range schemas {
 		if level, _, _ := unstructured.NestedString(fs.Object, "spec", "priorityLevelConfiguration", "name"); level != "leader-election" {
@@ -320,7 +321,8 @@ func leasesPrioritized(schemas map[string]*unstructured.Unstructured, namespace 
 				kinds, _, _ := unstructured.NestedStringSlice(m, "resources")
 				namespaces, _, _ := unstructured.NestedStringSlice(m, "namespaces")
 				verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
-				return slices.Contains(kinds, "leases") && slices.Contains(namespaces, namespace) && slices.Contains(verbs, "update")
+				return slices.Contains(kinds, "leases") && slices.Contains(namespaces, namespace) &&
+					slices.Contains(verbs, "get") && slices.Contains(verbs, "create") && slices.Contains(verbs, "update")
 			}) {
 				return true
 			}
@@ -340,7 +342,7 @@ func anyOf(list []any, pred func(map[string]any) bool) bool {
 func namespaced(kind string) bool {
 	switch kind {
 	case "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
-		"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "PriorityClass", "ClusterIssuer":
+		"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "PriorityClass", "ClusterIssuer", "FlowSchema":
 		return false
 	}
 	return true
