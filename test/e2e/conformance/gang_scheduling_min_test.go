@@ -340,11 +340,10 @@ func Test_GS12_GangSchedulingWithComplexPCSGScaling(t *testing.T) {
 
 // Test_GS8_GangSchedulingWithPCSGScalingMinReplicasAdvanced2: the scaling group scaled to 3 before
 // anything runs; 3 free nodes place the base gang's minimum, then every pod once all are free.
-// The step between shows where the scheduler differs: upstream asserts that 4 more free nodes take
+// The step between depends on the scheduler's order: upstream asserts that 4 more free nodes take
 // the two scaled gangs' minimums (7 Running), because KAI places gangs below their minimum before
-// the extra pods of a gang at its minimum. Coscheduling orders pods by their PodGroup's age, so
-// the base gang's three extras take three of the four nodes and neither scaled gang's minimum of 2
-// fits the fourth: 6 Running, 8 Pending, one node idle — asserted here as what the cluster does.
+// the extra pods of a gang at its minimum. Coscheduling has no such order: runs here saw 6 (the
+// base gang's extras first, one node idle) and 7, so that step asserts only that at least 6 run.
 func Test_GS8_GangSchedulingWithPCSGScalingMinReplicasAdvanced2(t *testing.T) {
 	t.Parallel()
 	pcs, cordoned := minWorkload(t, 14)
@@ -356,7 +355,10 @@ func Test_GS8_GangSchedulingWithPCSGScalingMinReplicasAdvanced2(t *testing.T) {
 	uncordon(t, cordoned[0])
 	phasesAre(t, pcs, 3, 11)
 	uncordon(t, cordoned[1:5]...)
-	phasesAre(t, pcs, 6, 8) // upstream: 7, 7 (see above)
+	require.Eventually(t, func() bool {
+		c, _ := podCounts(t, pcs.Namespace, pcs.Name)
+		return c.running >= 6
+	}, pollTimeout, time.Second, "at least 6 Running on 7 free nodes (upstream: 7)")
 	uncordon(t, cordoned[5:12]...)
 	allReady(t, pcs, 14)
 	assertDistinctNodes(t, pcs.Namespace, pcs.Name)
