@@ -83,7 +83,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	nvidiaCRDs := filepath.Join(root, "config", "thirdparty", "nvidia")
-	return cluster.MainWithBinaries(m, cluster.Options{Nodes: nodes, Node: node, CRDDirs: []string{nvidiaCRDs}}, &binDir, func(c *cluster.Cluster) error {
+	// The deployment's lease timings (config/operator-config), not the tests' fast takeovers: no
+	// test here kills a leader, and with upstream's thousands of pods on two cores the API server
+	// has answered a lease renewal in more than the tests' 4 s deadline.
+	opts := cluster.Options{Nodes: nodes, Node: node, CRDDirs: []string{nvidiaCRDs},
+		LeaderElectionTimings: "leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s"}
+	return cluster.MainWithBinaries(m, opts, &binDir, func(c *cluster.Cluster) error {
 		if _, err := c.StartWebhook(binDir, operatorConfig, time.Minute); err != nil {
 			return err
 		}
