@@ -77,7 +77,7 @@ func oneComputeDomainPerGroupPerReplica(t *testing.T, w workload) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
 	create(ctx, t, ns, w)
-	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-gpu-default"); return ok }, 2*time.Minute, time.Second)
+	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-gpu-default"); return ok }, runTimeout, time.Second)
 
 	cds := computeDomains(ctx, t, ns)
 	require.Len(t, cds, 1)
@@ -101,7 +101,7 @@ func oneComputeDomainPerGroupPerReplica(t *testing.T, w workload) {
 		require.NoError(t, k8s().Patch(ctx, got, patch))
 	}
 	scale(2)
-	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-gpu-default"); return ok }, 2*time.Minute, time.Second)
+	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-gpu-default"); return ok }, runTimeout, time.Second)
 	assert.Equal(t, []string{"mnnvl-gpu-default-0-default", "mnnvl-gpu-default-1-default"}, computeDomainNames(ctx, t, ns))
 	assert.Equal(t, "mnnvl-gpu-default-1-default", mnnvlTemplates(ctx, t, ns)["mnnvl-gpu-default-1-gpu-worker"], "each replica claims its own domain")
 	scale(1)
@@ -158,7 +158,7 @@ func groupsResolveAcrossTheHierarchy(t *testing.T, w workload) {
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
 	create(ctx, t, ns, w)
-	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-mix"); return ok }, 2*time.Minute, time.Second)
+	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "mnnvl-mix"); return ok }, runTimeout, time.Second)
 	assert.Equal(t, []string{"mnnvl-mix-0-batch", "mnnvl-mix-0-default", "mnnvl-mix-0-infer", "mnnvl-mix-0-solo", "mnnvl-mix-0-train"}, computeDomainNames(ctx, t, ns))
 	cd := func(g string) string { return "mnnvl-mix-0-" + g }
 	assert.Equal(t, map[string]string{
@@ -181,7 +181,7 @@ func TestWithoutTheAnnotationNoComputeDomainIsMade(t *testing.T) {
 				w := upstreamWorkload(t, tier, file)
 				ns := cluster.Current.NewNamespace(t)
 				for _, name := range create(ctx, t, ns, w) {
-					require.Eventually(t, func() bool { ok, _ := running(ctx, ns, name); return ok }, 2*time.Minute, time.Second, file)
+					require.Eventually(t, func() bool { ok, _ := running(ctx, ns, name); return ok }, runTimeout, time.Second, file)
 				}
 				assert.Empty(t, computeDomains(ctx, t, ns), file)
 				for clique, tmpl := range mnnvlTemplates(ctx, t, ns) {

@@ -84,7 +84,7 @@ func claimsAtEveryLevel(t *testing.T, w workload) {
 	require.NoError(t, sharedTemplateNamespace(ctx))
 	ns := cluster.Current.NewNamespace(t)
 	create(ctx, t, ns, w)
-	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "rs-test"); return ok }, 3*time.Minute, time.Second)
+	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "rs-test"); return ok }, runTimeout, time.Second)
 
 	pcs, sga := "PodCliqueSet/rs-test", "PodCliqueScalingGroup/rs-test-0-sga"
 	initial := map[string]string{
@@ -138,7 +138,7 @@ func TestPodsOfAReplicaShareOneAllocatedClaim(t *testing.T) {
 	pcs.Spec.Template.ResourceClaimTemplates = []grovev1alpha1.ResourceClaimTemplateConfig{tmpl}
 	pcs.Spec.Template.ResourceSharing = []grovev1alpha1.PCSResourceSharingSpec{{ResourceSharingSpec: grovev1alpha1.ResourceSharingSpec{Name: "gpu", Scope: grovev1alpha1.ResourceSharingScopePerReplica}}}
 	require.NoError(t, k8s().Create(ctx, pcs))
-	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "share"); return ok }, 2*time.Minute, time.Second)
+	require.Eventually(t, func() bool { ok, _ := running(ctx, ns, "share"); return ok }, runTimeout, time.Second)
 
 	pods := &corev1.PodList{}
 	require.NoError(t, k8s().List(ctx, pods, client.InNamespace(ns)))
