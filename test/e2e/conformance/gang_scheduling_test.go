@@ -91,11 +91,7 @@ func Test_GS1_GangSchedulingWithFullReplicas(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
 	nodes := gangPool(t, pcs, 10, 9)
-	require.NoError(t, k8s().Create(context.Background(), pcs))
-	waitPlaced(t, ns, pcs.Name, 10, 0)
-
-	require.NoError(t, cluster.Current.SetUnschedulable(context.Background(), false, nodes[9]))
-	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+	firstGangWaitsThenRuns(t, pcs, nodes[9])
 	assertDistinctNodes(t, ns, pcs.Name)
 }
 
@@ -107,6 +103,16 @@ func scaleOnce(t *testing.T, ns, pcsg string, replicas int32) {
 		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pcsg}, &grovev1alpha1.PodCliqueScalingGroup{}) == nil
 	}, time.Minute, 200*time.Millisecond, "PodCliqueScalingGroup %s exists", pcsg)
 	scale(t, pcsgRef(ns, pcsg), replicas)
+}
+
+// firstGangWaitsThenRuns creates workload1 with 9 of its 10 nodes free: its gang of 10 stays
+// wholly unplaced, and runs whole once the tenth is uncordoned (GS-1…GS-4's opening).
+func firstGangWaitsThenRuns(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, tenth string) {
+	t.Helper()
+	require.NoError(t, k8s().Create(context.Background(), pcs))
+	waitPlaced(t, pcs.Namespace, pcs.Name, 10, 0)
+	uncordon(t, tenth)
+	waitReady(t, pcs.Namespace, pcs.Name, 10, 90*time.Second)
 }
 
 // uncordon makes nodes schedulable again (upstream's UncordonNodes).
@@ -124,11 +130,7 @@ func Test_GS2_GangSchedulingWithScalingFullReplicas(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
 	nodes := gangPool(t, pcs, 14, 9)
-	require.NoError(t, k8s().Create(context.Background(), pcs))
-	waitPlaced(t, ns, pcs.Name, 10, 0)
-
-	uncordon(t, nodes[9])
-	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+	firstGangWaitsThenRuns(t, pcs, nodes[9])
 
 	scaleOnce(t, ns, "workload1-0-sg-x", 3)
 	waitPlaced(t, ns, pcs.Name, 14, 10)
@@ -146,11 +148,7 @@ func Test_GS3_GangSchedulingWithPCSScalingFullReplicas(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
 	nodes := gangPool(t, pcs, 20, 9)
-	require.NoError(t, k8s().Create(context.Background(), pcs))
-	waitPlaced(t, ns, pcs.Name, 10, 0)
-
-	uncordon(t, nodes[9])
-	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+	firstGangWaitsThenRuns(t, pcs, nodes[9])
 
 	scale(t, pcs.DeepCopy(), 2)
 	waitPlaced(t, ns, pcs.Name, 20, 10)
@@ -169,11 +167,7 @@ func Test_GS4_GangSchedulingWithPCSAndPCSGScalingFullReplicas(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
 	nodes := gangPool(t, pcs, 28, 9)
-	require.NoError(t, k8s().Create(context.Background(), pcs))
-	waitPlaced(t, ns, pcs.Name, 10, 0)
-
-	uncordon(t, nodes[9])
-	waitReady(t, ns, pcs.Name, 10, 90*time.Second)
+	firstGangWaitsThenRuns(t, pcs, nodes[9])
 
 	scaleOnce(t, ns, "workload1-0-sg-x", 3)
 	waitPlaced(t, ns, pcs.Name, 14, 10)
