@@ -22,13 +22,25 @@ profiles:
       disabled: [{name: PrioritySort}]
   pluginConfig:
   - name: Coscheduling
-    args: {permitWaitingTimeSeconds: %d}
+    args: {permitWaitingTimeSeconds: %d, podGroupBackoffSeconds: %d}
 `
 
+// Coscheduling is how the scheduler-plugins scheduler is run.
+type Coscheduling struct {
+	// SchedulerName is the name pods ask for.
+	SchedulerName string
+	// PermitWaitSeconds is how long a gang's placed pods are held for the rest.
+	PermitWaitSeconds int
+	// PodGroupBackoffSeconds keeps a gang that failed to fit out of the queue for a while (0: not
+	// at all). Without it, when gangs compete for the last nodes, a partial gang that sorts first
+	// (the older PodGroup) takes a freed node again on every retry and holds it in Permit, and a
+	// younger gang's pod that would fit never gets the node.
+	PodGroupBackoffSeconds int
+}
+
 // StartCoscheduler starts the scheduler-plugins scheduler (built by make tools from
-// sigs.k8s.io/scheduler-plugins) as schedulerName, holding a gang's members for up to
-// permitWaitSeconds.
-func (c *Cluster) StartCoscheduler(schedulerName string, permitWaitSeconds int) error {
+// sigs.k8s.io/scheduler-plugins) with the Coscheduling plugin configured as cs says.
+func (c *Cluster) StartCoscheduler(cs Coscheduling) error {
 	bin, err := toolpath.Bin("scheduler-plugins")
 	if err != nil {
 		return err
@@ -38,7 +50,7 @@ func (c *Cluster) StartCoscheduler(schedulerName string, permitWaitSeconds int) 
 		return err
 	}
 	path := filepath.Join(c.Dir(), "scheduler-plugins.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig, schedulerName, permitWaitSeconds)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig, cs.SchedulerName, cs.PermitWaitSeconds, cs.PodGroupBackoffSeconds)), 0o600); err != nil {
 		return err
 	}
 	// Coscheduling wakes a rejected gang only on pod or PodGroup events, not when a node is added;

@@ -50,6 +50,9 @@ type groupInput struct {
 	pcsg    *grovev1alpha1.PodCliqueScalingGroup
 	replica int // the PodCliqueSet replica the group belongs to
 	have    map[string]*grovev1alpha1.PodClique
+	// readyPods counts, by PodClique, the Ready pods not being deleted; read only while a
+	// member is behind the PodCliqueSet's template (nil otherwise).
+	readyPods map[string]int32
 	// unseen are PodCliques an earlier pass created that the cache does not show yet.
 	unseen sets.Set[string]
 	now    time.Time
@@ -119,7 +122,7 @@ func (p *groupPlan) members(in groupInput) {
 	allowUpdate := in.pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(in.pcs)
 	phase := in.pcs.Status.Phase
 	finished := phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || phase == grovev1alpha1.PodCliqueSetPhaseFailed
-	turn := replicasToUpdate(in.pcsg, want, in.have)
+	turn := replicasToUpdate(in.pcsg, want, in.have, in.readyPods)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		w := want[name]
 		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]

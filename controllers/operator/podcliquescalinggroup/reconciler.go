@@ -6,6 +6,7 @@ package podcliquescalinggroup
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -94,7 +95,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		seen.Insert(name)
 	}
 	unseen := r.expectations.Unseen(pcsg.UID, seen)
-	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, unseen: unseen, now: r.clock().Now()})
+	ready, err := r.readyPods(ctx, pcsg, pcs, have)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, readyPods: ready, unseen: unseen, now: r.clock().Now()})
 	var errs []error
 	if err := r.recycle(ctx, pcsg, &p); err != nil {
 		errs = append(errs, err)
@@ -215,6 +220,33 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 		}
 	}
 	return pcsg, pcs, replica, have, nil
+}
+
+// readyPods counts the group's Ready pods that are not being deleted, by PodClique, while one of
+// its PodCliques is behind the PodCliqueSet's template (nil, and no read, otherwise): the
+// rollout checks a replica's status against its pods before it takes the replica for down.
+func (r *Reconciler) readyPods(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pcs *grovev1alpha1.PodCliqueSet, have map[string]*grovev1alpha1.PodClique) (map[string]int32, error) {
+	hash, behind := expand.GenerationHash(pcs), false
+	for _, h := range have {
+		behind = behind || h.Spec.PodCliqueSetGenerationHash != hash
+	}
+	if !behind {
+		return nil, nil
+	}
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
+		return nil, err
+	}
+	ready := map[string]int32{}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.DeletionTimestamp.IsZero() && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+			return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+		}) {
+			ready[p.Labels[grovev1alpha1.LabelPodClique]]++
+		}
+	}
+	return ready, nil
 }
 
 // Members builds the group's PodCliques, by name: its own spec says how many group replicas,

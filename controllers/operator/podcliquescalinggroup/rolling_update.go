@@ -15,19 +15,24 @@ import (
 
 // replicasToUpdate decides which group replicas take the new template now, under RollingRecreate
 // (upstream's per-component budget): a group replica is the unit, replaced whole. Replicas
-// already at the template, and outdated ones that are not available anyway (Pending, breached,
+// already at the template, and outdated ones known not to be available anyway (Pending, breached,
 // still starting), go at once — they use no budget, so an update that would fix them is never
 // stuck behind them. Available outdated replicas go lowest index first while the group keeps at
 // least replicas − maxUnavailable available replicas; a replica being replaced counts as
-// unavailable until every member clique has minAvailable Ready pods again. Under OnDelete and
-// for Training every replica takes the template at once (its pods are not rolled).
-func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[string]*grovev1alpha1.PodClique) map[string]bool {
-	type replica struct{ outdated, available bool }
+// unavailable until every member clique has minAvailable Ready pods again. A replica whose
+// PodCliques' status does not describe their spec yet is not known either way: it counts as
+// unavailable and waits (a template change that lands while an earlier one is being handed out
+// would otherwise take it, Ready pods and all, beside the replica whose turn it is). Nor is one
+// whose status says it is down while its pods (readyPods, by PodClique) say every member clique
+// has minAvailable Ready: a status written just before its pods became Ready. Both count as
+// unavailable and wait. Under OnDelete and for Training every replica takes the template at
+// once (its pods are not rolled).
+func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[string]*grovev1alpha1.PodClique, readyPods map[string]int32) map[string]bool {
+	type replica struct{ outdated, available, unknown, podsUp bool }
 	replicas := map[string]*replica{}
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
-		replicas[strconv.Itoa(j)] = &replica{available: true}
+		replicas[strconv.Itoa(j)] = &replica{available: true, podsUp: readyPods != nil}
 	}
-	members := map[string]int{}
 	for name, w := range want {
 		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
 		r := replicas[j]
@@ -36,21 +41,25 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 		}
 		h := have[name]
 		if h == nil {
-			r.available = false
+			r.available, r.podsUp = false, false
 			continue
 		}
-		members[j]++
 		if h.Spec.PodCliqueSetGenerationHash != w.Spec.PodCliqueSetGenerationHash {
 			r.outdated = true
 		}
-		// A PodClique whose status does not describe its spec yet (just handed the new
-		// template) is not known to be available: counting its old Ready pods would let a
-		// second replica go while the first is being replaced.
+		// A PodClique whose status does not describe its spec yet (just handed a template) is not
+		// known to be available: counting its old Ready pods would let a second replica go while
+		// the first is being replaced.
+		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation {
+			r.available, r.unknown = false, true
+		}
 		// Nor is one whose Ready pods may still be of the old template (a status written before
-		// its outdated pods were deleted).
-		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation || h.Status.UpdatedReplicas < h.Spec.Replicas ||
-			(h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()) {
+		// its outdated pods were deleted), or that has fewer than minAvailable Ready pods.
+		if h.Status.UpdatedReplicas < h.Spec.Replicas || (h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()) {
 			r.available = false
+		}
+		if h.Spec.Replicas > 0 && readyPods[name] < h.MinAvailableOrReplicas() {
+			r.podsUp = false
 		}
 	}
 	allow := map[string]bool{}
@@ -62,8 +71,11 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 			unavailable++
 		}
 		switch {
-		case !rolling || !r.outdated || !r.available:
+		case !rolling || !r.outdated || (!r.available && !r.unknown && !r.podsUp):
 			allow[j] = true
+		case !r.available:
+			// its status lags its spec or its pods: it waits, counted as unavailable, until the
+			// status catches up (a pass or two)
 		default:
 			idx, _ := strconv.Atoi(j)
 			candidates = append(candidates, idx)

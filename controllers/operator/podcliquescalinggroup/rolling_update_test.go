@@ -16,9 +16,11 @@ import (
 	"github.com/kubegrove/grove/test/builders"
 )
 
-// groupReplica is one group replica as observed: whether its PodCliques run the old template and
-// whether they have minAvailable Ready pods.
-type groupReplica struct{ outdated, available, stale, oldPods bool }
+// groupReplica is one group replica as observed: whether its PodCliques run the old template,
+// whether their status says they have minAvailable Ready pods (their pods say so too, unless
+// podsReady says they do where the status does not yet), whether the status lags the spec and
+// whether the status still counts pods of the old template.
+type groupReplica struct{ outdated, available, podsReady, stale, oldPods bool }
 
 func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 	old := groupReplica{outdated: true, available: true}
@@ -42,6 +44,12 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 			budget: ptr.To[int32](2), replicas: []groupReplica{old, oldDown, old}, want: []string{"0", "1"}},
 		{name: "a replacement whose status does not describe its new spec yet is not available", replicas: []groupReplica{{available: true, stale: true}, old, old}, want: []string{"0"}},
 		{name: "a replacement whose Ready pods are still the old template's is not available", replicas: []groupReplica{{available: true, oldPods: true}, old, old}, want: []string{"0"}},
+		{name: "an outdated replica whose status lags its spec waits and uses the budget: its pods may all be Ready",
+			replicas: []groupReplica{old, {outdated: true, available: true, stale: true}, old}, want: nil},
+		{name: "an outdated replica whose status lags waits while an outdated Pending one still goes at once",
+			replicas: []groupReplica{{outdated: true, available: true, stale: true}, oldDown}, want: []string{"1"}},
+		{name: "an outdated replica whose status says down while its pods are Ready waits and uses the budget (status written before they became Ready)",
+			replicas: []groupReplica{old, {outdated: true, podsReady: true}, old}, want: nil},
 		{name: "OnDelete: every replica takes the template (users replace the pods)", strategy: grovev1alpha1.OnDeleteStrategy,
 			replicas: []groupReplica{old, old, old}, want: []string{"0", "1", "2"}},
 	} {
@@ -51,7 +59,7 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 			if tc.budget != nil {
 				g.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: tc.budget}
 			}
-			want, have := map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodClique{}
+			want, have, ready := map[string]*grovev1alpha1.PodClique{}, map[string]*grovev1alpha1.PodClique{}, map[string]int32{}
 			for j, r := range tc.replicas {
 				name := "inf-0-prefill-" + strconv.Itoa(j) + "-leader"
 				w := builders.PodClique("ns", name).Replicas(2, 1).OfGroupReplica(g.Name, strconv.Itoa(j)).Obj()
@@ -62,6 +70,9 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 				}
 				if r.available {
 					h.Status.ReadyReplicas = 2
+				}
+				if r.available || r.podsReady {
+					ready[name] = 2
 				}
 				h.Status.UpdatedReplicas = 2
 				if r.oldPods {
@@ -74,7 +85,7 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 				want[name], have[name] = w, h
 			}
 
-			allowed := replicasToUpdate(g, want, have)
+			allowed := replicasToUpdate(g, want, have, ready)
 
 			var got []string
 			for j, ok := range allowed {

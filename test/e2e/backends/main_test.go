@@ -58,7 +58,7 @@ func run(m *testing.M) int {
 		if _, err := startBackend(c, "lpx-scheduler", "backend-controller-lpx", "backend-controller-lpx"); err != nil {
 			return err
 		}
-		return c.StartCoscheduler("scheduler-plugins-scheduler", 30)
+		return c.StartCoscheduler(cluster.Coscheduling{SchedulerName: "scheduler-plugins-scheduler", PermitWaitSeconds: 30})
 	})
 }
 

@@ -18,10 +18,14 @@ import (
 
 // coscheduler is the scheduler-plugins scheduler's name, and the scheduler-plugins profile's;
 // permitWaitSeconds is how long it holds a gang's placed pods for the rest (the profile's
-// scheduleTimeoutSeconds too).
+// scheduleTimeoutSeconds too); podGroupBackoffSeconds keeps a gang that did not fit out of the way
+// of younger gangs' pods for longer than a pod's own back-off (10 s): upstream's cases make gangs
+// compete for the last free nodes (GS-12 saw an older partial gang take the one freed node on
+// every retry for 5 minutes without it).
 const (
-	coscheduler       = "scheduler-plugins-scheduler"
-	permitWaitSeconds = 30
+	coscheduler            = "scheduler-plugins-scheduler"
+	permitWaitSeconds      = 30
+	podGroupBackoffSeconds = 15
 )
 
 // schedulerConfig enables kube-scheduler in gang mode (the default) and scheduler-plugins.
@@ -42,6 +46,6 @@ func TestMain(m *testing.M) {
 		if _, err := c.StartBinaryAs(binDir, "backend-controller", "backend-controller-plugins", "backend-controller-plugins", schedulerConfig, "--backend=scheduler-plugins"); err != nil {
 			return err
 		}
-		return c.StartCoscheduler(coscheduler, permitWaitSeconds)
+		return c.StartCoscheduler(cluster.Coscheduling{SchedulerName: coscheduler, PermitWaitSeconds: permitWaitSeconds, PodGroupBackoffSeconds: podGroupBackoffSeconds})
 	}))
 }

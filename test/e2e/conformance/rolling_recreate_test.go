@@ -121,7 +121,7 @@ func Test_RU7_RollingUpdatePCSPodClique(t *testing.T) {
 	waitUpdated(t, pcs, 1, since, time.Minute)
 	assertRolled(t, pcs, 10, before, triggers)
 	tr.stop(t)
-	assert.Equal(t, 1, down, "one pod of the workload unavailable at a time")
+	assert.Equal(t, 1, down, "one pod of the workload unavailable at a time"+"\n"+tr.history())
 }
 
 // Test_RU8_RollingUpdatePCSGPodClique: an update of pc-b, a clique of scaling group sg-x,
@@ -147,7 +147,7 @@ func Test_RU8_RollingUpdatePCSGPodClique(t *testing.T) {
 	waitUpdated(t, pcs, 1, since, time.Minute)
 	assertRolled(t, pcs, 10, before, triggers)
 	tr.stop(t)
-	assert.Equal(t, 1, groups, "one sg-x replica unavailable at a time")
+	assert.Equal(t, 1, groups, "one sg-x replica unavailable at a time"+"\n"+tr.history())
 	assert.Zero(t, pcA, "pc-a keeps both pods Ready")
 }
 
@@ -176,8 +176,8 @@ func Test_RU9_RollingUpdateAllPodCliques(t *testing.T) {
 	waitUpdated(t, pcs, 1, since, 4*time.Minute)
 	assertRolled(t, pcs, 10, before, triggers)
 	tr.stop(t)
-	assert.Equal(t, 1, pcA, "one pc-a pod unavailable at a time")
-	assert.Equal(t, 1, groups, "one sg-x replica unavailable at a time")
+	assert.Equal(t, 1, pcA, "one pc-a pod unavailable at a time"+"\n"+tr.history())
+	assert.Equal(t, 1, groups, "one sg-x replica unavailable at a time"+"\n"+tr.history())
 	t.Logf("pc-a and sg-x rolled at the same time: %t", together)
 }
 
@@ -322,5 +322,5 @@ func Test_RU19_RollingUpdateWithPodCliqueScaleOutBeforeUpdate(t *testing.T) {
 	assertRolled(t, pcs, 24, before, triggers)
 	tr.stop(t)
 	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
-	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time")
+	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time"+"\n"+tr.history())
 }

@@ -29,6 +29,7 @@ type podTracker struct {
 	mu    sync.Mutex
 	pods  map[string]*corev1.Pod
 	gone  []*corev1.Pod // every pod whose deletion the watch delivered
+	trail []string      // every event, in order, for a failure's message
 	err   error
 	probe func(pods map[string]*corev1.Pod)
 	w     watch.Interface
@@ -69,6 +70,8 @@ func (tr *podTracker) observe(ev watch.Event) {
 	if !ok {
 		return
 	}
+	tr.trail = append(tr.trail, fmt.Sprintf("%s %-8s %s uid=%.8s ready=%t deleting=%t node=%q",
+		time.Now().Format("15:04:05.000"), ev.Type, p.Name, p.UID, ready(p), !p.DeletionTimestamp.IsZero(), p.Spec.NodeName))
 	switch ev.Type {
 	case watch.Deleted:
 		if cur := tr.pods[p.Name]; cur != nil && cur.UID == p.UID {
@@ -93,6 +96,14 @@ func (tr *podTracker) stop(t *testing.T) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	require.NoError(t, tr.err, "the pod watch delivered every event")
+}
+
+// history is every event the watch delivered, one line each, for a failure's message; call it
+// once stop has returned.
+func (tr *podTracker) history() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return "pod events:\n" + strings.Join(tr.trail, "\n")
 }
 
 // deletedWith lists the pods carrying an UPDATE_TRIGGER value of triggers, placed on a node,

@@ -59,7 +59,7 @@ func run(m *testing.M) int {
 		if _, err := c.StartBinary(binDir, "backend-controller", "backend-controller-plugins", config, "--backend=scheduler-plugins"); err != nil {
 			return err
 		}
-		if err := c.StartCoscheduler(configv1alpha1.DefaultSchedulerPluginsSchedulerName, 60); err != nil {
+		if err := c.StartCoscheduler(cluster.Coscheduling{SchedulerName: configv1alpha1.DefaultSchedulerPluginsSchedulerName, PermitWaitSeconds: 60}); err != nil {
 			return err
 		}
 		var err error
