@@ -4,8 +4,8 @@
 // adaptation, the test says so in one comment. docs/upstream-compatibility.md maps every case.
 // Upstream runs its suite under KAI, a gang scheduler: here kube-scheduler places every PodGang as
 // a hierarchical gang (gang mode, CompositePodGroup), each pod group keeping its own minimum; the
-// cases whose gangs are placed at their minimum first (workload2's) run under scheduler-plugins'
-// coscheduling scheduler, which does that.
+// cases whose gangs are placed at their minimum first (workload2's) and those that scale a clique
+// mid-update (RU-18, RU-20) run under scheduler-plugins' coscheduling scheduler.
 package conformance
 
 import (

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -323,4 +324,75 @@ func Test_RU19_RollingUpdateWithPodCliqueScaleOutBeforeUpdate(t *testing.T) {
 	tr.stop(t)
 	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
 	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time"+"\n"+tr.history())
+}
+
+// rollingWorkload is workload1 with two PodCliqueSet replicas Ready, pods that take a second to
+// start (so that a scale lands during the update), under the coscheduling scheduler. Adapted
+// (RU-18, RU-20): under kube-scheduler 1.37's gang mode, a clique scaled during an update left
+// replica 0's new pods unplaced — ungated, in their pod group, never bound — until the scheduler's
+// periodic retry of unschedulable pods (5 minutes), past upstream's 4-minute wait.
+func rollingWorkload(t *testing.T) *grovev1alpha1.PodCliqueSet {
+	t.Helper()
+	ns := cluster.Current.NewNamespace(t)
+	pcs := workload(ns, "workload1", full)
+	for _, c := range pcs.Spec.Template.Cliques {
+		c.Spec.PodSpec.SchedulerName = coscheduler
+	}
+	slowStart(pcs, "1s")
+	deploy(t, pcs, 10)
+	scale(t, pcs.DeepCopy(), 2)
+	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
+	return pcs
+}
+
+// Test_RU18_RollingUpdateWithPodCliqueScaleOutDuringUpdate: every clique changes in both
+// PodCliqueSet replicas and, while the update runs, pc-a is scaled from 2 to 4 in both; upstream
+// asserts the update ends with 2 updated replicas and exactly 24 pods. Strengthened: all 24 Ready
+// on the new template, none made at it replaced again, one PodCliqueSet replica at a time.
+func Test_RU18_RollingUpdateWithPodCliqueScaleOutDuringUpdate(t *testing.T) {
+	t.Parallel()
+	pcs := rollingWorkload(t)
+	ns := pcs.Namespace
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	replicas := 0
+	tr := trackPods(t, ns, onePCSReplicaAtATime(before, replicaOf(t, ns, pcs.Name), &replicas))
+
+	since := time.Now()
+	triggers := triggerEach(t, pcs, "pc-a", "pc-b", "pc-c")
+	scaleDuringUpdate(t, pcs, since, 4, pclqRef(ns, "workload1-0-pc-a"), pclqRef(ns, "workload1-1-pc-a"))
+	waitUpdated(t, pcs, 2, since, 4*time.Minute)
+	assertRolled(t, pcs, 24, before, triggers)
+	tr.stop(t)
+	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
+	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time")
+}
+
+// Test_RU20_RollingUpdateWithPodCliqueScaleInDuringUpdate: pc-a at 3 in both PodCliqueSet
+// replicas (22 pods); every clique changes and, while the update runs, pc-a is scaled back to 2;
+// upstream asserts the update ends with 2 updated replicas and exactly 20 pods. Strengthened: all
+// 20 Ready on the new template, none made at it replaced again but the two scaled in.
+func Test_RU20_RollingUpdateWithPodCliqueScaleInDuringUpdate(t *testing.T) {
+	t.Parallel()
+	pcs := rollingWorkload(t)
+	ns := pcs.Namespace
+	scale(t, pclqRef(ns, "workload1-0-pc-a"), 3)
+	scale(t, pclqRef(ns, "workload1-1-pc-a"), 3)
+	waitReady(t, ns, pcs.Name, 22, 2*time.Minute)
+	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
+	tr := trackPods(t, ns, func(map[string]*corev1.Pod) {})
+
+	since := time.Now()
+	triggers := triggerEach(t, pcs, "pc-a", "pc-b", "pc-c")
+	scaleDuringUpdate(t, pcs, since, 2, pclqRef(ns, "workload1-0-pc-a"), pclqRef(ns, "workload1-1-pc-a"))
+	waitUpdated(t, pcs, 2, since, 4*time.Minute)
+	assertRolled(t, pcs, 20, before, triggers)
+	tr.stop(t)
+	scaledIn := []string{grovev1alpha1.PodHostname("workload1-0-pc-a", 2), grovev1alpha1.PodHostname("workload1-1-pc-a", 2)}
+	var replaced []string
+	for _, name := range tr.deletedWith(triggers) {
+		if !slices.Contains(scaledIn, name) {
+			replaced = append(replaced, name)
+		}
+	}
+	assert.Empty(t, replaced, "no pod made at the new template is replaced again (the scaled-in pc-a-2 pods aside)")
 }
