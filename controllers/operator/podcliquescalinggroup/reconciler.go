@@ -222,15 +222,10 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 	return pcsg, pcs, replica, have, nil
 }
 
-// readyPods counts the group's Ready pods that are not being deleted, by PodClique, while one of
-// its PodCliques is behind the PodCliqueSet's template (nil, and no read, otherwise): the
-// rollout checks a replica's status against its pods before it takes the replica for down.
+// readyPods counts the group's Ready pods that are not being deleted, by PodClique, when the
+// rollout must check a status against them (readsPods; nil, and no read, otherwise).
 func (r *Reconciler) readyPods(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pcs *grovev1alpha1.PodCliqueSet, have map[string]*grovev1alpha1.PodClique) (map[string]int32, error) {
-	hash, behind := expand.GenerationHash(pcs), false
-	for _, h := range have {
-		behind = behind || h.Spec.PodCliqueSetGenerationHash != hash
-	}
-	if !behind {
+	if !readsPods(pcs, pcsg, have) {
 		return nil, nil
 	}
 	list := &corev1.PodList{}
@@ -240,10 +235,12 @@ func (r *Reconciler) readyPods(ctx context.Context, pcsg *grovev1alpha1.PodCliqu
 	ready := map[string]int32{}
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.DeletionTimestamp.IsZero() && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
-			return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
-		}) {
-			ready[p.Labels[grovev1alpha1.LabelPodClique]]++
+		name := p.Labels[grovev1alpha1.LabelPodClique]
+		if h := have[name]; h != nil && metav1.IsControlledBy(p, h) && p.DeletionTimestamp.IsZero() &&
+			slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			}) {
+			ready[name]++
 		}
 	}
 	return ready, nil

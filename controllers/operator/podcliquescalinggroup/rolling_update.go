@@ -11,27 +11,26 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
 // replicasToUpdate decides which group replicas take the new template now, under RollingRecreate
 // (upstream's per-component budget): a group replica is the unit, replaced whole. Replicas
-// already at the template, and outdated ones known not to be available anyway (Pending, breached,
-// still starting), go at once — they use no budget, so an update that would fix them is never
-// stuck behind them. Available outdated replicas go lowest index first while the group keeps at
-// least replicas − maxUnavailable available replicas; a replica being replaced counts as
-// unavailable until every member clique has minAvailable Ready pods again. A replica whose
-// PodCliques' status does not describe their spec yet is not known either way: it counts as
-// unavailable and waits (a template change that lands while an earlier one is being handed out
-// would otherwise take it, Ready pods and all, beside the replica whose turn it is). Nor is one
-// whose status says it is down while its pods (readyPods, by PodClique) say every member clique
-// has minAvailable Ready: a status written just before its pods became Ready. Both count as
-// unavailable and wait. Under OnDelete and for Training every replica takes the template at
-// once (its pods are not rolled).
+// already at the template, and outdated ones known to be down anyway (a member clique missing,
+// short of pods, or short of Ready pods — Pending, breached, still starting), go at once and use
+// no budget, so an update that would fix them is never stuck behind them. Available outdated
+// replicas go lowest index first while the group keeps at least replicas − maxUnavailable
+// available replicas; a replica being replaced counts as unavailable until every member clique
+// has minAvailable Ready pods again. A replica whose status lags — it does not describe the
+// PodClique's spec yet, or counts fewer Ready pods than readyPods (the pods, by PodClique) shows —
+// counts as unavailable and waits for the status: taken for down, it would roll beside the
+// replica whose turn it is. readyPods is nil when no status needed checking (readsPods). Under
+// OnDelete and for Training every replica takes the template at once (its pods are not rolled).
 func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[string]*grovev1alpha1.PodClique, readyPods map[string]int32) map[string]bool {
-	type replica struct{ outdated, available, unknown, podsUp bool }
+	type replica struct{ outdated, available, down bool }
 	replicas := map[string]*replica{}
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
-		replicas[strconv.Itoa(j)] = &replica{available: true, podsUp: readyPods != nil}
+		replicas[strconv.Itoa(j)] = &replica{available: true}
 	}
 	for name, w := range want {
 		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
@@ -41,25 +40,24 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 		}
 		h := have[name]
 		if h == nil {
-			r.available, r.podsUp = false, false
+			r.available, r.down = false, true
 			continue
 		}
 		if h.Spec.PodCliqueSetGenerationHash != w.Spec.PodCliqueSetGenerationHash {
 			r.outdated = true
 		}
-		// A PodClique whose status does not describe its spec yet (just handed a template) is not
-		// known to be available: counting its old Ready pods would let a second replica go while
-		// the first is being replaced.
-		if ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation {
-			r.available, r.unknown = false, true
-		}
-		// Nor is one whose Ready pods may still be of the old template (a status written before
-		// its outdated pods were deleted), or that has fewer than minAvailable Ready pods.
-		if h.Status.UpdatedReplicas < h.Spec.Replicas || (h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()) {
+		switch {
+		case ptr.Deref(h.Status.ObservedGeneration, -1) != h.Generation:
+			// Just handed a template: its old Ready pods say nothing of the new one.
 			r.available = false
-		}
-		if h.Spec.Replicas > 0 && readyPods[name] < h.MinAvailableOrReplicas() {
-			r.podsUp = false
+		case h.Status.UpdatedReplicas < h.Spec.Replicas:
+			// Pods missing, or Ready pods of an older template about to be replaced.
+			r.available, r.down = false, true
+		case readyShort(h):
+			r.available = false
+			if readyPods == nil || readyPods[name] < h.MinAvailableOrReplicas() {
+				r.down = true
+			}
 		}
 	}
 	allow := map[string]bool{}
@@ -71,11 +69,10 @@ func replicasToUpdate(pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have map[
 			unavailable++
 		}
 		switch {
-		case !rolling || !r.outdated || (!r.available && !r.unknown && !r.podsUp):
+		case !rolling || !r.outdated || r.down:
 			allow[j] = true
 		case !r.available:
-			// its status lags its spec or its pods: it waits, counted as unavailable, until the
-			// status catches up (a pass or two)
+			// its status lags: counted as unavailable, it waits a pass or two for the status
 		default:
 			idx, _ := strconv.Atoi(j)
 			candidates = append(candidates, idx)
@@ -125,4 +122,27 @@ func trackProgress(st *grovev1alpha1.PodCliqueScalingGroupStatus, pcsg *grovev1a
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 	return after
+}
+
+// readyShort reports a PodClique whose status, describing its spec and all its pods at its
+// template, counts fewer than minAvailable Ready pods.
+func readyShort(h *grovev1alpha1.PodClique) bool {
+	return ptr.Deref(h.Status.ObservedGeneration, -1) == h.Generation && h.Status.UpdatedReplicas >= h.Spec.Replicas &&
+		h.Spec.Replicas > 0 && h.Status.ReadyReplicas < h.MinAvailableOrReplicas()
+}
+
+// readsPods reports whether the rollout must see the group's pods: it reached the group, which
+// rolls, and an outdated PodClique's status says it is short of Ready pods — true, or written
+// just before they became Ready.
+func readsPods(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*grovev1alpha1.PodClique) bool {
+	hash := expand.GenerationHash(pcs)
+	if pcsg.Spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy || pcsg.Spec.Training() || pcsg.Spec.PodCliqueSetGenerationHash != hash {
+		return false
+	}
+	for _, h := range have {
+		if h.Spec.PodCliqueSetGenerationHash != hash && readyShort(h) {
+			return true
+		}
+	}
+	return false
 }

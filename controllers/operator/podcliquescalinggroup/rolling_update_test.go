@@ -16,10 +16,12 @@ import (
 	"github.com/kubegrove/grove/test/builders"
 )
 
-// groupReplica is one group replica as observed: whether its PodCliques run the old template,
-// whether their status says they have minAvailable Ready pods (their pods say so too, unless
-// podsReady says they do where the status does not yet), whether the status lags the spec and
-// whether the status still counts pods of the old template.
+// groupReplica is one group replica as observed:
+//   - outdated: its PodCliques run an older PodCliqueSet template;
+//   - available: their status counts minAvailable Ready pods (and the pods agree);
+//   - podsReady: the pods are Ready although the status does not count them yet;
+//   - stale: the status does not describe the spec yet;
+//   - oldPods: the status counts pods of an older template.
 type groupReplica struct{ outdated, available, podsReady, stale, oldPods bool }
 
 func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
@@ -32,6 +34,7 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 		budget   *int32
 		strategy grovev1alpha1.UpdateStrategyType
 		replicas []groupReplica
+		unread   bool // the reconciler did not read the pods
 		want     []string
 	}{
 		{name: "no budget set: one available replica at a time, the lowest index first", replicas: []groupReplica{old, old, old}, want: []string{"0"}},
@@ -50,6 +53,10 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 			replicas: []groupReplica{{outdated: true, available: true, stale: true}, oldDown}, want: []string{"1"}},
 		{name: "an outdated replica whose status says down while its pods are Ready waits and uses the budget (status written before they became Ready)",
 			replicas: []groupReplica{old, {outdated: true, podsReady: true}, old}, want: nil},
+		{name: "an outdated replica short of pods at its template is down whatever its Ready pods: it goes at once",
+			replicas: []groupReplica{old, {outdated: true, podsReady: true, oldPods: true}, old}, want: []string{"1"}},
+		{name: "pods not read (no status to check against them): a status short of Ready pods is taken as it is",
+			unread: true, replicas: []groupReplica{oldDown, old}, want: []string{"0"}},
 		{name: "OnDelete: every replica takes the template (users replace the pods)", strategy: grovev1alpha1.OnDeleteStrategy,
 			replicas: []groupReplica{old, old, old}, want: []string{"0", "1", "2"}},
 	} {
@@ -85,6 +92,9 @@ func TestReplicasTakeTheNewTemplateWithinTheGroupsBudget(t *testing.T) {
 				want[name], have[name] = w, h
 			}
 
+			if tc.unread {
+				ready = nil
+			}
 			allowed := replicasToUpdate(g, want, have, ready)
 
 			var got []string
@@ -156,6 +166,49 @@ func TestUpdateInProgressOfAGroup(t *testing.T) {
 				assert.Equal(t, tc.wantProgessed, st.UpdateProgress.LastProgressedAt)
 			}
 			assert.Equal(t, tc.wantAfter, after)
+		})
+	}
+}
+
+func TestTheRolloutReadsPodsOnlyToCheckAnOutdatedStatusShortOfReadyPods(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		strategy  grovev1alpha1.UpdateStrategyType
+		training  bool
+		unreached bool // the PodCliqueSet's rollout has not handed the group its template
+		outdated  bool
+		short     bool // the status counts fewer than minAvailable Ready pods
+		want      bool
+	}{
+		{name: "an outdated PodClique whose status is short of Ready pods: read", outdated: true, short: true, want: true},
+		{name: "at rest: not read", short: true},
+		{name: "outdated, its status at minAvailable: not read", outdated: true},
+		{name: "the rollout has not reached the group: not read", unreached: true, outdated: true, short: true},
+		{name: "OnDelete: not read", strategy: grovev1alpha1.OnDeleteStrategy, outdated: true, short: true},
+		{name: "training: not read", training: true, outdated: true, short: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := pcs()
+			g := group(set, 2, 1).Obj()
+			g.Spec.UpdateStrategy = tc.strategy
+			if tc.training {
+				g.Spec.WorkloadType = grovev1alpha1.WorkloadTypeTraining
+			}
+			have := groupWorld(set, g, 2, nil)
+			for _, h := range have {
+				h.Status.ObservedGeneration, h.Status.UpdatedReplicas = ptr.To(h.Generation), h.Spec.Replicas
+				if tc.outdated {
+					h.Spec.PodCliqueSetGenerationHash = "older"
+				}
+				if tc.short {
+					h.Status.ReadyReplicas = 0
+				}
+			}
+			if tc.unreached {
+				g.Spec.PodCliqueSetGenerationHash = "older"
+			}
+
+			assert.Equal(t, tc.want, readsPods(set, g, have))
 		})
 	}
 }

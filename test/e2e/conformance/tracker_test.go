@@ -29,7 +29,7 @@ type podTracker struct {
 	mu    sync.Mutex
 	pods  map[string]*corev1.Pod
 	gone  []*corev1.Pod // every pod whose deletion the watch delivered
-	trail []string      // every event, in order, for a failure's message
+	trail []string      // the last maxTrail events, in order, for a failure's message
 	err   error
 	probe func(pods map[string]*corev1.Pod)
 	w     watch.Interface
@@ -70,6 +70,9 @@ func (tr *podTracker) observe(ev watch.Event) {
 	if !ok {
 		return
 	}
+	if len(tr.trail) == maxTrail {
+		tr.trail = tr.trail[1:] // the events closest to a failure matter most
+	}
 	tr.trail = append(tr.trail, fmt.Sprintf("%s %-8s %s uid=%.8s ready=%t deleting=%t node=%q",
 		time.Now().Format("15:04:05.000"), ev.Type, p.Name, p.UID, ready(p), !p.DeletionTimestamp.IsZero(), p.Spec.NodeName))
 	switch ev.Type {
@@ -98,7 +101,10 @@ func (tr *podTracker) stop(t *testing.T) {
 	require.NoError(t, tr.err, "the pod watch delivered every event")
 }
 
-// history is every event the watch delivered, one line each, for a failure's message; call it
+// maxTrail bounds the events a failure's message shows.
+const maxTrail = 400
+
+// history is the last maxTrail events the watch delivered, one line each, for a failure's message; call it
 // once stop has returned.
 func (tr *podTracker) history() string {
 	tr.mu.Lock()
