@@ -91,16 +91,17 @@ func runtimeRemaining(pcs *grovev1alpha1.PodCliqueSet, now time.Time) time.Durat
 
 // trainingPhase derives Pending/Running/Succeeded from the children: Succeeded when the success
 // policy holds (unset: every PodClique of every replica reports Succeeded). startTime is set
-// once, on the first Running.
+// once, on the first Running — or on Succeeded, for a workload whose pods ran and finished
+// between two passes (short pods on a busy operator): it did run, and a finished workload
+// without a start would read as one that never started.
 func trainingPhase(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, obs *observed, now time.Time) {
 	if terminal(st.Phase) {
 		return
 	}
 	if succeededByPolicy(pcs, obs) {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
-		return
 	}
-	if st.Phase == grovev1alpha1.PodCliqueSetPhaseRunning && st.StartTime == nil {
+	if (st.Phase == grovev1alpha1.PodCliqueSetPhaseRunning || st.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded) && st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: now}
 	}
 }

@@ -208,7 +208,7 @@ func Test_RU11_RollingUpdateWithPCSScaleOut(t *testing.T) {
 	waitUpdated(t, pcs, 3, since, 2*time.Minute)
 	assertRolled(t, pcs, 30, before, triggers)
 	tr.stop(t)
-	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
+	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again\n"+tr.history())
 }
 
 // Test_RU12_RollingUpdateWithPCSScaleInDuringUpdate: every clique is changed; once replica 1 is
@@ -323,7 +323,7 @@ func Test_RU19_RollingUpdateWithPodCliqueScaleOutBeforeUpdate(t *testing.T) {
 	waitUpdated(t, pcs, 2, since, 4*time.Minute)
 	assertRolled(t, pcs, 24, before, triggers)
 	tr.stop(t)
-	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
+	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again\n"+tr.history())
 	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time"+"\n"+tr.history())
 }
 
@@ -364,7 +364,7 @@ func Test_RU18_RollingUpdateWithPodCliqueScaleOutDuringUpdate(t *testing.T) {
 	waitUpdated(t, pcs, 2, since, 4*time.Minute)
 	assertRolled(t, pcs, 24, before, triggers)
 	tr.stop(t)
-	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again")
+	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again\n"+tr.history())
 	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time"+"\n"+tr.history())
 }
 
@@ -395,5 +395,5 @@ func Test_RU20_RollingUpdateWithPodCliqueScaleInDuringUpdate(t *testing.T) {
 			replaced = append(replaced, name)
 		}
 	}
-	assert.Empty(t, replaced, "no pod made at the new template is replaced again (the scaled-in pc-a-2 pods aside)")
+	assert.Empty(t, replaced, "no pod made at the new template is replaced again (the scaled-in pc-a-2 pods aside)\n"+tr.history())
 }
