@@ -346,6 +346,21 @@ func rollingWorkload(t *testing.T) *grovev1alpha1.PodCliqueSet {
 	return pcs
 }
 
+// rollWhileScalingPCA is RU-18's and RU-20's middle: every clique of both replicas changes and,
+// while the update runs, pc-a of both is scaled to replicas; the update ends with both replicas
+// updated and pods pods Ready on the new template. It returns the triggers once the tracker stopped.
+func rollWhileScalingPCA(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, tr *podTracker, before map[string]types.UID, replicas int32, pods int) map[string]string {
+	t.Helper()
+	ns := pcs.Namespace
+	since := time.Now()
+	triggers := triggerEach(t, pcs, "pc-a", "pc-b", "pc-c")
+	scaleDuringUpdate(t, pcs, since, replicas, pclqRef(ns, "workload1-0-pc-a"), pclqRef(ns, "workload1-1-pc-a"))
+	waitUpdated(t, pcs, 2, since, 4*time.Minute)
+	assertRolled(t, pcs, pods, before, triggers)
+	tr.stop(t)
+	return triggers
+}
+
 // Test_RU18_RollingUpdateWithPodCliqueScaleOutDuringUpdate: every clique changes in both
 // PodCliqueSet replicas and, while the update runs, pc-a is scaled from 2 to 4 in both; upstream
 // asserts the update ends with 2 updated replicas and exactly 24 pods. Strengthened: all 24 Ready
@@ -358,12 +373,7 @@ func Test_RU18_RollingUpdateWithPodCliqueScaleOutDuringUpdate(t *testing.T) {
 	replicas := 0
 	tr := trackPods(t, ns, onePCSReplicaAtATime(before, replicaOf(t, ns, pcs.Name), &replicas))
 
-	since := time.Now()
-	triggers := triggerEach(t, pcs, "pc-a", "pc-b", "pc-c")
-	scaleDuringUpdate(t, pcs, since, 4, pclqRef(ns, "workload1-0-pc-a"), pclqRef(ns, "workload1-1-pc-a"))
-	waitUpdated(t, pcs, 2, since, 4*time.Minute)
-	assertRolled(t, pcs, 24, before, triggers)
-	tr.stop(t)
+	triggers := rollWhileScalingPCA(t, pcs, tr, before, 4, 24)
 	assert.Empty(t, tr.deletedWith(triggers), "no pod made at the new template is replaced again\n"+tr.history())
 	assert.Equal(t, 1, replicas, "one PodCliqueSet replica updating at a time"+"\n"+tr.history())
 }
@@ -382,12 +392,7 @@ func Test_RU20_RollingUpdateWithPodCliqueScaleInDuringUpdate(t *testing.T) {
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
 	tr := trackPods(t, ns, func(map[string]*corev1.Pod) {})
 
-	since := time.Now()
-	triggers := triggerEach(t, pcs, "pc-a", "pc-b", "pc-c")
-	scaleDuringUpdate(t, pcs, since, 2, pclqRef(ns, "workload1-0-pc-a"), pclqRef(ns, "workload1-1-pc-a"))
-	waitUpdated(t, pcs, 2, since, 4*time.Minute)
-	assertRolled(t, pcs, 20, before, triggers)
-	tr.stop(t)
+	triggers := rollWhileScalingPCA(t, pcs, tr, before, 2, 20)
 	scaledIn := []string{grovev1alpha1.PodHostname("workload1-0-pc-a", 2), grovev1alpha1.PodHostname("workload1-1-pc-a", 2)}
 	var replaced []string
 	for _, name := range tr.deletedWith(triggers) {
