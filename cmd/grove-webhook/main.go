@@ -15,7 +15,7 @@ import (
 	"github.com/kubegrove/grove/webhooks/authorizer"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
-	"github.com/kubegrove/grove/webhooks/trainingchildren"
+	"github.com/kubegrove/grove/webhooks/childreplicas"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 
@@ -54,7 +54,7 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := trainjobadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	if err := trainingchildren.SetupWithManager(mgr, cfg); err != nil {
+	if err := childreplicas.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
 	return authorizer.SetupWithManager(mgr, cfg)

@@ -111,6 +111,33 @@ func (b *PodCliqueSetBuilder) TerminationDelay(d metav1.Duration) *PodCliqueSetB
 // Obj returns the PodCliqueSet.
 func (b *PodCliqueSetBuilder) Obj() *grovev1alpha1.PodCliqueSet { return b.obj }
 
+// UpdateStrategy sets spec.updateStrategy.type.
+func (b *PodCliqueSetBuilder) UpdateStrategy(t grovev1alpha1.UpdateStrategyType) *PodCliqueSetBuilder {
+	b.obj.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: t}
+	return b
+}
+
+// Updating records in status an update in progress that is replacing replicas now.
+func (b *PodCliqueSetBuilder) Updating(replicas ...int32) *PodCliqueSetBuilder {
+	up := &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.Now()}
+	for _, r := range replicas {
+		up.CurrentlyUpdating = append(up.CurrentlyUpdating, grovev1alpha1.PodCliqueSetReplicaUpdateProgress{ReplicaIndex: r, UpdateStartedAt: up.UpdateStartedAt})
+	}
+	b.obj.Status.UpdateProgress = up
+	return b
+}
+
+// UpdateEnded records in status that the update in progress ended.
+func (b *PodCliqueSetBuilder) UpdateEnded() *PodCliqueSetBuilder {
+	if b.obj.Status.UpdateProgress == nil {
+		b.obj.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.Now()}
+	}
+	now := metav1.Now()
+	b.obj.Status.UpdateProgress.UpdateEndedAt = &now
+	b.obj.Status.UpdateProgress.CurrentlyUpdating = nil
+	return b
+}
+
 // PodCliqueBuilder builds a PodClique.
 type PodCliqueBuilder struct{ obj *grovev1alpha1.PodClique }
 

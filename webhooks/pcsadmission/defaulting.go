@@ -5,6 +5,10 @@ package pcsadmission
 
 import (
 	"context"
+	"encoding/json"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,17 +24,37 @@ type Defaulter struct {
 }
 
 // Default applies the defaults; it is idempotent.
-func (d *Defaulter) Default(_ context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
-	Default(pcs, d.Backends)
+func (d *Defaulter) Default(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
+	DefaultUpdate(pcs, storedObject(ctx), d.Backends)
 	return nil
+}
+
+// storedObject is, on an update, the PodCliqueSet as stored (nil on create, or when it cannot be
+// decoded: defaulting then treats the request as a create).
+func storedObject(ctx context.Context) *grovev1alpha1.PodCliqueSet {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil || req.Operation != admissionv1.Update || len(req.OldObject.Raw) == 0 {
+		return nil
+	}
+	old := &grovev1alpha1.PodCliqueSet{}
+	if json.Unmarshal(req.OldObject.Raw, old) != nil {
+		return nil
+	}
+	return old
 }
 
 // Default applies the defaults of DESIGN.md section 3: Training gets terminationDelay 0 and
 // restartPolicy Never; inference gets no terminationDelay. Every clique's pods get the default
 // backend's scheduler, roleName defaults to the clique's name, minAvailable defaults to replicas, autoscalers' minReplicas to
 // minAvailable, and standalone cliques' and scaling groups' rollingUpdate.maxUnavailable to 1
-// under RollingRecreate.
+// under RollingRecreate and to the component's minAvailable under Coherent.
 func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
+	DefaultUpdate(pcs, nil, registry)
+}
+
+// DefaultUpdate is Default for an update of the stored object old (nil on create): a strategy
+// turned Coherent raises the budgets RollingRecreate defaulted to each component's minAvailable.
+func DefaultUpdate(pcs, old *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 	spec := &pcs.Spec
 	if spec.WorkloadType == "" {
 		spec.WorkloadType = grovev1alpha1.WorkloadTypeInference
@@ -86,5 +110,5 @@ func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
 			sc.MinReplicas = &min
 		}
 	}
-	defaultRollingUpdate(pcs)
+	defaultRollingUpdate(pcs, old)
 }

@@ -1,6 +1,8 @@
 package pcsadmission
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -27,47 +29,74 @@ func groupMembers(pcs *grovev1alpha1.PodCliqueSet) map[string]bool {
 }
 
 // defaultRollingUpdate gives every standalone clique and every scaling group upstream Grove's
-// budget under RollingRecreate, maxUnavailable 1. Under OnDelete a budget equal to that default
-// is what defaulting wrote before the strategy changed, and is cleared; any other is the user's,
-// kept, and refused by validation.
-func defaultRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) {
+// budget: maxUnavailable 1 under RollingRecreate, the component's minAvailable under Coherent (a
+// step replaces minAvailable of it at once). Under OnDelete a budget equal to the RollingRecreate
+// default is what defaulting wrote before the strategy changed, and is cleared; any other is the
+// user's, kept, and refused by validation. Likewise, when an update (old is the stored object,
+// nil on create) turns the strategy to Coherent, a budget still at the RollingRecreate default
+// is raised to minAvailable instead of being refused.
+func defaultRollingUpdate(pcs, old *grovev1alpha1.PodCliqueSet) {
 	strategy := strategyOf(pcs)
-	apply := func(ru **grovev1alpha1.RollingUpdateConfiguration) {
+	turnedCoherent := strategy == grovev1alpha1.CoherentStrategy && old != nil && strategyOf(old) != grovev1alpha1.CoherentStrategy
+	apply := func(ru **grovev1alpha1.RollingUpdateConfiguration, minAvailable int32) {
 		switch {
 		case strategy == grovev1alpha1.RollingRecreateStrategy && *ru == nil:
 			*ru = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To[int32](1)}
 		case strategy == grovev1alpha1.RollingRecreateStrategy && (*ru).MaxUnavailable == nil:
 			(*ru).MaxUnavailable = ptr.To[int32](1)
-		case strategy == grovev1alpha1.OnDeleteStrategy && *ru != nil && (*ru).ProgressDeadline == nil && ptr.Deref((*ru).MaxUnavailable, 1) == 1:
+		case strategy == grovev1alpha1.CoherentStrategy && *ru == nil:
+			*ru = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To(minAvailable)}
+		case strategy == grovev1alpha1.CoherentStrategy && (*ru).MaxUnavailable == nil:
+			(*ru).MaxUnavailable = ptr.To(minAvailable)
+		case turnedCoherent && isRollingRecreateDefault(*ru):
+			(*ru).MaxUnavailable = ptr.To(max(minAvailable, 1))
+		case strategy == grovev1alpha1.OnDeleteStrategy && isRollingRecreateDefault(*ru):
 			*ru = nil
 		}
 	}
 	members := groupMembers(pcs)
 	for _, c := range pcs.Spec.Template.Cliques {
 		if c != nil && !members[c.Name] {
-			apply(&c.RollingUpdate)
+			apply(&c.RollingUpdate, ptr.Deref(c.Spec.MinAvailable, max(c.Spec.Replicas, 1)))
 		}
 	}
 	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		apply(&pcs.Spec.Template.PodCliqueScalingGroupConfigs[i].RollingUpdate)
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		apply(&g.RollingUpdate, ptr.Deref(g.MinAvailable, 1))
 	}
 }
 
+// isRollingRecreateDefault reports whether a budget is the one RollingRecreate defaulting writes.
+func isRollingRecreateDefault(ru *grovev1alpha1.RollingUpdateConfiguration) bool {
+	return ru != nil && ru.ProgressDeadline == nil && ptr.Deref(ru.MaxUnavailable, 1) == 1
+}
+
 // validateRollingUpdate refuses a budget on a scaling group's member clique (the group's budget
-// covers it), any budget under OnDelete, and maxUnavailable below 1.
+// covers it), any budget under OnDelete, and maxUnavailable below 1; under Coherent also a
+// maxUnavailable below the component's minAvailable (a step takes minAvailable of it down at once)
+// or above its replicas, as upstream Grove refuses them.
 func validateRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
-	onDelete := strategyOf(pcs) == grovev1alpha1.OnDeleteStrategy
-	check := func(p *field.Path, ru *grovev1alpha1.RollingUpdateConfiguration) {
+	strategy := strategyOf(pcs)
+	check := func(p *field.Path, ru *grovev1alpha1.RollingUpdateConfiguration, minAvailable, replicas int32) {
 		if ru == nil {
 			return
 		}
-		if onDelete {
+		if strategy == grovev1alpha1.OnDeleteStrategy {
 			errs = append(errs, field.Forbidden(p, "must not be set when spec.updateStrategy.type is OnDelete: pods are replaced only when they are deleted"))
 			return
 		}
 		if m := ru.MaxUnavailable; m != nil && *m < 1 {
 			errs = append(errs, field.Invalid(p.Child("maxUnavailable"), *m, "must be greater than 0"))
+		} else if m != nil && strategy == grovev1alpha1.CoherentStrategy {
+			switch {
+			case *m < minAvailable:
+				errs = append(errs, field.Invalid(p.Child("maxUnavailable"), *m,
+					fmt.Sprintf("must not be less than minAvailable (%d) under the Coherent update strategy", minAvailable)))
+			case replicas > 0 && *m > replicas:
+				errs = append(errs, field.Invalid(p.Child("maxUnavailable"), *m,
+					fmt.Sprintf("must not be greater than replicas (%d) under the Coherent update strategy; lower or remove the budget before scaling down", replicas)))
+			}
 		}
 		if d := ru.ProgressDeadline; d != nil && d.Duration <= 0 {
 			errs = append(errs, field.Invalid(p.Child("progressDeadline"), d.Duration.String(), "must be greater than 0"))
@@ -84,10 +113,22 @@ func validateRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 			errs = append(errs, field.Forbidden(p, "must not be set on a clique that is a member of a podCliqueScalingGroup: the group's rollingUpdate is the budget of its cliques"))
 			continue
 		}
-		check(p, c.RollingUpdate)
+		check(p, c.RollingUpdate, ptr.Deref(c.Spec.MinAvailable, max(c.Spec.Replicas, 1)), c.Spec.Replicas)
 	}
 	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		check(tp.Child("podCliqueScalingGroups").Index(i).Child("rollingUpdate"), pcs.Spec.Template.PodCliqueScalingGroupConfigs[i].RollingUpdate)
+		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
+		check(tp.Child("podCliqueScalingGroups").Index(i).Child("rollingUpdate"), g.RollingUpdate, ptr.Deref(g.MinAvailable, 1), ptr.Deref(g.Replicas, 1))
 	}
 	return errs
+}
+
+// validateStrategyServed refuses the Coherent strategy until grove-operator runs it: the schema
+// already lists it (upstream's wire format), and a PodCliqueSet asking for it is refused with the
+// reason rather than rolled some other way.
+func validateStrategyServed(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	if strategyOf(pcs) != grovev1alpha1.CoherentStrategy {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(field.NewPath("spec", "updateStrategy", "type"), grovev1alpha1.CoherentStrategy,
+		[]grovev1alpha1.UpdateStrategyType{grovev1alpha1.RollingRecreateStrategy, grovev1alpha1.OnDeleteStrategy})}
 }

@@ -19,6 +19,17 @@ func onDelete(p *grovev1alpha1.PodCliqueSet) {
 	p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.OnDeleteStrategy}
 }
 
+func coherent(p *grovev1alpha1.PodCliqueSet) {
+	p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.CoherentStrategy}
+}
+
+// disaggregated is valid() with a router of 4 pods (minAvailable 2) and prefill of 3 replicas
+// (minAvailable 2).
+func disaggregated(p *grovev1alpha1.PodCliqueSet) {
+	p.Spec.Template.Cliques[0].Spec.Replicas, p.Spec.Template.Cliques[0].Spec.MinAvailable = 4, ptr.To[int32](2)
+	p.Spec.Template.PodCliqueScalingGroupConfigs[0].Replicas, p.Spec.Template.PodCliqueScalingGroupConfigs[0].MinAvailable = ptr.To[int32](3), ptr.To[int32](2)
+}
+
 func TestRollingUpdateBudgetsAreDefaultedAsUpstreamDefaultsThem(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -41,6 +52,21 @@ func TestRollingUpdateBudgetsAreDefaultedAsUpstreamDefaultsThem(t *testing.T) {
 				p.Spec.Template.Cliques[0].RollingUpdate = budget(1)
 				p.Spec.Template.PodCliqueScalingGroupConfigs[0].RollingUpdate = budget(1)
 			}},
+		{name: "Coherent: each component's budget is its minAvailable",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) { coherent(p); disaggregated(p) }, wantRouter: budget(2), wantPrefill: budget(2)},
+		{name: "Coherent: a deadline without maxUnavailable gets minAvailable",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				coherent(p)
+				disaggregated(p)
+				p.Spec.Template.Cliques[0].RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{ProgressDeadline: &metav1.Duration{Duration: time.Minute}}
+			},
+			wantRouter: &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To[int32](2), ProgressDeadline: &metav1.Duration{Duration: time.Minute}}, wantPrefill: budget(2)},
+		{name: "Coherent: a budget below minAvailable on a new object is kept, for validation to refuse",
+			mutate: func(p *grovev1alpha1.PodCliqueSet) {
+				coherent(p)
+				disaggregated(p)
+				p.Spec.Template.Cliques[0].RollingUpdate = budget(1)
+			}, wantRouter: budget(1), wantPrefill: budget(2)},
 		{name: "OnDelete: a budget the user chose is kept, for validation to refuse",
 			mutate: func(p *grovev1alpha1.PodCliqueSet) {
 				onDelete(p)
@@ -78,6 +104,38 @@ func TestRollingUpdateBudgetsAreRefusedWithTheirFieldPath(t *testing.T) {
 		{name: "a budget on a scaling group's member clique", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			p.Spec.Template.Cliques[2].RollingUpdate = budget(1)
 		}, want: []string{"spec.template.cliques[2].rollingUpdate", "member of a podCliqueScalingGroup"}},
+		{name: "Coherent: a budget of minAvailable up to replicas is valid", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			coherent(p)
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(4)
+			p.Spec.Template.PodCliqueScalingGroupConfigs[0].RollingUpdate = budget(2)
+		}},
+		{name: "Coherent: maxUnavailable below a clique's minAvailable", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			coherent(p)
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(1)
+		}, want: []string{"spec.template.cliques[0].rollingUpdate.maxUnavailable", "must not be less than minAvailable (2) under the Coherent update strategy"}},
+		{name: "Coherent: maxUnavailable below a group's minAvailable", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			coherent(p)
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(2)
+			p.Spec.Template.PodCliqueScalingGroupConfigs[0].RollingUpdate = budget(1)
+		}, want: []string{"spec.template.podCliqueScalingGroups[0].rollingUpdate.maxUnavailable", "must not be less than minAvailable (2)"}},
+		{name: "Coherent: maxUnavailable above replicas", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			coherent(p)
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(5)
+		}, want: []string{"spec.template.cliques[0].rollingUpdate.maxUnavailable", "must not be greater than replicas (4)"}},
+		{name: "Coherent: an idle component's budget is not held against its 0 replicas", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			coherent(p)
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].Spec.Replicas = 0
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(2)
+		}},
+		{name: "RollingRecreate: maxUnavailable below minAvailable is valid", mutate: func(p *grovev1alpha1.PodCliqueSet) {
+			disaggregated(p)
+			p.Spec.Template.Cliques[0].RollingUpdate = budget(1)
+		}},
 		{name: "any budget under OnDelete", mutate: func(p *grovev1alpha1.PodCliqueSet) {
 			onDelete(p)
 			p.Spec.Template.PodCliqueScalingGroupConfigs[0].RollingUpdate = budget(2)
@@ -99,5 +157,42 @@ func TestRollingUpdateBudgetsAreRefusedWithTheirFieldPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTurningCoherentRaisesTheBudgetsRollingRecreateDefaulted(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		stored     func(*grovev1alpha1.PodCliqueSet)
+		wantRouter *grovev1alpha1.RollingUpdateConfiguration
+	}{
+		{name: "RollingRecreate's default is raised to minAvailable", stored: func(*grovev1alpha1.PodCliqueSet) {}, wantRouter: budget(2)},
+		{name: "an update of a PodCliqueSet already Coherent keeps the budget, for validation to refuse", stored: coherent, wantRouter: budget(1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stored := valid()
+			disaggregated(stored)
+			tc.stored(stored)
+			Default(stored, kubeOnly)
+			stored.Spec.Template.Cliques[0].RollingUpdate = budget(1)
+			pcs := stored.DeepCopy()
+			coherent(pcs)
+
+			DefaultUpdate(pcs, stored, kubeOnly)
+
+			assert.Equal(t, tc.wantRouter, pcs.Spec.Template.Cliques[0].RollingUpdate)
+		})
+	}
+}
+
+func TestCoherentIsRefusedUntilTheOperatorRunsIt(t *testing.T) {
+	pcs := valid()
+	coherent(pcs)
+	Default(pcs, kubeOnly)
+
+	errs := Validate(pcs, kubeOnly)
+
+	if assert.Len(t, errs, 1) {
+		assert.Contains(t, errs[0].Error(), "spec.updateStrategy.type: Unsupported value: \"Coherent\"")
 	}
 }

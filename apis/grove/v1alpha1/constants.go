@@ -33,7 +33,18 @@ const (
 	LabelPodTemplateHash = "grove.io/pod-template-hash"
 	// LabelSchedulerName routes a PodGang to the backend-controller of that scheduler backend.
 	LabelSchedulerName = "grove.io/scheduler-name"
+	// LabelEpoch holds, on a PodGang of a PodGangMap entry, the entry's epoch.
+	LabelEpoch = "grove.io/epoch"
+	// LabelPodGangRole holds, on a PodGang of a PodGangMap entry, the entry's role (Anchor, Tail,
+	// ScaleOut).
+	LabelPodGangRole = "grove.io/podgang-role"
+	// LabelPodCliqueSetGenerationHash holds, on a PodGang of a PodGangMap entry, the template
+	// revision of its pods.
+	LabelPodCliqueSetGenerationHash = "grove.io/podcliqueset-generation-hash"
 )
+
+// ComponentPodGangMap is the LabelComponent value of a PodGangMap.
+const ComponentPodGangMap = "pcs-podgangmap"
 
 // Scheduling gate the operator puts on every pod it creates and lifts once the gang is ready.
 const SchedulingGatePodGangPendingCreation = "grove.io/podgang-pending-creation"

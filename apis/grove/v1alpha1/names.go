@@ -39,6 +39,22 @@ func ScaledPodGangName(pcsg string, groupReplica, minAvailable int) string {
 	return fmt.Sprintf("%s-%d", pcsg, groupReplica-minAvailable)
 }
 
+// PodGangMapName is the PodGangMap of a PodCliqueSet replica.
+func PodGangMapName(pcs string, replica int) string {
+	return fmt.Sprintf("%s-%d", pcs, replica)
+}
+
+// AnchorPodGangName is the PodGang of a PodGangMap's Anchor entry.
+func AnchorPodGangName(pcs string, replica int, epoch string) string {
+	return fmt.Sprintf("%s-%d-%s", pcs, replica, epoch)
+}
+
+// EntryPodGangName is the PodGang of one scaling-group replica of a PodGangMap's Tail or
+// ScaleOut entry; group is the scaling group's name in the template.
+func EntryPodGangName(pcs string, replica int, epoch, group string, groupReplica int) string {
+	return fmt.Sprintf("%s-%d-%s-%s-%d", pcs, replica, epoch, group, groupReplica)
+}
+
 // PodHostname is a pod's hostname and name: stable per index, so DNS names survive restarts.
 func PodHostname(pclq string, index int) string {
 	return fmt.Sprintf("%s-%d", pclq, index)

@@ -95,7 +95,7 @@ type InheritedSpec struct {
 	// UpdateStrategy is the PodCliqueSet's: with OnDelete the PodClique replaces outdated pods only
 	// when they are deleted.
 	// +optional
-	// +kubebuilder:validation:Enum=RollingRecreate;OnDelete
+	// +kubebuilder:validation:Enum=Coherent;RollingRecreate;OnDelete
 	UpdateStrategy UpdateStrategyType `json:"updateStrategy,omitempty"`
 
 	// WorkloadType is the PodCliqueSet's: Training pods run to completion, and a breach restarts
@@ -249,6 +249,9 @@ type PodCliqueUpdateProgress struct {
 	// UpdatedReadyReplicas counts the pods at the new template that are Ready.
 	// +optional
 	UpdatedReadyReplicas int32 `json:"updatedReadyReplicas,omitempty"`
+	// UpdatedScheduledReplicas counts the pods at the new template that are bound to a node.
+	// +optional
+	UpdatedScheduledReplicas int32 `json:"updatedScheduledReplicas,omitempty"`
 	// LastProgressedAt is when the update last moved forward (one more pod at the new template
 	// Ready); set when it starts, cleared when it ends.
 	// +optional

@@ -140,10 +140,15 @@ type TrainingSuccessPolicy struct {
 }
 
 // UpdateStrategyType names how replicas are replaced when the template changes.
-// +kubebuilder:validation:Enum=RollingRecreate;OnDelete
+// +kubebuilder:validation:Enum=Coherent;RollingRecreate;OnDelete
 type UpdateStrategyType string
 
 const (
+	// CoherentStrategy replaces, one replica at a time, the components whose template changed
+	// together and in proportion: each step brings minAvailable of every changed component up
+	// as one gang at the new version, then the rest of the step's share within each component's
+	// budget (upstream Grove's GREP-393).
+	CoherentStrategy UpdateStrategyType = "Coherent"
 	// RollingRecreateStrategy replaces replicas one at a time.
 	RollingRecreateStrategy UpdateStrategyType = "RollingRecreate"
 	// OnDeleteStrategy replaces pods only when a user deletes them.
@@ -533,6 +538,19 @@ type PodCliqueSetUpdateProgress struct {
 	// CurrentlyUpdating lists the replicas being replaced now.
 	// +optional
 	CurrentlyUpdating []PodCliqueSetReplicaUpdateProgress `json:"currentlyUpdating,omitempty"`
+	// InScopeStandalonePodCliques names (as in the template) the standalone cliques a Coherent
+	// update replaces: those whose template changed, fixed when the update starts and added to by a
+	// change during it; cleared when it ends.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	InScopeStandalonePodCliques []string `json:"inScopeStandalonePodCliques,omitempty"`
+	// InScopePodCliqueScalingGroups names (as in the template) the scaling groups a Coherent
+	// update replaces, as InScopeStandalonePodCliques does the standalone cliques.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	InScopePodCliqueScalingGroups []string `json:"inScopePodCliqueScalingGroups,omitempty"`
 	// LastProgressedAt is when the update last moved forward (a PodClique or scaling group more
 	// at the new revision); set when it starts, cleared when it ends.
 	// +optional
@@ -548,6 +566,14 @@ type PodCliqueSetReplicaUpdateProgress struct {
 	// UpdateEndedAt is when all its children ran the new template.
 	// +optional
 	UpdateEndedAt *metav1.Time `json:"updateEndedAt,omitempty"`
+	// InFlightEpochs are, under Coherent, the epochs of the replica's PodGangMap whose gangs the
+	// current step brings up.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	InFlightEpochs []string `json:"inFlightEpochs,omitempty"`
+	// Message says, under Coherent, what the current step waits for.
+	// +optional
+	Message *string `json:"message,omitempty"`
 }
 
 func init() {
