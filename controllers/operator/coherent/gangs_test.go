@@ -1,0 +1,43 @@
+package coherent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEntriesMakeUpstreamsPodGangsAndTheirOrder(t *testing.T) {
+	gangs := Gangs("case", 0, Bootstrap(all, "v1", "100"))
+
+	var names []string
+	for _, g := range gangs {
+		names = append(names, g.Name)
+	}
+	assert.Equal(t, []string{"case-0-100", "case-0-101-decode-1", "case-0-101-decode-2", "case-0-101-prefill-1", "case-0-101-prefill-2", "case-0-101-prefill-3"}, names,
+		"an anchor is one PodGang; a tail one per scaling-group replica; the empty scale-out entry none")
+	assert.Equal(t, map[string]int32{frontend.Key: 5}, gangs[0].Standalone)
+	assert.Equal(t, map[string][]int32{"prefill": {0}, "decode": {0}}, gangs[0].Groups)
+	assert.Empty(t, gangs[0].After)
+	assert.Equal(t, []string{"case-0-100"}, gangs[1].After, "a tail replica waits for its anchor to be scheduled")
+	require.NotNil(t, GroupReplicaGang(gangs, "prefill", 2))
+	assert.Equal(t, "case-0-101-prefill-2", GroupReplicaGang(gangs, "prefill", 2).Name)
+	assert.Nil(t, GroupReplicaGang(gangs, "prefill", 4))
+}
+
+func TestAStandaloneCliquesPodsAreSharedNewRevisionFirst(t *testing.T) {
+	start := Bootstrap(all, "v1", "100")
+	step := Next(Update{Entries: start, Hash: "v2", Scope: all, Observed: healthy(start, "v1", all), Now: t0})
+	gangs := Gangs("case", 0, step.Entries)
+
+	shares := Shares(gangs, frontend.Key, "v2")
+
+	anchor := "case-0-" + step.InFlight[0]
+	assert.Equal(t, []Share{
+		{PodGang: anchor, From: 0, Replicas: 2, Current: true},
+		{PodGang: "case-0-100", From: 2, Replicas: 3, Current: false},
+	}, shares, "the step's anchor takes the first indices (the pods it replaces); the old anchor keeps the rest")
+	assert.Equal(t, anchor, ShareOf(shares, 1).PodGang)
+	assert.Equal(t, "case-0-100", ShareOf(shares, 4).PodGang)
+	assert.Nil(t, ShareOf(shares, 5))
+}
