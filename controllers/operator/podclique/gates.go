@@ -50,9 +50,10 @@ func waitForPodGang(pg *schedulerv1alpha1.PodGang, now time.Time) (ok bool, afte
 // pods are scheduled with their gang and held at start instead (startup.go).
 type schedulable struct {
 	pg *schedulerv1alpha1.PodGang
-	// baseScheduled is false for a clique of a scaled PodGang whose base PodGang is not Scheduled:
-	// a scaled gang is placed only after its base gang (upstream Grove's rule, which its GS-8
-	// asserts), so capacity goes to the base gang first.
+	// baseScheduled is false while a PodGang the pods' gang is placed after is not Scheduled: a
+	// scaled gang is placed only after its base gang (upstream Grove's rule, which its GS-8
+	// asserts), so capacity goes to the base gang first; under Coherent, an entry's gangs after
+	// those of the epochs it depends on.
 	baseScheduled bool
 	// parents is true when every clique the clique starts after is up (true without any).
 	parents bool
@@ -65,10 +66,10 @@ func (s schedulable) pod(name string) bool {
 	return s.baseScheduled && (s.parents || s.atStart) && s.pg.MaySchedule(name)
 }
 
-func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool) (schedulable, error) {
+func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodClique, pg *schedulerv1alpha1.PodGang, gang bool, after []string) (schedulable, error) {
 	s := schedulable{pg: pg, parents: true, atStart: waitsAtStart(pclq, gang), parentNames: pclq.Spec.StartsAfter}
 	var err error
-	if s.baseScheduled, err = r.baseScheduled(ctx, pclq); err != nil {
+	if s.baseScheduled, err = r.allScheduled(ctx, pclq.Namespace, after); err != nil {
 		return s, err
 	}
 	if len(pclq.Spec.StartsAfter) == 0 {
@@ -78,19 +79,20 @@ func (r *Reconciler) schedulable(ctx context.Context, pclq *grovev1alpha1.PodCli
 	return s, err
 }
 
-// baseScheduled reports whether the clique's pods may go to the scheduler as far as its base
-// PodGang is concerned: always for a clique of a base gang, and for one of a scaled gang once the
-// base gang is Scheduled (its pods' events wake the clique through the PodGang watch).
-func (r *Reconciler) baseScheduled(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
-	base := pclq.Labels[grovev1alpha1.LabelBasePodGang]
-	if base == "" {
-		return true, nil
+// allScheduled reports whether every PodGang named is Scheduled (true for none): a clique of a
+// scaled gang waits for its base gang, a Coherent entry's for the gangs it depends on. Their
+// events wake the clique through the PodGang watch.
+func (r *Reconciler) allScheduled(ctx context.Context, namespace string, names []string) (bool, error) {
+	for _, name := range names {
+		pg := &schedulerv1alpha1.PodGang{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pg); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if !meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled) {
+			return false, nil
+		}
 	}
-	pg := &schedulerv1alpha1.PodGang{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: base}, pg); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	return meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionScheduled), nil
+	return true, nil
 }
 
 // liftGates removes the operator's scheduling gate from the clique's gated pods that may be
@@ -148,11 +150,10 @@ func podSchedulingGroup(p *corev1.Pod) string {
 	return ptr.Deref(p.Spec.SchedulingGroup.PodGroupName, "")
 }
 
-// podGang reads the clique's PodGang from the cache; nil when it does not exist (yet).
-func (r *Reconciler) podGang(ctx context.Context, pclq *grovev1alpha1.PodClique) (*schedulerv1alpha1.PodGang, error) {
+// podGangNamed reads a PodGang from the cache; nil when it does not exist (yet).
+func (r *Reconciler) podGangNamed(ctx context.Context, namespace, name string) (*schedulerv1alpha1.PodGang, error) {
 	pg := &schedulerv1alpha1.PodGang{}
-	key := client.ObjectKey{Namespace: pclq.Namespace, Name: pclq.Labels[grovev1alpha1.LabelPodGang]}
-	if err := r.Client.Get(ctx, key, pg); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pg); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	return pg, nil

@@ -217,7 +217,10 @@ func TestAScaledGangWaitsForItsBaseGangToBeScheduled(t *testing.T) {
 			if tc.of != "" {
 				pclq.Labels[grovev1alpha1.LabelBasePodGang] = tc.of
 			}
-			got, err := r.baseScheduled(context.Background(), pclq)
+			shares, known, err := r.shares(context.Background(), pclq)
+			require.NoError(t, err)
+			require.True(t, known)
+			got, err := r.allScheduled(context.Background(), "ns", shares[0].After)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})

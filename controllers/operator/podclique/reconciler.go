@@ -43,6 +43,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/requeue"
@@ -74,6 +75,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podgangmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -99,6 +101,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
+		// Under Coherent, the replica's PodGangMap says which PodGangs the pods join.
+		Watches(&grovev1alpha1.PodGangMap{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfReplica)).
 		// A parent clique becoming ready lets its dependents start.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.dependents, eventbatch.Period, eventbatch.Normal)).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
@@ -107,6 +111,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 }
 
 func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
+	if obj.GetLabels()[grovev1alpha1.LabelEpoch] != "" {
+		// A Coherent gang: a standalone clique's pods join several, and an entry's pods wait for
+		// the gangs of the entries it depends on — every clique of the replica may care.
+		return r.cliquesOfReplica(ctx, obj)
+	}
 	var reqs []reconcile.Request
 	// Its own cliques, and those of the scaled gangs it is the base of (they wait for it).
 	for _, label := range []string{grovev1alpha1.LabelPodGang, grovev1alpha1.LabelBasePodGang} {
@@ -118,6 +127,25 @@ func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []
 		for _, p := range list.Items {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 		}
+	}
+	return reqs
+}
+
+// cliquesOfReplica maps an object of a PodCliqueSet replica (its PodGangMap, a Coherent PodGang)
+// to the replica's PodCliques.
+func (r *Reconciler) cliquesOfReplica(ctx context.Context, obj client.Object) []reconcile.Request {
+	pcs, replica := obj.GetLabels()[grovev1alpha1.LabelPartOf], obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+	if pcs == "" || replica == "" {
+		return nil
+	}
+	list := &grovev1alpha1.PodCliqueList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{
+		grovev1alpha1.LabelPartOf: pcs, grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica}, client.UnsafeDisableDeepCopy); err != nil { // only names are read
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 	}
 	return reqs
 }
@@ -152,6 +180,10 @@ type pass struct {
 	changedPods bool
 	// awaitsQueue is set when Kueue has not admitted the clique's gang, or evicted it.
 	awaitsQueue bool
+	// shares are the PodGangs the clique's pods join, by index (one for the whole clique, but
+	// under Coherent); sharesKnown is false while a Coherent clique's PodGangMap does not exist.
+	shares      []coherent.Share
+	sharesKnown bool
 	requeue     time.Duration
 	errs        []error
 }
@@ -206,6 +238,10 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 	}
 	p.unseen = r.pending.Unseen(pclq.UID, seen)
 	p.changedPods = p.unseen.Len() > 0 || r.pending.WriteUnseen(req.NamespacedName, pclq.ResourceVersion)
+	var err error
+	if p.shares, p.sharesKnown, err = r.shares(ctx, pclq); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -235,7 +271,11 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, req ctrl.Request) error
 func (r *Reconciler) deleteUnwantedPods(ctx context.Context, p *pass) {
 	training := isTraining(p.pclq)
 	victims := r.podsToDelete(p.active, int(p.pclq.Spec.Replicas), training)
-	if !training && p.pclq.Spec.UpdateStrategy != grovev1alpha1.OnDeleteStrategy {
+	switch {
+	case training || p.pclq.Spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy:
+	case p.pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy:
+		victims = append(victims, coherentVictims(p.active, victims, p.shares, p.hash)...)
+	default:
 		victims = append(victims, rollingVictims(p.pclq, p.active, victims, p.hash)...)
 	}
 	if err := r.deletePods(ctx, p.pclq, append(p.stale, victims...), p.hash); err != nil {
@@ -256,25 +296,60 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 		p.errs = append(p.errs, err)
 		return nil, nil
 	}
-	pg, err := r.podGang(ctx, pclq)
+	if !p.sharesKnown {
+		log.FromContext(ctx).V(1).Info("waiting for the replica's PodGangMap before creating pods")
+		return nil, nil
+	}
+	var waitAll *ctrl.Result
+	for _, share := range p.shares {
+		wait, err := r.createAndUngateShare(ctx, p, backend, share)
+		if err != nil {
+			return nil, err
+		}
+		if wait == nil {
+			waitAll = nil
+			continue
+		}
+		if waitAll == nil || wait.RequeueAfter < waitAll.RequeueAfter {
+			waitAll = wait
+		}
+	}
+	if len(p.shares) > 0 && waitAll != nil {
+		return waitAll, nil
+	}
+	return nil, nil
+}
+
+// createAndUngateShare creates the missing pods of one share once its PodGang allows, and lifts
+// the gates of its pods that may be scheduled now. Only a share at the clique's revision is
+// refilled: under Coherent, the pods of an older share that are gone are the next an update
+// replaces. A result means the clique waits for its first status (see firstStatusWait).
+func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend backends.SchedulerBackend, share coherent.Share) (*ctrl.Result, error) {
+	pclq := p.pclq
+	pg, err := r.podGangNamed(ctx, pclq.Namespace, share.PodGang)
 	if err != nil {
 		return nil, err
 	}
-	p.awaitsQueue = pg.AwaitsQueue() || slices.ContainsFunc(p.all, kueue.EvictedByKueue)
-	s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling())
+	p.awaitsQueue = p.awaitsQueue || pg.AwaitsQueue() || slices.ContainsFunc(podsOf(p.all, share), kueue.EvictedByKueue)
+	s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling(), share.After)
 	if err != nil {
 		return nil, err
 	}
-	missing := slices.DeleteFunc(missingIndices(p.all, int(pclq.Spec.Replicas)), func(i int) bool {
-		return p.unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
-	})
+	var missing []int
+	if share.Current {
+		missing = slices.DeleteFunc(missingIndices(p.all, int(share.From+share.Replicas)), func(i int) bool {
+			return i < int(share.From) || p.unseen.Has(grovev1alpha1.PodHostname(pclq.Name, i))
+		})
+	}
 	if len(missing) > 0 {
 		now := r.clock().Now()
 		ok, after := waitForPodGang(pg, now)
-		p.requeue = after
+		if p.requeue == 0 || (after > 0 && after < p.requeue) {
+			p.requeue = after
+		}
 		if !ok {
 			log.FromContext(ctx).V(1).Info("waiting for the PodGang's backend acknowledgement before creating pods",
-				"podGang", pclq.Labels[grovev1alpha1.LabelPodGang], "missing", len(missing), "requeueAfter", after)
+				"podGang", share.PodGang, "missing", len(missing), "requeueAfter", after)
 		}
 		if wait, waits := firstStatusWait(pclq, now, after); !ok && waits && len(p.errs) == 0 {
 			// A new clique's first status comes with its pods: a write less per clique of a
@@ -283,15 +358,16 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 		}
 		if ok {
 			p.changedPods = true
-			if err := r.createPods(ctx, pclq, missing, p.hash, backend, s); err != nil {
+			if err := r.createPods(ctx, pclq, missing, p.hash, backend, s, share.PodGang); err != nil {
 				p.errs = append(p.errs, err)
 			}
 		}
 	}
-	if err := r.liftGates(ctx, p.active, s); err != nil {
+	active := podsOf(p.active, share)
+	if err := r.liftGates(ctx, active, s); err != nil {
 		p.errs = append(p.errs, err)
 	}
-	if err := r.releaseStartup(ctx, p.active, s); err != nil {
+	if err := r.releaseStartup(ctx, active, s); err != nil {
 		p.errs = append(p.errs, err)
 	}
 	return nil, nil
@@ -397,7 +473,7 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
-func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable) error {
+func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable, podGang string) error {
 	if terminating.Namespace(ctx, r.Client, pclq.Namespace) {
 		// The namespace controller is removing the pods; recreating them would only be refused.
 		log.FromContext(ctx).V(1).Info("namespace is being deleted: no pods created", "missing", len(indices))
@@ -406,6 +482,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
 		pod := buildPod(pclq, index, hash, backend, s.pg)
+		pod.Labels[grovev1alpha1.LabelPodGang] = podGang
 		if s.atStart {
 			addStartupWait(pod, cmp.Or(r.StartupWaitImage, configv1alpha1.DefaultStartupWaitImage), s.parents)
 		}
@@ -438,7 +515,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 			gated++
 		}
 	}
-	log.FromContext(ctx).Info("created pods", "count", created, "of", len(pods), "gated", gated, "podGang", pclq.Labels[grovev1alpha1.LabelPodGang],
+	log.FromContext(ctx).Info("created pods", "count", created, "of", len(pods), "gated", gated, "podGang", podGang,
 		"backendAcknowledged", s.pg.Acknowledged(), "parentsUp", s.parents, "kueueQueue", queueOf(s.pg))
 	if terminating.Refused(err) {
 		// Final, as for the ReplicaSet controller: no retry, and no event (it would be refused too).

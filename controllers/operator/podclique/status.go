@@ -23,7 +23,7 @@ import (
 // evicted the clique's gang (see setMinAvailableBreached).
 func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool, now metav1.Time) (grovev1alpha1.PodCliqueStatus, time.Duration) {
 	st := *pclq.Status.DeepCopy()
-	var outdated, updatedReady int32
+	var outdated, updatedReady, updatedScheduled int32
 	st.ObservedGeneration = &pclq.Generation
 	st.Replicas, st.ReadyReplicas, st.ScheduledReplicas, st.ScheduleGatedReplicas, st.UpdatedReplicas = 0, 0, 0, 0, 0
 	for _, p := range active {
@@ -44,6 +44,9 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 			st.UpdatedReplicas++
 			if podCondition(p, corev1.PodReady) {
 				updatedReady++
+			}
+			if podCondition(p, corev1.PodScheduled) {
+				updatedScheduled++
 			}
 		} else {
 			outdated++
@@ -76,6 +79,9 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	// The update first: a clique whose pods are all being replaced has no outdated pod left, yet
 	// it is being rolled, not breached.
 	after := trackUpdate(pclq, &st, outdated, updatedReady, hash, pclq.Status.CurrentPodTemplateHash, now)
+	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt == nil {
+		p.UpdatedScheduledReplicas = updatedScheduled
+	}
 	setMinAvailableBreached(pclq, &st, available, failed, awaitsQueue)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,

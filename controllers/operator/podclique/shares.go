@@ -1,0 +1,92 @@
+package podclique
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
+)
+
+// shares divides the clique's pod indices among the PodGangs they join. A clique joins one
+// PodGang (its grove.io/podgang label; a scaled gang's clique waits for its base gang) — except
+// under the Coherent strategy, where the replica's PodGangMap says which PodGangs its pods join:
+// a standalone clique's pods are shared among the anchors of the revisions an update goes through,
+// a scaling-group member joins its group replica's gang. ok is false for a Coherent clique whose
+// PodGangMap does not exist yet (its creation wakes the clique).
+func (r *Reconciler) shares(ctx context.Context, pclq *grovev1alpha1.PodClique) ([]coherent.Share, bool, error) {
+	if pclq.Spec.UpdateStrategy != grovev1alpha1.CoherentStrategy {
+		s := coherent.Share{PodGang: pclq.Labels[grovev1alpha1.LabelPodGang], Replicas: pclq.Spec.Replicas, Current: true}
+		if base := pclq.Labels[grovev1alpha1.LabelBasePodGang]; base != "" {
+			s.After = []string{base}
+		}
+		return []coherent.Share{s}, true, nil
+	}
+	pcs := pclq.Labels[grovev1alpha1.LabelPartOf]
+	replica, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	if err != nil {
+		return nil, false, nil
+	}
+	pgm := &grovev1alpha1.PodGangMap{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: grovev1alpha1.PodGangMapName(pcs, replica)}, pgm); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	gangs := coherent.Gangs(pcs, replica, pgm.Spec.Entries)
+	group := pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup]
+	if group == "" {
+		return coherent.Shares(gangs, pclq.Name, pclq.Spec.PodCliqueSetGenerationHash), true, nil
+	}
+	index, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex])
+	if err != nil {
+		return nil, false, nil
+	}
+	g := coherent.GroupReplicaGang(gangs, strings.TrimPrefix(group, pcs+"-"+strconv.Itoa(replica)+"-"), int32(index))
+	if g == nil {
+		return nil, true, nil // its replica is in no entry yet: it waits for the PodGangMap to hold it
+	}
+	// The group decides which of its replicas run which template: the clique's pods all run its own.
+	return []coherent.Share{{PodGang: g.Name, Replicas: pclq.Spec.Replicas, Current: true, After: g.After}}, true, nil
+}
+
+// inShare reports whether a pod's index is in the share.
+func inShare(p *corev1.Pod, s coherent.Share) bool {
+	i, ok := podIndex(p)
+	return ok && int32(i) >= s.From && int32(i) < s.From+s.Replicas
+}
+
+// podsOf are the pods whose index is in the share.
+func podsOf(pods []*corev1.Pod, s coherent.Share) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if inShare(p, s) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// coherentVictims are, under Coherent, the pods of an outdated template in a share at the clique's
+// revision: the PodCliqueSet moved their indices to the new revision when it took the step that
+// replaces them (within each component's budget), so they go at once. Pods of an older share stay.
+func coherentVictims(active, alreadyDeleting []*corev1.Pod, shares []coherent.Share, hash string) []*corev1.Pod {
+	skip := map[string]bool{}
+	for _, p := range alreadyDeleting {
+		skip[p.Name] = true
+	}
+	var out []*corev1.Pod
+	for _, s := range shares {
+		if !s.Current {
+			continue
+		}
+		for _, p := range podsOf(active, s) {
+			if !skip[p.Name] && p.Labels[grovev1alpha1.LabelPodTemplateHash] != hash {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package podclique
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+// midUpdate is the PodGangMap of replica 0 of PodCliqueSet "inf" after the first step of a
+// Coherent update to v2: the new anchor holds 2 router pods and prefill replica 0, the old one
+// (epoch 100) the other 3 router pods, the old tail prefill replica 1.
+func midUpdate() *grovev1alpha1.PodGangMap {
+	return &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
+		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 3}},
+		{Epoch: "101", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleTail, DependsOn: []string{"100"}, PCSGReplicaIndices: map[string][]int32{"prefill": {1}}},
+		{Epoch: "200", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 2}, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}},
+	}}}
+}
+
+func coherentClique(name string, replicas int32) *builders.PodCliqueBuilder {
+	b := builders.PodClique("ns", name).OfReplica("inf", "0").Replicas(replicas, 1)
+	b.Obj().Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+	b.Obj().Spec.PodCliqueSetGenerationHash = "v2"
+	return b
+}
+
+func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		pclq  *grovev1alpha1.PodClique
+		pgm   *grovev1alpha1.PodGangMap
+		known bool
+		want  []coherent.Share
+	}{
+		{name: "a standalone clique: the new anchor's indices first, the old anchor's after",
+			pclq: coherentClique("inf-0-router", 5).Obj(), pgm: midUpdate(), known: true,
+			want: []coherent.Share{{PodGang: "inf-0-200", From: 0, Replicas: 2, Current: true}, {PodGang: "inf-0-100", From: 2, Replicas: 3}}},
+		{name: "a scaling-group member of a replica the update moved joins the new anchor",
+			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").Obj(), pgm: midUpdate(), known: true,
+			want: []coherent.Share{{PodGang: "inf-0-200", Replicas: 1, Current: true}}},
+		{name: "a member of a tail replica joins its own gang, placed after its anchor",
+			pclq: coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").Obj(), pgm: midUpdate(), known: true,
+			want: []coherent.Share{{PodGang: "inf-0-101-prefill-1", Replicas: 1, Current: true, After: []string{"inf-0-100"}}}},
+		{name: "a member of a replica no entry holds yet joins nothing yet",
+			pclq: coherentClique("inf-0-prefill-2-leader", 1).OfGroupReplica("inf-0-prefill", "2").Obj(), pgm: midUpdate(), known: true},
+		{name: "without its PodGangMap the clique waits", pclq: coherentClique("inf-0-router", 5).Obj()},
+		{name: "a clique of another strategy joins its one PodGang",
+			pclq: builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Obj(), known: true,
+			want: []coherent.Share{{PodGang: "inf-0", Replicas: 1, Current: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := fakeClient(t)
+			if tc.pgm != nil {
+				b = b.WithObjects(tc.pgm)
+			}
+			r := reconcilerFor(t, b.Build())
+
+			got, known, err := r.shares(context.Background(), tc.pclq)
+
+			require.NoError(t, err)
+			assert.Equal(t, tc.known, known)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestUnderCoherentOnlyOutdatedPodsOfANewShareAreReplaced(t *testing.T) {
+	shares := []coherent.Share{{PodGang: "inf-0-200", From: 0, Replicas: 2, Current: true}, {PodGang: "inf-0-100", From: 2, Replicas: 3}}
+	active := []*corev1.Pod{pod(0, "old", true), pod(1, "new", true), pod(2, "old", true), pod(3, "old", false), pod(4, "old", true)}
+
+	victims := coherentVictims(active, nil, shares, "new")
+
+	var names []string
+	for _, p := range victims {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"c-0"}, names, "index 0 moved to the new revision; the old share's pods stay, Ready or not")
+	assert.Empty(t, coherentVictims(active, []*corev1.Pod{active[0]}, shares, "new"), "a pod being deleted is not deleted again")
+}
