@@ -31,6 +31,12 @@ func PodTemplateHash(pclq *grovev1alpha1.PodClique) string {
 		labels = maps.Clone(labels)
 		delete(labels, grovev1alpha1.LabelBasePodGang)
 	}
+	if _, ok := labels[grovev1alpha1.LabelPodGang]; ok && pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy {
+		// Under Coherent a pod's gang is where the PodGangMap puts it, not part of its template:
+		// a gang renamed (a clique's PodCliques adopted) replaces no pod.
+		labels = maps.Clone(labels)
+		delete(labels, grovev1alpha1.LabelPodGang)
+	}
 	return expand.Hash(pclq.Spec.PodSpec, labels, expand.UserAnnotations(pclq.Annotations))
 }
 

@@ -85,3 +85,13 @@ func TestUnderCoherentOnlyOutdatedPodsOfANewShareAreReplaced(t *testing.T) {
 	assert.Equal(t, []string{"c-0"}, names, "index 0 moved to the new revision; the old share's pods stay, Ready or not")
 	assert.Empty(t, coherentVictims(active, []*corev1.Pod{active[0]}, shares, "new"), "a pod being deleted is not deleted again")
 }
+
+func TestUnderCoherentAPodsGangIsNotPartOfItsTemplate(t *testing.T) {
+	a := coherentClique("inf-0-prefill-0-leader", 1).InGang("inf-0-100").Obj()
+	b := coherentClique("inf-0-prefill-0-leader", 1).InGang("inf-0-200").Obj()
+	assert.Equal(t, PodTemplateHash(a), PodTemplateHash(b))
+
+	legacyA := builders.PodClique("ns", "inf-0-prefill-0-leader").InGang("inf-0").Obj()
+	legacyB := builders.PodClique("ns", "inf-0-prefill-0-leader").InGang("inf-0-prefill-0").Obj()
+	assert.NotEqual(t, PodTemplateHash(legacyA), PodTemplateHash(legacyB), "other strategies keep the hash their pods were made with")
+}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
@@ -55,6 +56,8 @@ type groupInput struct {
 	readyPods map[string]int32
 	// unseen are PodCliques an earlier pass created that the cache does not show yet.
 	unseen sets.Set[string]
+	// gangs are, under Coherent, the PodGangs of the replica's PodGangMap.
+	gangs []coherent.Gang
 	now    time.Time
 }
 
@@ -114,7 +117,7 @@ func decideGroup(in groupInput) groupPlan {
 // ones brought to the template once the PodCliqueSet's rollout reached the group and the group's
 // own budget gives their replica its turn, and those no group replica wants deleted.
 func (p *groupPlan) members(in groupInput) {
-	want := Members(in.pcs, in.pcsg, in.replica)
+	want := Members(in.pcs, in.pcsg, in.replica, in.gangs)
 	recycledNow := map[string]bool{}
 	for _, r := range p.recycle {
 		recycledNow[r.replica] = true
@@ -123,9 +126,14 @@ func (p *groupPlan) members(in groupInput) {
 	phase := in.pcs.Status.Phase
 	finished := phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || phase == grovev1alpha1.PodCliqueSetPhaseFailed
 	turn := replicasToUpdate(in.pcsg, want, in.have, in.readyPods)
+	coherentGroup := in.pcsg.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		w := want[name]
 		j := w.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex]
+		if coherentGroup {
+			p.coherentMember(in, name, w, allowUpdate && atGroupRevision(in, w), recycledNow[j], finished)
+			continue
+		}
 		switch {
 		case recycledNow[j], in.unseen.Has(name):
 		case in.have[name] == nil && finished:
@@ -141,7 +149,42 @@ func (p *groupPlan) members(in groupInput) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(in.have)) {
 		if _, ok := want[name]; !ok && in.have[name].DeletionTimestamp.IsZero() {
+			// not a member of any group replica any more (beyond spec.replicas, out of the group)
 			p.deletes = append(p.deletes, in.have[name])
 		}
 	}
+}
+
+// coherentMember plans one member PodClique under Coherent: the replica's PodGangMap decides.
+// A member is created, or brought to the template, only once the map's entry holding its group
+// replica is at the group's revision (current: the update moved the replica, or it never needed
+// one); a member of a replica still at an older revision keeps its template, and one missing
+// there waits for its step — recreated from the new template, it would run the new version
+// outside the plan.
+func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.PodClique, current, recycledNow, finished bool) {
+	have := in.have[name]
+	switch {
+	case recycledNow, in.unseen.Has(name), !current:
+	case have == nil && finished:
+	case have == nil:
+		p.creates = append(p.creates, w)
+	default:
+		if updated, changed := expand.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+			p.updates = append(p.updates, updated)
+		}
+	}
+}
+
+// atGroupRevision reports whether the PodGangMap entry holding a member's group replica is at
+// the group's revision (false when no entry holds it yet).
+func atGroupRevision(in groupInput, w *grovev1alpha1.PodClique) bool {
+	if w.Labels[grovev1alpha1.LabelPodGang] == "" {
+		return false
+	}
+	for _, g := range in.gangs {
+		if g.Name == w.Labels[grovev1alpha1.LabelPodGang] {
+			return g.Entry.PodCliqueSetGenerationHash == in.pcsg.Spec.PodCliqueSetGenerationHash
+		}
+	}
+	return false
 }

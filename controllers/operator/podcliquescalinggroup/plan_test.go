@@ -18,7 +18,7 @@ import (
 func groupWorld(set *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodCliqueScalingGroup, n int, breached map[string]time.Time) map[string]*grovev1alpha1.PodClique {
 	full := g.DeepCopy()
 	full.Spec.Replicas = int32(n)
-	have := Members(set, full, 0)
+	have := Members(set, full, 0, nil)
 	for name, pclq := range have {
 		pclq.UID = types.UID("uid-" + name)
 		pclq.Status.ReadyReplicas, pclq.Status.WasAvailable = pclq.Spec.Replicas, true

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -33,8 +34,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
@@ -68,6 +71,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquescalinggroups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podgangmaps,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
@@ -78,8 +82,41 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
+		// Under Coherent the replica's PodGangMap says which group replicas take the template.
+		Watches(&grovev1alpha1.PodGangMap{}, handler.EnqueueRequestsFromMapFunc(r.groupsOfReplica)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(requeue.OnTransient(r))
+}
+
+// groupsOfReplica maps a PodGangMap to the scaling groups of its PodCliqueSet replica.
+func (r *Reconciler) groupsOfReplica(ctx context.Context, obj client.Object) []ctrl.Request {
+	pcs, replica := obj.GetLabels()[grovev1alpha1.LabelPartOf], obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+	if pcs == "" || replica == "" {
+		return nil
+	}
+	list := &grovev1alpha1.PodCliqueScalingGroupList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{
+		grovev1alpha1.LabelPartOf: pcs, grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica}, client.UnsafeDisableDeepCopy); err != nil { // only names are read
+		return nil
+	}
+	reqs := make([]ctrl.Request, 0, len(list.Items))
+	for _, g := range list.Items {
+		reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: g.Namespace, Name: g.Name}})
+	}
+	return reqs
+}
+
+// gangs are, under Coherent, the PodGangs of the group's PodCliqueSet replica as its PodGangMap
+// makes them; known is false while the map does not exist.
+func (r *Reconciler) gangs(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, pcs string, replica int) ([]coherent.Gang, bool, error) {
+	if pcsg.Spec.UpdateStrategy != grovev1alpha1.CoherentStrategy {
+		return nil, true, nil
+	}
+	pgm := &grovev1alpha1.PodGangMap{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pcsg.Namespace, Name: grovev1alpha1.PodGangMapName(pcs, replica)}, pgm); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	return coherent.Gangs(pcs, replica, pgm.Spec.Entries), true, nil
 }
 
 // Reconcile observes the group's PodCliques once, decides the pass (decideGroup: its breach,
@@ -99,7 +136,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, readyPods: ready, unseen: unseen, now: r.clock().Now()})
+	gangs, known, err := r.gangs(ctx, pcsg, pcs.Name, replica)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !known {
+		log.FromContext(ctx).V(1).Info("waiting for the replica's PodGangMap")
+		return ctrl.Result{}, nil
+	}
+	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, readyPods: ready, unseen: unseen, gangs: gangs, now: r.clock().Now()})
 	var errs []error
 	if err := r.recycle(ctx, pcsg, &p); err != nil {
 		errs = append(errs, err)
@@ -250,7 +295,7 @@ func (r *Reconciler) readyPods(ctx context.Context, pcsg *grovev1alpha1.PodCliqu
 // which member cliques and how many replicas form the base gang; the PodCliqueSet's template
 // gives each member clique's template. replica is the PodCliqueSet replica the group belongs to.
 // kubectl grove renders with it.
-func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int) map[string]*grovev1alpha1.PodClique {
+func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, replica int, gangs []coherent.Gang) map[string]*grovev1alpha1.PodClique {
 	want := map[string]*grovev1alpha1.PodClique{}
 	config := ""
 	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
@@ -273,6 +318,12 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
 		group := &expand.ScalingGroup{Name: pcsg.Name, ConfigName: config, Replica: j, TemplateNumPods: numPods}
 		gang := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
+		if pcsg.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy {
+			gang = ""
+			if g := coherent.GroupReplicaGang(gangs, config, int32(j)); g != nil {
+				gang = g.Name
+			}
+		}
 		for _, tmpl := range templates {
 			pclq := expand.PodClique(pcs, replica, tmpl, group, gang)
 			pclq.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
