@@ -13,9 +13,9 @@ import (
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/authorizer"
+	"github.com/kubegrove/grove/webhooks/childreplicas"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
-	"github.com/kubegrove/grove/webhooks/childreplicas"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
 

@@ -58,7 +58,7 @@ type groupInput struct {
 	unseen sets.Set[string]
 	// gangs are, under Coherent, the PodGangs of the replica's PodGangMap.
 	gangs []coherent.Gang
-	now    time.Time
+	now   time.Time
 }
 
 // decideGroup is a pure function of the group, its PodCliqueSet, its observed PodCliques and
