@@ -60,6 +60,10 @@ func (r *Reconciler) act(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, o
 	if obs.backend == "" {
 		errs = append(errs, step(grovev1alpha1.ErrorCodeSyncReplica, fmt.Errorf("PodGangs: %w", obs.backendErr)))
 	}
+	if err := r.applyMaps(ctx, pcs, obs, p); err != nil {
+		// The children follow what the maps record: none is touched before they are written.
+		return append(errs, step(grovev1alpha1.ErrorCodeSyncReplica, err)), nil
+	}
 	failed := r.applyChanges(ctx, pcs, obs, p.changes)
 	var replicaErrs, autoscalerErrs []error
 	for i, err := range failed {
@@ -274,9 +278,31 @@ func (r *Reconciler) update(ctx context.Context, obj client.Object, reason strin
 	if err := r.Client.Update(ctx, obj); err != nil {
 		return err
 	}
-	if _, ok := obj.(*schedulerv1alpha1.PodGang); ok {
+	switch obj.(type) {
+	case *schedulerv1alpha1.PodGang, *grovev1alpha1.PodGangMap:
 		r.expectations.ExpectWrite(client.ObjectKeyFromObject(obj), replaced)
 	}
 	log.FromContext(ctx).Info("updated to the template", "kind", kindOf(obj), "name", obj.GetName(), "reason", reason)
 	return nil
+}
+
+// applyMaps writes, under Coherent, the replicas' PodGangMaps the pass decided, before any child:
+// a step of an update is recorded before the pods it replaces go. The step taken is logged and
+// told once its map is written.
+func (r *Reconciler) applyMaps(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, p *plan) error {
+	var errs []error
+	for _, c := range p.maps {
+		if err := r.apply(ctx, pcs, obs, c); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cp := p.coherent
+		if cp == nil || cp.turn < 0 || cp.step.Step == "" || c.obj.GetName() != grovev1alpha1.PodGangMapName(pcs.Name, cp.turn) {
+			continue
+		}
+		d := cp.step
+		log.FromContext(ctx).Info("coherent update: step taken", "replica", cp.turn, "step", d.Number, "of", d.Steps, "kind", d.Step, "epochs", d.InFlight)
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventCoherentStep, "Update", "%s", stepMessage(cp.turn, d))
+	}
+	return errors.Join(errs...)
 }

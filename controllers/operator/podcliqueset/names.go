@@ -61,6 +61,13 @@ func (r *Reconciler) findCollisions(ctx context.Context, pcs *grovev1alpha1.PodC
 				}
 			}
 		}
+		if isCoherent(pcs) {
+			// Its PodGangs are named by epoch, after what its PodGangMap records.
+			if name := grovev1alpha1.PodGangMapName(pcs.Name, i); obs.maps[name] == nil {
+				wants = append(wants, want{&grovev1alpha1.PodGangMap{}, name})
+			}
+			continue
+		}
 		for _, g := range wantedGangs(pcs, i, obs) {
 			if obs.gangs[g.name] == nil {
 				wants = append(wants, want{&schedulerv1alpha1.PodGang{}, g.name})

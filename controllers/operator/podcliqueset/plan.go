@@ -37,6 +37,11 @@ type plan struct {
 	// settled: the workload is terminal, or being torn down; no replica is converged and no
 	// status is derived from the children.
 	settled bool
+	// maps are, under Coherent, the PodGangMap writes: made before any change to a child, which
+	// follows what they record.
+	maps []change
+	// coherent is, under Coherent, what the pass decided of the replicas' PodGangMaps.
+	coherent *coherentPass
 	// changes create children that are missing and bring those that differ back to the
 	// template, the rollout permitting; deletes remove what no replica wants.
 	changes, deletes []change
@@ -126,6 +131,9 @@ func decide(in input) plan {
 	if p.lifecycle(in) {
 		return p
 	}
+	if isCoherent(in.pcs) {
+		p.coherent = p.coherentReplicas(in)
+	}
 	terminated := p.gangTermination(in)
 	if p.endPass {
 		return p
@@ -134,12 +142,16 @@ func decide(in input) plan {
 	for i := range int(in.pcs.Spec.Replicas) {
 		if terminated[i] {
 			// Recreated on the next pass, once the deletions are observed; its PodGangs stay.
-			for _, g := range wantedGangs(in.pcs, i, in.obs) {
+			for _, g := range p.gangsOf(in, i) {
 				p.wantGangs[g.name] = true
 			}
 			continue
 		}
-		p.replica(in, i, ro.allow(i, in.obs))
+		allow := ro.allow(i, in.obs)
+		if p.coherent != nil {
+			allow = p.coherent.allow[i]
+		}
+		p.replica(in, i, allow)
 	}
 	p.autoscalers(in)
 	p.unwanted(in)
@@ -255,6 +267,12 @@ func (p *plan) gangTermination(in input) map[int]bool {
 		if len(why) == 0 {
 			continue
 		}
+		if c := p.coherent; c != nil && !c.allow[i] || c != nil && c.turn == i {
+			// Recreated now, its PodCliques would run the newest template outside the update's
+			// plan: a replica waiting for its turn, or in it, is left to the update, whose next
+			// step replaces what is down first.
+			continue
+		}
 		reason := strings.Join(why, ", ") + " below minAvailable"
 		terminatedNow[i] = true
 		if !training {
@@ -346,10 +364,19 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 		updated.Spec.PublishNotReadyAddresses, updated.Spec.Selector = svc.Spec.PublishNotReadyAddresses, svc.Spec.Selector
 		p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the headless Service differs from the template"})
 	}
+	coherentSet := p.coherent != nil
 	for _, tmpl := range standaloneCliques(pcs) {
 		want := expand.PodClique(pcs, i, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, i))
+		if coherentSet {
+			// Its pods join the gangs the PodGangMap gives them (several during an update).
+			delete(want.Labels, grovev1alpha1.LabelPodGang)
+			delete(want.Labels, grovev1alpha1.LabelBasePodGang)
+		}
 		have := obs.cliques[want.Name]
 		switch {
+		case have == nil && coherentSet && !allowUpdate:
+			// A replica waiting for its Coherent update: made now, it would run the newest
+			// template outside the plan; it is made when its turn comes.
 		case have == nil:
 			if n, ok := scaledReplicasFor(pcs, want); ok {
 				want.Spec.Replicas = n // recreated after gang termination at the count it was scaled to
@@ -367,6 +394,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 		want := wantGroup(pcs, i, g)
 		have := obs.groups[want.Name]
 		switch {
+		case have == nil && coherentSet && !allowUpdate:
 		case have == nil:
 			p.create(in, want, "the PodCliqueScalingGroup is missing")
 		case allowUpdate:
@@ -397,7 +425,7 @@ func (p *plan) create(in input, obj client.Object, reason string) {
 // no gate (see docs/podgang-contract.md). Initialized records whether every referenced pod exists.
 func (p *plan) podGangs(in input, replica int) {
 	pcs, obs := in.pcs, in.obs
-	gangs := wantedGangs(pcs, replica, obs)
+	gangs := p.gangsOf(in, replica)
 	for _, g := range gangs {
 		p.wantGangs[g.name] = true
 	}
@@ -434,6 +462,14 @@ func (p *plan) podGangs(in input, replica int) {
 			p.gangStatus = append(p.gangStatus, gangPart{pg: pg, part: part, replaced: have.ResourceVersion})
 		}
 	}
+}
+
+// gangsOf are a replica's PodGangs: under Coherent as its PodGangMap entries make them.
+func (p *plan) gangsOf(in input, replica int) []gang {
+	if p.coherent != nil {
+		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs)
+	}
+	return wantedGangs(in.pcs, replica, in.obs)
 }
 
 // merged returns have with want's entries set (nil when both are empty).
@@ -504,6 +540,11 @@ func (p *plan) unwanted(in input) {
 	for _, name := range slices.Sorted(maps.Keys(obs.gangs)) {
 		if !p.wantGangs[name] {
 			add(obs.gangs[name], "no replica or scaling-group replica needs it")
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(obs.maps)) {
+		if o := obs.maps[name]; beyond(o) || p.coherent == nil {
+			add(o, "its replica is beyond spec.replicas, or the PodCliqueSet is no longer Coherent")
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
 
@@ -19,6 +20,8 @@ import (
 type gang struct {
 	name    string
 	members []member
+	// entry is, under Coherent, the PodGangMap entry the gang is made from.
+	entry *coherent.Entry
 }
 
 // member is one PodClique of a gang and its size: the PodClique's own once it exists (an
@@ -26,6 +29,9 @@ type gang struct {
 type member struct {
 	name                   string
 	replicas, minAvailable int32
+	// from is the first pod index of the member in the gang (under Coherent a standalone
+	// clique's pods are shared among several gangs by index).
+	from int32
 	// requests are one pod's resource requests, as the scheduler counts them.
 	requests corev1.ResourceList
 }
@@ -141,7 +147,7 @@ func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedu
 			exist[p.Name] = true
 		}
 		absent := 0
-		for i := range int(m.replicas) {
+		for i := int(m.from); i < int(m.from+m.replicas); i++ {
 			name := grovev1alpha1.PodHostname(m.name, i)
 			group.PodReferences = append(group.PodReferences, schedulerv1alpha1.NamespacedName{Namespace: pcs.Namespace, Name: name})
 			if !exist[name] {
@@ -165,8 +171,15 @@ func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailabl
 func wantPodGang(pcs *grovev1alpha1.PodCliqueSet, replica int, g gang, backend string, obs *observed) (*schedulerv1alpha1.PodGang, []string) {
 	spec, missing := podGangSpec(pcs, g, obs)
 	obs.topology.applyTopology(pcs, replica, &spec, obs)
+	labels := gangLabels(pcs, replica, backend)
+	if e := g.entry; e != nil {
+		// Upstream's labels of a PodGangMap entry's gangs.
+		labels[grovev1alpha1.LabelEpoch] = e.Epoch
+		labels[grovev1alpha1.LabelPodGangRole] = string(e.Role)
+		labels[grovev1alpha1.LabelPodCliqueSetGenerationHash] = e.PodCliqueSetGenerationHash
+	}
 	return &schedulerv1alpha1.PodGang{
-		ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: gangLabels(pcs, replica, backend), Annotations: obs.topology.annotations()},
+		ObjectMeta: metav1.ObjectMeta{Name: g.name, Namespace: pcs.Namespace, Labels: labels, Annotations: obs.topology.annotations()},
 		Spec:       spec,
 	}, missing
 }

@@ -5,6 +5,7 @@ package podcliqueset
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
@@ -93,6 +94,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		Owns(&corev1.Service{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		// Under Coherent: a PodGangMap's write seen by the cache lets the next step be decided.
+		Owns(&grovev1alpha1.PodGangMap{}).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
@@ -158,6 +161,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if r.mapsUnseen(obs) {
+		// A PodGangMap this reconciler wrote is not in the cache yet: a step decided from the
+		// older view would be taken twice. Its own event brings the pass.
+		return eventbatch.StatusPass(), nil
+	}
 	p := decide(input{pcs: pcs, obs: obs, now: r.clock().Now()})
 	obs.wantGangs = p.wantGangs
 	errs, err := r.act(ctx, pcs, obs, &p)
@@ -179,7 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if obs.created.Load()+int32(obs.unseen.Len()) > 0 && len(errs) == 0 {
 		return eventbatch.StatusPass(), nil
 	}
-	if err := r.updateStatus(ctx, pcs, obs, newRollout(pcs), errs); err != nil {
+	if err := r.updateStatus(ctx, pcs, obs, newRollout(pcs), p.coherent, errs); err != nil {
 		errs = append(errs, err)
 	}
 	// The status may just now record a Training workload's start: look again when maxRuntime
@@ -196,7 +204,9 @@ type observed struct {
 	groups   map[string]*grovev1alpha1.PodCliqueScalingGroup
 	gangs    map[string]*schedulerv1alpha1.PodGang
 	services map[string]*corev1.Service
-	pods     map[string][]*corev1.Pod // by PodClique
+	// maps are, under Coherent, the replicas' PodGangMaps.
+	maps map[string]*grovev1alpha1.PodGangMap
+	pods map[string][]*corev1.Pod // by PodClique
 	// autoscalers are the PodCliqueSet's HorizontalPodAutoscalers.
 	autoscalers map[string]*autoscalingv2.HorizontalPodAutoscaler
 	// podsLeft counts the pods not being deleted, and terminating holds when each pod being
@@ -232,7 +242,7 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 		cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{},
 		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{},
 		pods: map[string][]*corev1.Pod{}, wantGangs: map[string]bool{}, collided: map[string]bool{},
-		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{},
+		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, maps: map[string]*grovev1alpha1.PodGangMap{},
 	}
 	cliques := &grovev1alpha1.PodCliqueList{}
 	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
@@ -240,7 +250,8 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	services := &corev1.ServiceList{}
 	pods := &corev1.PodList{}
 	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	for _, l := range []client.ObjectList{cliques, groups, gangs, services, pods, hpas} {
+	pgms := &grovev1alpha1.PodGangMapList{}
+	for _, l := range []client.ObjectList{cliques, groups, gangs, services, pods, hpas, pgms} {
 		if err := r.Client.List(ctx, l, sel...); err != nil {
 			return nil, err
 		}
@@ -257,6 +268,11 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	r.markStaleGangs(obs)
 	for i := range hpas.Items {
 		obs.autoscalers[hpas.Items[i].Name] = &hpas.Items[i]
+	}
+	for i := range pgms.Items {
+		if metav1.IsControlledBy(&pgms.Items[i], pcs) {
+			obs.maps[pgms.Items[i].Name] = &pgms.Items[i]
+		}
 	}
 	for i := range pods.Items {
 		if d := pods.Items[i].DeletionTimestamp; d != nil {
@@ -295,12 +311,30 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	for name := range obs.autoscalers {
 		seen.Insert("HorizontalPodAutoscaler/" + name)
 	}
+	for name := range obs.maps {
+		seen.Insert("PodGangMap/" + name)
+	}
 	obs.unseen = r.expectations.Unseen(pcs.UID, seen)
 	var err error
 	if obs.topology, err = r.observeTopology(ctx, pcs); err != nil {
 		return nil, err
 	}
 	return obs, r.findCollisions(ctx, pcs, obs)
+}
+
+// mapsUnseen reports whether the cache lacks a PodGangMap write of this reconciler.
+func (r *Reconciler) mapsUnseen(obs *observed) bool {
+	for _, m := range obs.maps {
+		if r.expectations.WriteUnseen(client.ObjectKeyFromObject(m), m.ResourceVersion) {
+			return true
+		}
+	}
+	for key := range obs.unseen {
+		if strings.HasPrefix(key, "PodGangMap/") {
+			return true
+		}
+	}
+	return false
 }
 
 // markStaleGangs notes the PodGangs whose last write by this reconciler the cache does not show.

@@ -32,7 +32,7 @@ import (
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
-func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, errs []error) error {
+func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout, cp *coherentPass, errs []error) error {
 	st := *pcs.Status.DeepCopy()
 	st.ObservedGeneration = &pcs.Generation
 	selector := labels.SelectorFromSet(labels.Set{grovev1alpha1.LabelPartOf: pcs.Name, grovev1alpha1.LabelManagedBy: grovev1alpha1.LabelManagedByValue}).String()
@@ -70,7 +70,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionQueueAdmitted)
 	}
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
-	trackUpdate(pcs, &st, ro, obs, metav1.NewTime(r.clock().Now()))
+	trackUpdate(pcs, &st, ro, obs, metav1.NewTime(r.clock().Now()), cp)
 
 	st.LastErrors = lastErrors(pcs.Status.LastErrors, errs, r.clock().Now())
 	if equality.Semantic.DeepEqual(st, pcs.Status) {
@@ -149,6 +149,7 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
 	}
 	conditionlog.Transitions(log, old.Conditions, st.Conditions)
+	coherentWaitingChanged(ctx, r, pcs, old)
 	if c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); c != nil && c.Reason == grovev1alpha1.ReasonPodGangUnschedulable {
 		if o := meta.FindStatusCondition(old.Conditions, grovev1alpha1.ConditionPodGangsSchedulable); o == nil || o.Reason != c.Reason {
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonPodGangUnschedulable, "Schedule", "%s", c.Message)
@@ -329,7 +330,7 @@ func firstNames(names []string, n int) []string {
 // trackUpdate records a rollout in status: an update starts when the template's generation hash
 // changes (creating the PodCliqueSet is not an update) and ends when every replica runs the
 // newest template.
-func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, ro *rollout, obs *observed, now metav1.Time) {
+func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, ro *rollout, obs *observed, now metav1.Time, cp *coherentPass) {
 	onDelete := expand.UpdateStrategy(pcs) == grovev1alpha1.OnDeleteStrategy
 	switch {
 	case st.CurrentGenerationHash == nil && !createdWithAnother(ro, obs):
@@ -346,15 +347,20 @@ func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSet
 		}
 	}
 	inProgress := st.UpdateProgress != nil && st.UpdateProgress.UpdateEndedAt == nil
-	if inProgress && st.UpdatedReplicas >= pcs.Spec.Replicas {
+	if inProgress && st.UpdatedReplicas >= pcs.Spec.Replicas && (cp == nil || cp.turn < 0) {
 		st.UpdateProgress.UpdateEndedAt = &now
 		inProgress = false
+		// Upstream's scope names what the update changed, while it runs.
+		st.UpdateProgress.InScopeStandalonePodCliques, st.UpdateProgress.InScopePodCliqueScalingGroups = nil, nil
 	}
 	if p := st.UpdateProgress; p != nil {
 		before := p.UpdatedPodCliquesCount + p.UpdatedPodCliqueScalingGroupsCount
 		countUpdated(pcs, p, ro, obs)
 		var updating []grovev1alpha1.PodCliqueSetReplicaUpdateProgress
-		if inProgress && ro.rolling {
+		switch {
+		case inProgress && cp != nil:
+			updating = coherentUpdating(cp, p, now)
+		case inProgress && ro.rolling:
 			updating = currentlyUpdating(pcs, ro, obs, p, now)
 		}
 		p.CurrentlyUpdating = updating
@@ -476,6 +482,24 @@ func currentlyUpdating(pcs *grovev1alpha1.PodCliqueSet, ro *rollout, obs *observ
 		}
 	}
 	return out
+}
+
+// coherentUpdating is, under Coherent, the replica being updated now: when it started (kept from
+// the last status), the epochs its step brings up and what the step waits for.
+func coherentUpdating(cp *coherentPass, p *grovev1alpha1.PodCliqueSetUpdateProgress, now metav1.Time) []grovev1alpha1.PodCliqueSetReplicaUpdateProgress {
+	if cp.turn < 0 {
+		return nil
+	}
+	u := grovev1alpha1.PodCliqueSetReplicaUpdateProgress{ReplicaIndex: int32(cp.turn), UpdateStartedAt: now, InFlightEpochs: cp.step.InFlight}
+	for _, prev := range p.CurrentlyUpdating {
+		if prev.ReplicaIndex == u.ReplicaIndex {
+			u.UpdateStartedAt = prev.UpdateStartedAt
+		}
+	}
+	if m := stepMessage(cp.turn, cp.step); m != "" {
+		u.Message = &m
+	}
+	return []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{u}
 }
 
 // queueWorst ranks the reasons a gang is not admitted, the one that needs a person first.

@@ -75,7 +75,7 @@ func TestUpdateProgressIsUpstreamsFromTheFirstStatusOn(t *testing.T) {
 			if tc.progress == nil && tc.recorded != nil && tc.strategy == grovev1alpha1.RollingRecreateStrategy {
 				st.UpdatedReplicas = 1
 			}
-			trackUpdate(pcs, &st, newRollout(pcs), obs, now)
+			trackUpdate(pcs, &st, newRollout(pcs), obs, now, nil)
 			require.NotNil(t, st.CurrentGenerationHash)
 			assert.Equal(t, newest, *st.CurrentGenerationHash)
 			assert.Equal(t, tc.wantProgress, st.UpdateProgress)
