@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"strings"
 
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/constraints"
 )
@@ -81,7 +83,7 @@ func layout(pg *schedulerv1alpha1.PodGang, groups bool) *compositeTree {
 	root := &compositeNode{template: GangTemplateName, object: pg.Name, key: constraints.RequiredKey(pg.Spec.TopologyConstraint)}
 	nodes := map[string]*podGroupNode{}
 	for i, g := range pg.Spec.PodGroups {
-		nodes[g.Name] = &podGroupNode{template: templateName(g.Name, fmt.Sprintf("podgroup-%d", i), used), name: g.Name, min: max(g.MinReplicas, 1), key: constraints.RequiredKey(g.TopologyConstraint)}
+		nodes[g.Name] = &podGroupNode{template: templateName(g.Name, fmt.Sprintf("podgroup-%d", i), used), name: PodGroupObjectName(pg, g.Name), min: max(g.MinReplicas, 1), key: constraints.RequiredKey(g.TopologyConstraint)}
 	}
 	grouped := map[string]bool{}
 	if groups {
@@ -276,4 +278,16 @@ func BuildCompositeObjects(pg *schedulerv1alpha1.PodGang) (objs []client.Object,
 		}
 	})
 	return append(objs, groups...), tree.flattened, true
+}
+
+// PodGroupObjectName is the Workload API PodGroup of one pod group of a hierarchical gang: named
+// after the pod group (its PodClique), but for a gang of a PodGangMap entry (upstream's Coherent
+// layout), where one PodClique's pods are shared among several gangs and move to a new gang when
+// an update replaces them: there the gang's name comes first, so no two gangs claim one object.
+func PodGroupObjectName(pg *schedulerv1alpha1.PodGang, podGroup string) string {
+	if pg.Labels[grovev1alpha1.LabelEpoch] == "" {
+		return podGroup
+	}
+	prefix := pg.Labels[grovev1alpha1.LabelPartOf] + "-" + pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] + "-"
+	return pg.Name + "-" + strings.TrimPrefix(podGroup, prefix)
 }

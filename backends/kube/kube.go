@@ -509,7 +509,7 @@ func (b *Backend) SchedulingGroups(pg *schedulerv1alpha1.PodGang) []schedulerv1a
 	for _, g := range pg.Spec.PodGroups {
 		name := pg.Name
 		if composite {
-			name = g.Name
+			name = PodGroupObjectName(pg, g.Name)
 		}
 		out = append(out, schedulerv1alpha1.SchedulingGroup{PodGroup: g.Name, Name: name})
 	}

@@ -121,14 +121,3 @@ func validateRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	}
 	return errs
 }
-
-// validateStrategyServed refuses the Coherent strategy until grove-operator runs it: the schema
-// already lists it (upstream's wire format), and a PodCliqueSet asking for it is refused with the
-// reason rather than rolled some other way.
-func validateStrategyServed(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	if strategyOf(pcs) != grovev1alpha1.CoherentStrategy {
-		return nil
-	}
-	return field.ErrorList{field.NotSupported(field.NewPath("spec", "updateStrategy", "type"), grovev1alpha1.CoherentStrategy,
-		[]grovev1alpha1.UpdateStrategyType{grovev1alpha1.RollingRecreateStrategy, grovev1alpha1.OnDeleteStrategy})}
-}

@@ -184,15 +184,3 @@ func TestTurningCoherentRaisesTheBudgetsRollingRecreateDefaulted(t *testing.T) {
 		})
 	}
 }
-
-func TestCoherentIsRefusedUntilTheOperatorRunsIt(t *testing.T) {
-	pcs := valid()
-	coherent(pcs)
-	Default(pcs, kubeOnly)
-
-	errs := Validate(pcs, kubeOnly)
-
-	if assert.Len(t, errs, 1) {
-		assert.Contains(t, errs[0].Error(), "spec.updateStrategy.type: Unsupported value: \"Coherent\"")
-	}
-}

@@ -214,7 +214,6 @@ func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) fiel
 	errs = append(errs, validateNameBudget(pcs)...)
 	errs = append(errs, validateScheduler(pcs, registry)...)
 	errs = append(errs, validateRollingUpdate(pcs)...)
-	errs = append(errs, validateStrategyServed(pcs)...)
 	if t.TerminationDelay == nil {
 		for i, g := range t.PodCliqueScalingGroupConfigs {
 			if g.TerminationDelay != nil {

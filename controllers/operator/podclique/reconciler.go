@@ -467,6 +467,8 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 		return "it failed; it is recreated at its index"
 	case p.Labels[grovev1alpha1.LabelPodTemplateHash] != hash:
 		return "rolling update: its template is outdated"
+	case pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy:
+		return "coherent update: its index moved to another gang"
 	}
 	return "duplicate index"
 }

@@ -3,7 +3,6 @@ package podclique
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,16 +39,20 @@ func (r *Reconciler) shares(ctx context.Context, pclq *grovev1alpha1.PodClique) 
 	if group == "" {
 		return coherent.Shares(gangs, pclq.Name, pclq.Spec.PodCliqueSetGenerationHash), true, nil
 	}
-	index, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex])
-	if err != nil {
-		return nil, false, nil
+	// A scaling-group member joins the gang its group gave it with its template (one write: the
+	// group moves a replica to a new gang when the update replaces it), waiting for the gangs
+	// that gang's entry depends on.
+	own := pclq.Labels[grovev1alpha1.LabelPodGang]
+	if own == "" {
+		return nil, true, nil // its replica is in no entry yet: it waits for the group to place it
 	}
-	g := coherent.GroupReplicaGang(gangs, strings.TrimPrefix(group, pcs+"-"+strconv.Itoa(replica)+"-"), int32(index))
-	if g == nil {
-		return nil, true, nil // its replica is in no entry yet: it waits for the PodGangMap to hold it
+	share := coherent.Share{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true}
+	for _, g := range gangs {
+		if g.Name == own {
+			share.After = g.After
+		}
 	}
-	// The group decides which of its replicas run which template: the clique's pods all run its own.
-	return []coherent.Share{{PodGang: g.Name, Replicas: pclq.Spec.Replicas, Current: true, After: g.After}}, true, nil
+	return []coherent.Share{share}, true, nil
 }
 
 // inShare reports whether a pod's index is in the share.
@@ -69,9 +72,11 @@ func podsOf(pods []*corev1.Pod, s coherent.Share) []*corev1.Pod {
 	return out
 }
 
-// coherentVictims are, under Coherent, the pods of an outdated template in a share at the clique's
-// revision: the PodCliqueSet moved their indices to the new revision when it took the step that
-// replaces them (within each component's budget), so they go at once. Pods of an older share stay.
+// coherentVictims are, under Coherent, the pods of a share at the clique's revision that run an
+// outdated template or belong to another gang: the PodCliqueSet moved their indices (a scaling
+// group's replica, replaced whole) to a gang of the new revision when it took the step that
+// replaces them, within each component's budget, so they go at once and come back in that gang.
+// Pods of an older share stay.
 func coherentVictims(active, alreadyDeleting []*corev1.Pod, shares []coherent.Share, hash string) []*corev1.Pod {
 	skip := map[string]bool{}
 	for _, p := range alreadyDeleting {
@@ -83,7 +88,7 @@ func coherentVictims(active, alreadyDeleting []*corev1.Pod, shares []coherent.Sh
 			continue
 		}
 		for _, p := range podsOf(active, s) {
-			if !skip[p.Name] && p.Labels[grovev1alpha1.LabelPodTemplateHash] != hash {
+			if !skip[p.Name] && (p.Labels[grovev1alpha1.LabelPodTemplateHash] != hash || p.Labels[grovev1alpha1.LabelPodGang] != s.PodGang) {
 				out = append(out, p)
 			}
 		}

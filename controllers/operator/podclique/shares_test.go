@@ -43,13 +43,13 @@ func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
 		{name: "a standalone clique: the new anchor's indices first, the old anchor's after",
 			pclq: coherentClique("inf-0-router", 5).Obj(), pgm: midUpdate(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-200", From: 0, Replicas: 2, Current: true}, {PodGang: "inf-0-100", From: 2, Replicas: 3}}},
-		{name: "a scaling-group member of a replica the update moved joins the new anchor",
-			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").Obj(), pgm: midUpdate(), known: true,
+		{name: "a scaling-group member joins the gang its group gave it",
+			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").InGang("inf-0-200").Obj(), pgm: midUpdate(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-200", Replicas: 1, Current: true}}},
 		{name: "a member of a tail replica joins its own gang, placed after its anchor",
-			pclq: coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").Obj(), pgm: midUpdate(), known: true,
+			pclq: coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").InGang("inf-0-101-prefill-1").Obj(), pgm: midUpdate(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-101-prefill-1", Replicas: 1, Current: true, After: []string{"inf-0-100"}}}},
-		{name: "a member of a replica no entry holds yet joins nothing yet",
+		{name: "a member its group placed in no gang yet joins nothing yet",
 			pclq: coherentClique("inf-0-prefill-2-leader", 1).OfGroupReplica("inf-0-prefill", "2").Obj(), pgm: midUpdate(), known: true},
 		{name: "without its PodGangMap the clique waits", pclq: coherentClique("inf-0-router", 5).Obj()},
 		{name: "a clique of another strategy joins its one PodGang",
@@ -74,7 +74,11 @@ func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
 
 func TestUnderCoherentOnlyOutdatedPodsOfANewShareAreReplaced(t *testing.T) {
 	shares := []coherent.Share{{PodGang: "inf-0-200", From: 0, Replicas: 2, Current: true}, {PodGang: "inf-0-100", From: 2, Replicas: 3}}
-	active := []*corev1.Pod{pod(0, "old", true), pod(1, "new", true), pod(2, "old", true), pod(3, "old", false), pod(4, "old", true)}
+	active := []*corev1.Pod{pod(0, "old", true), pod(1, "new", true), pod(2, "old", true), pod(3, "old", false), pod(4, "old", true), pod(5, "new", true)}
+	shares = append(shares, coherent.Share{PodGang: "inf-0-300", From: 5, Replicas: 1, Current: true})
+	for i, gang := range []string{"inf-0-100", "inf-0-200", "inf-0-100", "inf-0-100", "inf-0-100", "inf-0-200"} {
+		active[i].Labels[grovev1alpha1.LabelPodGang] = gang
+	}
 
 	victims := coherentVictims(active, nil, shares, "new")
 
@@ -82,8 +86,9 @@ func TestUnderCoherentOnlyOutdatedPodsOfANewShareAreReplaced(t *testing.T) {
 	for _, p := range victims {
 		names = append(names, p.Name)
 	}
-	assert.Equal(t, []string{"c-0"}, names, "index 0 moved to the new revision; the old share's pods stay, Ready or not")
-	assert.Empty(t, coherentVictims(active, []*corev1.Pod{active[0]}, shares, "new"), "a pod being deleted is not deleted again")
+	assert.Equal(t, []string{"c-0", "c-5"}, names,
+		"index 0 moved to the new revision, index 5 to another gang (a group replica is replaced whole); the old share's pods stay, Ready or not")
+	assert.Len(t, coherentVictims(active, []*corev1.Pod{active[0]}, shares, "new"), 1, "a pod being deleted is not deleted again")
 }
 
 func TestUnderCoherentAPodsGangIsNotPartOfItsTemplate(t *testing.T) {
