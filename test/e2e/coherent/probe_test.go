@@ -51,7 +51,9 @@ func componentsOf(pcs *grovev1alpha1.PodCliqueSet) []component {
 	for _, c := range pcs.Spec.Template.Cliques {
 		cliques[c.Name] = c
 	}
-	cliqueMin := func(c *grovev1alpha1.PodCliqueTemplateSpec) int32 { return ptr.Deref(c.Spec.MinAvailable, c.Spec.Replicas) }
+	cliqueMin := func(c *grovev1alpha1.PodCliqueTemplateSpec) int32 {
+		return ptr.Deref(c.Spec.MinAvailable, c.Spec.Replicas)
+	}
 	budget := func(ru *grovev1alpha1.RollingUpdateConfiguration, minAvailable int32) int32 {
 		if ru != nil && ru.MaxUnavailable != nil {
 			return *ru.MaxUnavailable

@@ -84,8 +84,8 @@ type podTracker struct {
 // podLedger is what the tracker recorded of one pod (one UID).
 type podLedger struct {
 	name string
-	// gang is the grove.io/podgang label the pod had when first seen; existed marks a pod of the
-	// initial list (made before the tracker started).
+	// gang is the grove.io/podgang label the pod had when last seen before it was bound; existed
+	// marks a pod of the initial list (made before the tracker started).
 	gang    string
 	existed bool
 	// ungated and bound are the positions of the first event showing the pod without the
@@ -114,6 +114,9 @@ func (tr *podTracker) record(p *corev1.Pod, existed bool) {
 	if l == nil {
 		l = &podLedger{name: p.Name, gang: p.Labels[grovev1alpha1.LabelPodGang], existed: existed}
 		tr.ledger[p.UID] = l
+	}
+	if g := p.Labels[grovev1alpha1.LabelPodGang]; g != "" && l.bound == 0 {
+		l.gang = g // the gang it is placed with: the operator may name it after making the pod
 	}
 	if l.ungated == 0 && !gated(p) {
 		l.ungated = tr.seq
@@ -240,7 +243,7 @@ type gangTracker struct {
 type gangRecord struct {
 	uids   []types.UID
 	labels map[string]string
-	// minimum is the sum of its groups' minReplicas in the first spec seen.
+	// minimum is the sum of its groups' minReplicas in the first spec seen that asks for pods.
 	minimum int
 }
 
@@ -274,11 +277,13 @@ func (g *gangTracker) observe(ev watch.Event) {
 	r := g.made[pg.Name]
 	if r == nil {
 		r = &gangRecord{labels: pg.Labels}
+		g.made[pg.Name] = r
+		g.order = append(g.order, pg.Name)
+	}
+	if r.minimum == 0 { // the first spec that asks for pods
 		for _, grp := range pg.Spec.PodGroups {
 			r.minimum += int(grp.MinReplicas)
 		}
-		g.made[pg.Name] = r
-		g.order = append(g.order, pg.Name)
 	}
 	if !slices.Contains(r.uids, pg.UID) {
 		r.uids = append(r.uids, pg.UID)

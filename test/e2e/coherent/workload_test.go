@@ -52,7 +52,7 @@ func disaggregated(ns, name string, replicas int32) *grovev1alpha1.PodCliqueSet 
 			ps.Containers[i].Resources = corev1.ResourceRequirements{Requests: one, Limits: one}
 		}
 	})
-	return builders.PodCliqueSet(ns, name).Replicas(replicas).UpdateStrategy(grovev1alpha1.CoherentStrategy).
+	pcs := builders.PodCliqueSet(ns, name).Replicas(replicas).UpdateStrategy(grovev1alpha1.CoherentStrategy).
 		Clique("frontend", frontendPods, builders.MinAvailable(frontendMin)).
 		Clique("pleader", 1, builders.MinAvailable(1)).
 		Clique("pworker", workersPerGroup, builders.MinAvailable(workersPerGroup)).
@@ -62,6 +62,8 @@ func disaggregated(ns, name string, replicas int32) *grovev1alpha1.PodCliqueSet 
 		ScalingGroup("decode", decodeReplicas, decodeMin, "dleader", "dworker").
 		EachClique(onPool, builders.Annotate(cluster.AnnotationReadyAfter, readyAfter)).
 		Obj()
+	pcs.UID = "" // the API server gives it one
+	return pcs
 }
 
 // withPool gives the test a pool that holds replicas of the disaggregated workload with room for
@@ -157,7 +159,15 @@ func notReady(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) string {
 // the cliques' new revision.
 func changeTemplate(t *testing.T, ns, name string, cliques ...string) revision {
 	t.Helper()
-	value := strconv.FormatInt(time.Now().UnixNano(), 10)
+	return changeTemplateTo(t, ns, name, newRevision(), cliques...)
+}
+
+// newRevision is a fresh triggerEnv value.
+func newRevision() string { return strconv.FormatInt(time.Now().UnixNano(), 10) }
+
+// changeTemplateTo is changeTemplate with the triggerEnv value given.
+func changeTemplateTo(t *testing.T, ns, name, value string, cliques ...string) revision {
+	t.Helper()
 	rev := revision{}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		got := &grovev1alpha1.PodCliqueSet{}
@@ -213,31 +223,30 @@ type updateRun struct {
 func startUpdate(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, ratio bool, cliques ...string) *updateRun {
 	t.Helper()
 	before := podsOf(t, pcs.Namespace, pcs.Name)
-	u := &updateRun{pcs: pcs, hashes: templateHashes(before)}
-	planned := revision{}
+	u := &updateRun{pcs: pcs, hashes: templateHashes(before), rev: revision{}}
+	value := newRevision()
 	for _, c := range cliques {
-		planned[c] = "" // the value is not known yet; the probe reads it once changeTemplate returns
+		u.rev[c] = value
 	}
-	u.inv = newInvariants(pcs, planned, keptPods(pcs, before, planned), ratio)
+	u.inv = newInvariants(pcs, maps(u.rev), keptPods(pcs, before, u.rev), ratio)
 	u.gangs = trackGangs(t, pcs.Namespace)
 	u.status = trackStatus(t, pcs.Namespace, pcs.Name)
 	u.pods = trackPods(t, pcs.Namespace, u.inv.check)
 	u.since = time.Now()
-	u.rev = changeTemplate(t, pcs.Namespace, pcs.Name, cliques...)
-	for c, v := range u.rev {
-		u.inv.widen(pcs.Name, c, v)
-	}
+	changeTemplateTo(t, pcs.Namespace, pcs.Name, value, cliques...)
 	return u
 }
 
-// widen changes the templates of more cliques mid-update.
+// widen changes the templates of more cliques mid-update; the probe stops keeping their pods
+// before the change is made.
 func (u *updateRun) widen(t *testing.T, cliques ...string) {
 	t.Helper()
-	rev := changeTemplate(t, u.pcs.Namespace, u.pcs.Name, cliques...)
-	for c, v := range rev {
-		u.rev[c] = v
-		u.inv.widen(u.pcs.Name, c, v)
+	value := newRevision()
+	for _, c := range cliques {
+		u.rev[c] = value
+		u.inv.widen(u.pcs.Name, c, value)
 	}
+	changeTemplateTo(t, u.pcs.Namespace, u.pcs.Name, value, cliques...)
 }
 
 // waitInFlight waits until the update has a step in flight on some replica (inFlightEpochs set)
@@ -386,4 +395,14 @@ func pcsgRef(ns, name string) *grovev1alpha1.PodCliqueScalingGroup {
 	o := &grovev1alpha1.PodCliqueScalingGroup{}
 	o.Namespace, o.Name = ns, name
 	return o
+}
+
+// podMap lists the pods of PodCliqueSet pcs by name.
+func podMap(t *testing.T, ns, pcs string) map[string]*corev1.Pod {
+	t.Helper()
+	out := map[string]*corev1.Pod{}
+	for _, p := range podsOf(t, ns, pcs) {
+		out[p.Name] = &p
+	}
+	return out
 }
