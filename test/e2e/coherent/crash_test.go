@@ -30,7 +30,7 @@ func TestAGroveOperatorKilledMidStepResumesTheSameStep(t *testing.T) {
 
 	u := startUpdate(t, pcs, true, "pleader", "pworker", "dleader", "dworker")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		s := stateOf(get(t, ns, pcs.Name))
+		s := stateOf(get(c, ns, pcs.Name))
 		assert.NotEmpty(c, s.inFlight, "currentlyUpdating[0].inFlightEpochs")
 		assert.NotEmpty(c, s.message, "currentlyUpdating[0].message says what the step waits for")
 	}, 2*time.Minute, 50*time.Millisecond, "a step in flight and waiting\nstatus seen:\n%s", lazy(u.status.describe))
@@ -47,7 +47,11 @@ func TestAGroveOperatorKilledMidStepResumesTheSameStep(t *testing.T) {
 		if err := k8s().Get(ctx, mapKey, m); err != nil {
 			return true
 		}
-		s := stateOf(get(t, ns, pcs.Name))
+		now := &grovev1alpha1.PodCliqueSet{}
+		if err := k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: pcs.Name}, now); err != nil {
+			return true
+		}
+		s := stateOf(now)
 		return m.ResourceVersion != mapAtKill.ResourceVersion || !reflect.DeepEqual(m.Spec, mapAtKill.Spec) ||
 			!slices.Equal(s.inFlight, atKill.inFlight) || s.replica != atKill.replica
 	}, 5*time.Second, 250*time.Millisecond, "the PodGangMap and inFlightEpochs stay while grove-operator is down")

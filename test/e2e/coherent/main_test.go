@@ -1,6 +1,6 @@
 // Package coherent is the end-to-end tier of the Coherent update strategy (upstream Grove's
-// GREP-393: spec.updateStrategy.type Coherent). It runs the four binaries — grove-webhook,
-// grove-operator and the kube-scheduler and KAI backend-controllers — on a local cluster and
+// GREP-393: spec.updateStrategy.type Coherent). It runs the project's binaries — grove-webhook,
+// grove-operator, and backend-controller for kube-scheduler and for KAI — on a local cluster and
 // checks what a user, and NVIDIA Dynamo, can observe of a Coherent update:
 //
 //   - at every pod event of an update (a watch, never a sample), each component keeps its budget

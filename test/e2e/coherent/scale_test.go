@@ -65,7 +65,7 @@ func TestScalingAReplicaUnderACoherentUpdateIsRefusedThenApplied(t *testing.T) {
 		assert.EqualValues(c, decodeReplicas+1, got.Spec.Replicas, "decode's spec.replicas")
 		comp := component{replica: 0, name: "decode", group: true, replicas: decodeReplicas + 1,
 			members: []member{{"dleader", 1}, {"dworker", workersPerGroup}}}
-		n := comp.count(pcs.Name, podMap(t, ns, pcs.Name), func(string, *corev1.Pod) bool { return false })
+		n := comp.count(pcs.Name, podMap(c, ns, pcs.Name), func(string, *corev1.Pod) bool { return false })
 		assert.EqualValues(c, decodeReplicas+1, n.ready, "available decode replicas")
 	}, 3*time.Minute, 250*time.Millisecond, "decode reaches %d replicas\n%s", decodeReplicas+1, lazy(func() string { return notReady(t, pcs) }))
 }

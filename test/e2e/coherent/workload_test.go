@@ -105,7 +105,7 @@ func waitAllReady(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, timeout time.Du
 	t.Helper()
 	want := expectedPods(pcs)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		ps := podsOf(t, pcs.Namespace, pcs.Name)
+		ps := podsOf(c, pcs.Namespace, pcs.Name)
 		n := 0
 		for i := range ps {
 			if live(&ps[i]) {
@@ -122,16 +122,28 @@ type lazy func() string
 
 func (l lazy) String() string { return l() }
 
-func get(t *testing.T, ns, name string) *grovev1alpha1.PodCliqueSet {
-	t.Helper()
+// testingT is a *testing.T, or the *assert.CollectT of an EventuallyWithT condition (which runs on
+// a goroutine of its own, where a failure must end only the attempt).
+type testingT interface {
+	require.TestingT
+}
+
+func helper(t testingT) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+}
+
+func get(t testingT, ns, name string) *grovev1alpha1.PodCliqueSet {
+	helper(t)
 	got := &grovev1alpha1.PodCliqueSet{}
 	require.NoError(t, k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, got))
 	return got
 }
 
 // podsOf lists the pods of PodCliqueSet pcs.
-func podsOf(t *testing.T, ns, pcs string) []corev1.Pod {
-	t.Helper()
+func podsOf(t testingT, ns, pcs string) []corev1.Pod {
+	helper(t)
 	list := &corev1.PodList{}
 	require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs}))
 	return list.Items
@@ -255,7 +267,7 @@ func (u *updateRun) waitInFlight(t *testing.T, timeout time.Duration) updateStat
 	t.Helper()
 	var s updateState
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		s = stateOf(get(t, u.pcs.Namespace, u.pcs.Name))
+		s = stateOf(get(c, u.pcs.Namespace, u.pcs.Name))
 		assert.False(c, s.ended, "the update has not ended")
 		assert.NotEmpty(c, s.inFlight, "currentlyUpdating[0].inFlightEpochs")
 	}, timeout, 100*time.Millisecond, "a step of the update in flight; status seen:\n%s", lazy(u.status.describe))
@@ -271,8 +283,13 @@ func (u *updateRun) finish(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	ns, name := u.pcs.Namespace, u.pcs.Name
 	var got *grovev1alpha1.PodCliqueSet
+	got = get(t, ns, name)
 	ok := assert.EventuallyWithT(t, func(c *assert.CollectT) {
-		got = get(t, ns, name)
+		p := &grovev1alpha1.PodCliqueSet{}
+		if !assert.NoError(c, k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p)) {
+			return
+		}
+		got = p
 		up := got.Status.UpdateProgress
 		if !assert.NotNil(c, up, "updateProgress") {
 			return
@@ -398,8 +415,8 @@ func pcsgRef(ns, name string) *grovev1alpha1.PodCliqueScalingGroup {
 }
 
 // podMap lists the pods of PodCliqueSet pcs by name.
-func podMap(t *testing.T, ns, pcs string) map[string]*corev1.Pod {
-	t.Helper()
+func podMap(t testingT, ns, pcs string) map[string]*corev1.Pod {
+	helper(t)
 	out := map[string]*corev1.Pod{}
 	for _, p := range podsOf(t, ns, pcs) {
 		out[p.Name] = &p
