@@ -4,6 +4,7 @@
 package builders
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,11 +72,72 @@ func Requests(resources corev1.ResourceList, nodeSelector map[string]string) fun
 	}
 }
 
+// MaxUnavailable gives a standalone clique a rolling-update budget of n pods
+// (rollingUpdate.maxUnavailable).
+func MaxUnavailable(n int32) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) {
+		if c.RollingUpdate == nil {
+			c.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{}
+		}
+		c.RollingUpdate.MaxUnavailable = ptr.To(n)
+	}
+}
+
+// Env sets an environment variable in every container of a clique's pods (a pod template change).
+func Env(name, value string) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) {
+		for i := range c.Spec.PodSpec.Containers {
+			ct := &c.Spec.PodSpec.Containers[i]
+			ct.Env = slices.DeleteFunc(ct.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+			ct.Env = append(ct.Env, corev1.EnvVar{Name: name, Value: value})
+		}
+	}
+}
+
+// Annotate adds an annotation to a clique's PodCliques and pods.
+func Annotate(key, value string) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[key] = value
+	}
+}
+
+// PodSpecEdit applies edit to a clique's pod spec (node selector, tolerations, resources).
+func PodSpecEdit(edit func(*corev1.PodSpec)) func(*grovev1alpha1.PodCliqueTemplateSpec) {
+	return func(c *grovev1alpha1.PodCliqueTemplateSpec) { edit(&c.Spec.PodSpec) }
+}
+
 // ScalingGroup adds a scaling group of the named cliques.
 func (b *PodCliqueSetBuilder) ScalingGroup(name string, replicas, minAvailable int32, cliques ...string) *PodCliqueSetBuilder {
 	b.obj.Spec.Template.PodCliqueScalingGroupConfigs = append(b.obj.Spec.Template.PodCliqueScalingGroupConfigs, grovev1alpha1.PodCliqueScalingGroupConfig{
 		Name: name, CliqueNames: cliques, Replicas: ptr.To(replicas), MinAvailable: ptr.To(minAvailable),
 	})
+	return b
+}
+
+// ScalingGroupMaxUnavailable gives the scaling group named name a rolling-update budget of n
+// group replicas (rollingUpdate.maxUnavailable); add the group first.
+func (b *PodCliqueSetBuilder) ScalingGroupMaxUnavailable(name string, n int32) *PodCliqueSetBuilder {
+	for i := range b.obj.Spec.Template.PodCliqueScalingGroupConfigs {
+		if g := &b.obj.Spec.Template.PodCliqueScalingGroupConfigs[i]; g.Name == name {
+			if g.RollingUpdate == nil {
+				g.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{}
+			}
+			g.RollingUpdate.MaxUnavailable = ptr.To(n)
+		}
+	}
+	return b
+}
+
+// EachClique applies edits to every clique added so far.
+func (b *PodCliqueSetBuilder) EachClique(edits ...func(*grovev1alpha1.PodCliqueTemplateSpec)) *PodCliqueSetBuilder {
+	for _, c := range b.obj.Spec.Template.Cliques {
+		for _, edit := range edits {
+			edit(c)
+		}
+	}
 	return b
 }
 
