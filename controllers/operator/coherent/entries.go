@@ -34,7 +34,10 @@ type Component struct {
 // NextEpoch is an epoch above every recorded one: the time in nanoseconds, or one more than the
 // greatest recorded epoch when the clock is behind it (another operator's clock, a clock set back).
 func NextEpoch(entries []Entry, now time.Time) string {
-	next := big.NewInt(now.UnixNano())
+	next := big.NewInt(0)
+	if !now.IsZero() {
+		next = big.NewInt(now.UnixNano())
+	}
 	for _, e := range entries {
 		if n, ok := new(big.Int).SetString(e.Epoch, 10); ok && n.Cmp(next) >= 0 {
 			next = n.Add(n, big.NewInt(1))

@@ -384,6 +384,10 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			p.create(in, want, "the PodClique is missing")
 		case allowUpdate:
 			want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, tmpl.Spec.ScaleConfig != nil)
+			if p.coherent != nil && p.coherent.turn == i {
+				// Sizes wait while the replica's Coherent update runs (its plan is made for them).
+				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+			}
 			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodClique differs from the template"})
 			}
@@ -399,6 +403,9 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			p.create(in, want, "the PodCliqueScalingGroup is missing")
 		case allowUpdate:
 			want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
+			if p.coherent != nil && p.coherent.turn == i {
+				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+			}
 			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodCliqueScalingGroup differs from the template"})
 			}
