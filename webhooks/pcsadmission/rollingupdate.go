@@ -121,3 +121,15 @@ func validateRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	}
 	return errs
 }
+
+// validateStrategySwitch refuses turning a running PodCliqueSet's strategy into or out of Coherent:
+// its gangs are laid out differently (a PodGangMap's epoch-named gangs, or one base gang and its
+// scaled gangs), and moving its pods between the two layouts without replacing them is not built.
+func validateStrategySwitch(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
+	was, is := strategyOf(old) == grovev1alpha1.CoherentStrategy, strategyOf(pcs) == grovev1alpha1.CoherentStrategy
+	if was == is {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "updateStrategy", "type"),
+		fmt.Sprintf("cannot change from %s to %s on an existing PodCliqueSet: its gangs are laid out differently under Coherent; create the PodCliqueSet anew with the strategy", strategyOf(old), strategyOf(pcs)))}
+}

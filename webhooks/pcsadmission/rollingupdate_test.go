@@ -184,3 +184,33 @@ func TestTurningCoherentRaisesTheBudgetsRollingRecreateDefaulted(t *testing.T) {
 		})
 	}
 }
+
+func TestASwitchIntoOrOutOfCoherentIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to func(*grovev1alpha1.PodCliqueSet)
+		refused  bool
+	}{
+		{name: "RollingRecreate to Coherent", from: func(*grovev1alpha1.PodCliqueSet) {}, to: coherent, refused: true},
+		{name: "Coherent to OnDelete", from: coherent, to: onDelete, refused: true},
+		{name: "RollingRecreate to OnDelete", from: func(*grovev1alpha1.PodCliqueSet) {}, to: onDelete},
+		{name: "Coherent stays", from: coherent, to: coherent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := valid()
+			tc.from(old)
+			pcs := old.DeepCopy()
+			tc.to(pcs)
+
+			errs := validateStrategySwitch(old, pcs)
+
+			if !tc.refused {
+				assert.Empty(t, errs)
+				return
+			}
+			if assert.Len(t, errs, 1) {
+				assert.Contains(t, errs[0].Error(), "spec.updateStrategy.type: Forbidden: cannot change from")
+			}
+		})
+	}
+}

@@ -119,6 +119,7 @@ func logRejection(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, err erro
 func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.PodCliqueSet) (admission.Warnings, error) {
 	errs := Validate(pcs, v.Backends)
 	errs = append(errs, ValidateImmutable(old, pcs)...)
+	errs = append(errs, validateStrategySwitch(old, pcs)...)
 	errs = append(errs, validateMNNVLUpdate(old, pcs)...)
 	errs = append(errs, validateQueueUpdate(old, pcs)...)
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)

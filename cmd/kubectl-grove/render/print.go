@@ -77,6 +77,7 @@ func printPodCliqueSet(root *tree.Node, wl *Workload) {
 		backend = string(wl.Backend.Name())
 	}
 	n.Add(fmt.Sprintf("workloadType %s, backend %s", pcs.Spec.WorkloadType, backend))
+	n.Add(updateStrategyLine(pcs))
 	for _, d := range wl.MissingDomains {
 		n.Add(fmt.Sprintf("warning: topology domain %s is not in the ClusterTopologyBinding: its constraints are left out", d))
 	}
@@ -371,3 +372,30 @@ func kindOf(obj client.Object) string {
 }
 
 var schemeForKinds = Scheme()
+
+// updateStrategyLine says how a template change is rolled out, with each component's budget.
+func updateStrategyLine(pcs *grovev1alpha1.PodCliqueSet) string {
+	strategy := grovev1alpha1.RollingRecreateStrategy
+	if pcs.Spec.UpdateStrategy != nil && pcs.Spec.UpdateStrategy.Type != "" {
+		strategy = pcs.Spec.UpdateStrategy.Type
+	}
+	if strategy == grovev1alpha1.OnDeleteStrategy {
+		return "updateStrategy OnDelete: pods are replaced as they are deleted"
+	}
+	var budgets []string
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c != nil && c.RollingUpdate != nil && c.RollingUpdate.MaxUnavailable != nil {
+			budgets = append(budgets, fmt.Sprintf("%s %d pods", c.Name, *c.RollingUpdate.MaxUnavailable))
+		}
+	}
+	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
+		if g.RollingUpdate != nil && g.RollingUpdate.MaxUnavailable != nil {
+			budgets = append(budgets, fmt.Sprintf("%s %d replicas", g.Name, *g.RollingUpdate.MaxUnavailable))
+		}
+	}
+	line := fmt.Sprintf("updateStrategy %s, maxUnavailable: %s", strategy, strings.Join(budgets, ", "))
+	if strategy == grovev1alpha1.CoherentStrategy {
+		line += "; the changed components are replaced together, one minAvailable unit at a time, one replica at a time"
+	}
+	return line
+}

@@ -150,7 +150,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	w.PodCliques = append(w.PodCliques, e.PodCliques...)
 	for _, pcsg := range e.ScalingGroups {
 		replica, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-		members := podcliquescalinggroup.Members(pcs, pcsg, replica, nil)
+		members := podcliquescalinggroup.Members(pcs, pcsg, replica, podcliqueset.NewReplicaGangs(pcs, replica))
 		for _, name := range slices.Sorted(maps.Keys(members)) {
 			w.PodCliques = append(w.PodCliques, members[name])
 		}

@@ -45,6 +45,7 @@ func addPodCliqueSet(root *tree.Node, v *View) {
 	for _, e := range pcs.Status.LastErrors {
 		root.Add(fmt.Sprintf("error %s: %s", e.Code, e.Description))
 	}
+	addCoherentUpdate(root, v)
 	for replica := range int(pcs.Spec.Replicas) {
 		idx := strconv.Itoa(replica)
 		r := root.Add("replica " + idx)

@@ -26,6 +26,8 @@ type View struct {
 	Groups       []*grovev1alpha1.PodCliqueScalingGroup
 	PodGangs     map[string]*schedulerv1alpha1.PodGang
 	Pods         map[string][]*corev1.Pod // by PodClique
+	// Maps are, under Coherent, the replicas' PodGangMaps by replica.
+	Maps map[int]*grovev1alpha1.PodGangMap
 }
 
 // TrainJobView is one read of a TrainJob and its workload: a PodCliqueSet or a JobSet.
@@ -43,13 +45,15 @@ func ReadPodCliqueSet(ctx context.Context, c client.Reader, key client.ObjectKey
 	if err := get(ctx, c, key, pcs, "PodCliqueSet"); err != nil {
 		return nil, err
 	}
-	v := &View{PodCliqueSet: pcs, PodCliques: map[string]*grovev1alpha1.PodClique{}, PodGangs: map[string]*schedulerv1alpha1.PodGang{}, Pods: map[string][]*corev1.Pod{}}
+	v := &View{PodCliqueSet: pcs, PodCliques: map[string]*grovev1alpha1.PodClique{}, PodGangs: map[string]*schedulerv1alpha1.PodGang{}, Pods: map[string][]*corev1.Pod{},
+		Maps: map[int]*grovev1alpha1.PodGangMap{}}
 	sel := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabels{grovev1alpha1.LabelPartOf: key.Name}}
 	cliques, groups, gangs, pods := &grovev1alpha1.PodCliqueList{}, &grovev1alpha1.PodCliqueScalingGroupList{}, &schedulerv1alpha1.PodGangList{}, &corev1.PodList{}
+	maps := &grovev1alpha1.PodGangMapList{}
 	for _, l := range []struct {
 		list client.ObjectList
 		kind string
-	}{{cliques, "PodCliques"}, {groups, "PodCliqueScalingGroups"}, {gangs, "PodGangs"}, {pods, "Pods"}} {
+	}{{cliques, "PodCliques"}, {groups, "PodCliqueScalingGroups"}, {gangs, "PodGangs"}, {pods, "Pods"}, {maps, "PodGangMaps"}} {
 		if err := c.List(ctx, l.list, sel...); err != nil {
 			return nil, explain(err, l.kind, key.Namespace)
 		}
@@ -67,6 +71,11 @@ func ReadPodCliqueSet(ctx context.Context, c client.Reader, key client.ObjectKey
 	sort.Slice(v.Groups, func(i, j int) bool { return v.Groups[i].Name < v.Groups[j].Name })
 	for i := range gangs.Items {
 		v.PodGangs[gangs.Items[i].Name] = &gangs.Items[i]
+	}
+	for i := range maps.Items {
+		if m := &maps.Items[i]; metav1.IsControlledBy(m, pcs) {
+			v.Maps[int(m.Spec.PodCliqueSetReplicaIndex)] = m
+		}
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -445,4 +446,16 @@ func coherentWaitingChanged(ctx context.Context, r *Reconciler, pcs *grovev1alph
 	}
 	logf.FromContext(ctx).Info("coherent update waiting", "message", now)
 	r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventCoherentWaiting, "Update", "%s", now)
+}
+
+// NewReplicaGangs are, under Coherent, the PodGangs of a replica made from nothing, as its first
+// PodGangMap lays them out at epoch 0 (kubectl grove render shows them so; the operator's epochs
+// are times). nil for another strategy.
+func NewReplicaGangs(pcs *grovev1alpha1.PodCliqueSet, replica int) []coherent.Gang {
+	if !isCoherent(pcs) {
+		return nil
+	}
+	obs := &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{}}
+	entries := coherent.Bootstrap(components(pcs, replica, obs), expand.GenerationHash(pcs), coherent.NextEpoch(nil, time.Time{}))
+	return coherent.Gangs(pcs.Name, replica, entries)
 }
