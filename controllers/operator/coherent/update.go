@@ -31,8 +31,8 @@ type Observed struct {
 	// revision and at an older one.
 	UpdatedReady, OldReady map[string]int32
 	// Available lists, by scaling-group key, the indices of its available replicas (every member
-	// clique with minAvailable Ready pods).
-	Available map[string][]int32
+	// clique with minAvailable Ready pods); Whole those whose every pod is Ready.
+	Available, Whole map[string][]int32
 }
 
 // Update is one pass of a replica's Coherent update.
@@ -201,12 +201,13 @@ func waitingFor(u Update, entries []Entry, have map[string]int32, next int, step
 	}
 	for _, c := range u.Scope {
 		available, updated, old := availability(u, c, entries)
-		if updated < have[c.Key] {
-			what := "pods"
-			if c.Group {
-				what = "replicas"
+		if c.Group {
+			// The replicas a step took over count once every pod of theirs is Ready.
+			if whole := wholeAtRevision(u, c, entries); whole < have[c.Key] {
+				why = append(why, fmt.Sprintf("%s: %d of %d replicas at the new revision wholly Ready", c.Key, whole, have[c.Key]))
 			}
-			why = append(why, fmt.Sprintf("%s: %d of %d %s at the new revision Ready", c.Key, updated, have[c.Key], what))
+		} else if updated < have[c.Key] {
+			why = append(why, fmt.Sprintf("%s: %d of %d pods at the new revision Ready", c.Key, updated, have[c.Key]))
 		}
 		if next < 0 {
 			continue
@@ -259,6 +260,25 @@ func availability(u Update, c Component, entries []Entry) (all, updated, old int
 		}
 	}
 	return updated + old, updated, old
+}
+
+// wholeAtRevision counts a scaling group's replicas at the new revision whose every pod is Ready.
+func wholeAtRevision(u Update, c Component, entries []Entry) int32 {
+	isNew := map[int32]bool{}
+	for _, e := range entries {
+		if e.PodCliqueSetGenerationHash == u.Hash {
+			for _, j := range e.PCSGReplicaIndices[c.Key] {
+				isNew[j] = true
+			}
+		}
+	}
+	n := int32(0)
+	for _, j := range u.Observed.Whole[c.Key] {
+		if isNew[j] {
+			n++
+		}
+	}
+	return n
 }
 
 // holdsScope reports whether an entry holds any of the changed components.

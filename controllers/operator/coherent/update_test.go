@@ -26,12 +26,13 @@ var t0 = time.Unix(1_000, 0)
 
 // healthy is what a replica whose every gang is Ready and every pod Ready shows.
 func healthy(entries []Entry, hash string, components []Component) Observed {
-	o := Observed{ReadyEpochs: map[string]bool{}, UpdatedReady: map[string]int32{}, OldReady: map[string]int32{}, Available: map[string][]int32{}}
+	o := Observed{ReadyEpochs: map[string]bool{}, UpdatedReady: map[string]int32{}, OldReady: map[string]int32{}, Available: map[string][]int32{}, Whole: map[string][]int32{}}
 	for _, e := range entries {
 		o.ReadyEpochs[e.Epoch] = true
 		for _, c := range components {
 			if c.Group {
 				o.Available[c.Key] = append(o.Available[c.Key], e.PCSGReplicaIndices[c.Key]...)
+				o.Whole[c.Key] = append(o.Whole[c.Key], e.PCSGReplicaIndices[c.Key]...)
 			} else if e.PodCliqueSetGenerationHash == hash {
 				o.UpdatedReady[c.Key] += e.PodCliques[c.Key]
 			} else {
@@ -185,6 +186,9 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 		{name: "the next step would take prefill below its budget: an old replica is down",
 			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 1, 2} },
 			waiting: []string{"prefill: 3 Ready; the next step takes 1 of them down, which would leave fewer than replicas − maxUnavailable (3)"}},
+		{name: "a prefill replica it brought up has a pod not Ready yet (above minAvailable)",
+			observe: func(o *Observed) { o.Whole["prefill"] = []int32{1, 2, 3} },
+			waiting: []string{"prefill: 0 of 1 replicas at the new revision wholly Ready"}},
 		{name: "the replica it replaces next is the one down: the step goes ahead",
 			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 2, 3} }},
 		{name: "an old frontend pod not Ready is taken down first: the step goes ahead",

@@ -269,7 +269,7 @@ func singleRevision(entries []coherent.Entry, hash string) bool {
 // gang), a scaling-group replica is available when each member PodClique has minAvailable Ready
 // pods in the replica's gang.
 func observeReplica(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.Entry, hash string, obs *observed) coherent.Observed {
-	o := coherent.Observed{ReadyEpochs: map[string]bool{}, UpdatedReady: map[string]int32{}, OldReady: map[string]int32{}, Available: map[string][]int32{}}
+	o := coherent.Observed{ReadyEpochs: map[string]bool{}, UpdatedReady: map[string]int32{}, OldReady: map[string]int32{}, Available: map[string][]int32{}, Whole: map[string][]int32{}}
 	gangs := coherent.Gangs(pcs.Name, i, entries)
 	current := map[string]bool{}
 	notReady := map[string]bool{}
@@ -312,12 +312,12 @@ func observeReplica(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.E
 			if gang == nil {
 				continue
 			}
-			available := true
+			available, whole := true, true
 			for _, clique := range g.CliqueNames {
 				name := grovev1alpha1.ScalingGroupPodCliqueName(pcsg, int(j), clique)
 				pclq := obs.cliques[name]
 				if pclq == nil {
-					available = false
+					available, whole = false, false
 					break
 				}
 				n := int32(0)
@@ -326,13 +326,14 @@ func observeReplica(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.E
 						n++
 					}
 				}
-				if n < minAvailable(pclq) {
-					available = false
-					break
-				}
+				available = available && n >= minAvailable(pclq)
+				whole = whole && n >= pclq.Spec.Replicas
 			}
 			if available {
 				o.Available[g.Name] = append(o.Available[g.Name], j)
+			}
+			if whole {
+				o.Whole[g.Name] = append(o.Whole[g.Name], j)
 			}
 		}
 	}

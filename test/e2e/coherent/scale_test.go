@@ -86,7 +86,7 @@ func refusal(err error) string {
 // patchReplicas merge-patches spec.replicas of obj.
 func patchReplicas(obj client.Object, replicas int32) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)))
-	return k8s().Patch(context.Background(), obj, patch)
+	return k8s().Patch(context.Background(), obj.DeepCopyObject().(client.Object), patch)
 }
 
 // inProgress reports an update that has not ended.

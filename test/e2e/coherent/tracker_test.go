@@ -456,3 +456,17 @@ func (st *statusTracker) describe() string {
 	}
 	return b.String()
 }
+
+// anchorsMade counts, by PodCliqueSet replica, the Anchor PodGangs made while the tracker ran: an
+// update's steps each bring one up.
+func (g *gangTracker) anchorsMade() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range g.made {
+		if r.labels[grovev1alpha1.LabelPodGangRole] == string(grovev1alpha1.PodGangRoleAnchor) {
+			out[r.labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]]++
+		}
+	}
+	return out
+}

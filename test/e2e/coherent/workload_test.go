@@ -405,7 +405,8 @@ func assertGangLayout(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) {
 // an autoscaler do.
 func scaleSubresource(obj client.Object, replicas int32) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)))
-	return k8s().SubResource("scale").Patch(context.Background(), obj, patch)
+	// The answer (a Scale, or a refusal) is decoded into the object given: keep obj as it is.
+	return k8s().SubResource("scale").Patch(context.Background(), obj.DeepCopyObject().(client.Object), patch)
 }
 
 func pcsgRef(ns, name string) *grovev1alpha1.PodCliqueScalingGroup {
