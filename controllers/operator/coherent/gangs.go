@@ -76,28 +76,57 @@ type Share struct {
 
 // Shares divides a standalone PodClique's pod indices among the PodGangs of a replica's entries:
 // the entries at revision hash first (the pods an update brought up take the lowest indices, so
-// each step replaces the next indices), then the older ones, each in epoch order.
+// each step replaces the next indices), then the older revisions, the most recent first — the
+// order they had while each was the newest, so a second update in flight moves no pod between
+// the gangs of older revisions — each revision's entries in epoch order.
 func Shares(gangs []Gang, pclq, hash string) []Share {
-	var current, older []Share
-	for _, g := range gangs {
+	entries := make([]Entry, len(gangs))
+	for i, g := range gangs {
+		entries[i] = g.Entry
+	}
+	order := shareOrder(entries, hash)
+	ordered := slices.Clone(gangs)
+	slices.SortStableFunc(ordered, func(a, b Gang) int { return order(a.Entry, b.Entry) })
+	var out []Share
+	from := int32(0)
+	for _, g := range ordered {
 		n := g.Standalone[pclq]
 		if n == 0 {
 			continue
 		}
-		s := Share{PodGang: g.Name, Replicas: n, Current: g.Entry.PodCliqueSetGenerationHash == hash, After: g.After}
-		if s.Current {
-			current = append(current, s)
-		} else {
-			older = append(older, s)
-		}
-	}
-	out := append(current, older...)
-	from := int32(0)
-	for i := range out {
-		out[i].From = from
-		from += out[i].Replicas
+		out = append(out, Share{PodGang: g.Name, From: from, Replicas: n, Current: g.Entry.PodCliqueSetGenerationHash == hash, After: g.After})
+		from += n
 	}
 	return out
+}
+
+// shareOrder orders entries as a standalone clique's pod indices are divided among them: the
+// revision hash first, then the older revisions, the most recent first, each in epoch order.
+func shareOrder(entries []Entry, hash string) func(a, b Entry) int {
+	newest := map[string]string{} // revision → its greatest epoch
+	for _, e := range entries {
+		if h := e.PodCliqueSetGenerationHash; compareEpochs(e.Epoch, newest[h]) > 0 {
+			newest[h] = e.Epoch
+		}
+	}
+	rank := func(e Entry) string {
+		if e.PodCliqueSetGenerationHash == hash {
+			return ""
+		}
+		return newest[e.PodCliqueSetGenerationHash]
+	}
+	return func(a, b Entry) int {
+		ra, rb := rank(a), rank(b)
+		switch {
+		case ra == rb:
+			return compareEpochs(a.Epoch, b.Epoch)
+		case ra == "":
+			return -1
+		case rb == "":
+			return 1
+		}
+		return compareEpochs(rb, ra)
+	}
 }
 
 // ShareOf is the share holding pod index i (nil when none does: beyond the entries' count).

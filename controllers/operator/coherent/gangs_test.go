@@ -1,10 +1,13 @@
 package coherent
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
 func TestEntriesMakeUpstreamsPodGangsAndTheirOrder(t *testing.T) {
@@ -40,4 +43,45 @@ func TestAStandaloneCliquesPodsAreSharedNewRevisionFirst(t *testing.T) {
 	assert.Equal(t, anchor, ShareOf(shares, 1).PodGang)
 	assert.Equal(t, "case-0-100", ShareOf(shares, 4).PodGang)
 	assert.Nil(t, ShareOf(shares, 5))
+}
+
+func TestASecondUpdateInFlightKeepsTheOlderRevisionsPodsWhereTheyWere(t *testing.T) {
+	// v1's anchor (epoch 100) and v2's two anchors: v2 was the newest, its pods on the lowest indices.
+	gangs := Gangs("case", 0, []Entry{
+		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 1}},
+		{Epoch: "200", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 2}},
+		{Epoch: "300", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 2}},
+	})
+	atV2 := Shares(gangs, frontend.Key, "v2")
+
+	atV3 := Shares(gangs, frontend.Key, "v3")
+
+	assert.Equal(t, []string{"case-0-200 0-1", "case-0-300 2-3", "case-0-100 4-4"}, spans(atV2))
+	assert.Equal(t, spans(atV2), spans(atV3), "v3 has no entry yet: every pod keeps its gang")
+}
+
+func spans(shares []Share) []string {
+	var out []string
+	for _, s := range shares {
+		out = append(out, fmt.Sprintf("%s %d-%d", s.PodGang, s.From, s.From+s.Replicas-1))
+	}
+	return out
+}
+
+func TestAStepOfASecondUpdateReplacesTheIndicesItTakesAndMovesNoOtherPod(t *testing.T) {
+	entries := []Entry{
+		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 1}},
+		{Epoch: "200", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 2}},
+		{Epoch: "300", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{frontend.Key: 2}},
+	}
+	before := spans(Shares(Gangs("case", 0, entries), frontend.Key, "v3"))
+	scope := []Component{frontend}
+
+	d := Next(Update{Entries: entries, Hash: "v3", Scope: scope, Observed: healthy(entries, "v3", scope), Now: t0})
+
+	require.Equal(t, AnchorStep, d.Step)
+	after := spans(Shares(Gangs("case", 0, d.Entries), frontend.Key, "v3"))
+	assert.Equal(t, []string{"case-0-200 0-1", "case-0-300 2-3", "case-0-100 4-4"}, before)
+	assert.Equal(t, []string{"case-0-" + d.InFlight[0] + " 0-1", "case-0-300 2-3", "case-0-100 4-4"}, after,
+		"the new anchor takes indices 0-1 (the pods it replaces); the other old pods keep their gangs")
 }

@@ -341,10 +341,18 @@ func apply(entries []Entry, u Update, kind StepKind, take, have map[string]int32
 	return reconverge(out, u.Scope, u.Hash), inFlight
 }
 
-// drain takes n of component c from the old revision's entries: pods from the oldest anchors
-// first, scaling-group replicas [from, from+n) from whichever entry holds them.
+// drain takes n of component c from the old revisions' entries: standalone pods from the anchors
+// holding its lowest indices first (the indices the new revision takes over: the most recent old
+// revision's, in epoch order — with one old revision, the oldest anchor first), scaling-group
+// replicas [from, from+n) from whichever entry holds them.
 func drain(out []Entry, hash string, c Component, n, from int32) {
+	order := make([]int, len(out))
 	for i := range out {
+		order[i] = i
+	}
+	less := shareOrder(out, hash)
+	slices.SortStableFunc(order, func(a, b int) int { return less(out[a], out[b]) })
+	for _, i := range order {
 		e := &out[i]
 		if e.PodCliqueSetGenerationHash == hash {
 			continue
