@@ -1,10 +1,10 @@
 package chaos
 
 import (
-	"strconv"
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
