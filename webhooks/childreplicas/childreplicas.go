@@ -1,8 +1,10 @@
 // Package childreplicas guards spec.replicas of the PodCliques and PodCliqueScalingGroups of a
 // PodCliqueSet, directly or through the scale subresource (`kubectl scale`, an autoscaler): a
-// Training job's size is part of the job and never changes, and a replica in the middle of a
-// Coherent update keeps the sizes its plan was made for until the update of that replica is done
-// (as upstream Grove refuses it, with the message NVIDIA Dynamo recognises).
+// Training job's size is part of the job and never changes, and while a Coherent update runs every
+// replica keeps its sizes — the plan of the replica being updated is made for them, and a waiting
+// replica's new PodCliques could only be made at the new template — as upstream Grove refuses it,
+// with the message NVIDIA Dynamo recognises (Dynamo takes an open update as a lock on scaling the
+// whole PodCliqueSet).
 package childreplicas
 
 import (
@@ -29,8 +31,7 @@ const Path = "/validate-child-replicas"
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques;podcliquescalinggroups;podcliquesets,verbs=get;list;watch
 
-// Guard refuses replica changes of Training children and of the children of a replica under a
-// Coherent update.
+// Guard refuses replica changes of Training children and of any child during a Coherent update.
 type Guard struct {
 	Client client.Client
 }
@@ -91,26 +92,13 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		return admission.Denied(fmt.Sprintf("spec.replicas: Forbidden: %s %s belongs to Training PodCliqueSet %s, whose size cannot change while it runs",
 			req.Kind.Kind, req.Name, owner))
 	}
-	if replica, err := strconv.Atoi(labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex]); err == nil && CoherentUpdateOf(pcs, replica) {
-		return admission.Denied(CoherentScaleRefusal(pcs, replica))
+	if updating, inProgress := pcs.CoherentUpdate(); inProgress {
+		if updating < 0 {
+			updating, _ = strconv.Atoi(labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		}
+		return admission.Denied(CoherentScaleRefusal(pcs, updating))
 	}
 	return admission.Allowed("")
-}
-
-// CoherentUpdateOf reports whether a Coherent update of the PodCliqueSet is replacing replica
-// now: the strategy is Coherent, an update is in progress and the replica is among those being
-// updated and not done.
-func CoherentUpdateOf(pcs *grovev1alpha1.PodCliqueSet, replica int) bool {
-	up := pcs.Status.UpdateProgress
-	if pcs.Spec.UpdateStrategy == nil || pcs.Spec.UpdateStrategy.Type != grovev1alpha1.CoherentStrategy || up == nil || up.UpdateEndedAt != nil {
-		return false
-	}
-	for _, r := range up.CurrentlyUpdating {
-		if int(r.ReplicaIndex) == replica && r.UpdateEndedAt == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // CoherentScaleRefusal is the reason a replica change is refused during a Coherent update: its

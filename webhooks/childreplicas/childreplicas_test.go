@@ -79,7 +79,7 @@ func TestReplicaChangesOfChildrenAreRefusedForTrainingAndDuringACoherentUpdateOf
 			pcs: builders.PodCliqueSet("ns", "disagg").Replicas(2).Clique("frontend", 2).UpdateStrategy(grovev1alpha1.CoherentStrategy).Updating(1).Obj()},
 		{name: "nor its scaling group, through the scale subresource", obj: prefill1, to: 3, scale: true, refused: refusal,
 			pcs: builders.PodCliqueSet("ns", "disagg").Replicas(2).Clique("frontend", 2).UpdateStrategy(grovev1alpha1.CoherentStrategy).Updating(1).Obj()},
-		{name: "a replica not being updated scales", obj: frontend0, to: 3,
+		{name: "nor a replica waiting for its turn (its new PodCliques could only be made at the new template)", obj: frontend0, to: 3, refused: refusal,
 			pcs: builders.PodCliqueSet("ns", "disagg").Replicas(2).Clique("frontend", 2).UpdateStrategy(grovev1alpha1.CoherentStrategy).Updating(1).Obj()},
 		{name: "the replica scales once the update ended", obj: frontend1, to: 3,
 			pcs: builders.PodCliqueSet("ns", "disagg").Replicas(2).Clique("frontend", 2).UpdateStrategy(grovev1alpha1.CoherentStrategy).Updating(1).UpdateEnded().Obj()},

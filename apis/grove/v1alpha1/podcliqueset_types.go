@@ -576,6 +576,23 @@ type PodCliqueSetReplicaUpdateProgress struct {
 	Message *string `json:"message,omitempty"`
 }
 
+// CoherentUpdate reports whether a Coherent update of the PodCliqueSet is in progress, and the
+// replica it is replacing now (-1 before its first replica's turn is recorded): while it runs,
+// the sizes of the PodCliqueSet's children hold (the plan of the replica being updated is made for
+// them, and a waiting replica's new PodCliques could only be made at the new template).
+func (pcs *PodCliqueSet) CoherentUpdate() (replica int, inProgress bool) {
+	up := pcs.Status.UpdateProgress
+	if pcs.Spec.UpdateStrategy == nil || pcs.Spec.UpdateStrategy.Type != CoherentStrategy || up == nil || up.UpdateEndedAt != nil {
+		return -1, false
+	}
+	for _, r := range up.CurrentlyUpdating {
+		if r.UpdateEndedAt == nil {
+			return int(r.ReplicaIndex), true
+		}
+	}
+	return -1, true
+}
+
 func init() {
 	SchemeBuilder.Register(&PodCliqueSet{}, &PodCliqueSetList{})
 }

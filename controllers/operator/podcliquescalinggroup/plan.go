@@ -169,6 +169,10 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 	case have == nil:
 		p.creates = append(p.creates, w)
 	default:
+		if _, updating := in.pcs.CoherentUpdate(); updating {
+			// Sizes hold while the update runs (grove-webhook refuses a change of them, ours too).
+			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+		}
 		if updated, changed := expand.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
 			p.updates = append(p.updates, updated)
 		}

@@ -59,29 +59,76 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 	hash := expand.GenerationHash(pcs)
 	cp := &coherentPass{entries: map[int][]coherent.Entry{}, turn: -1, allow: map[int]bool{}}
 	cp.scope = p.coherentScope(in, hash)
-	for i := range int(pcs.Spec.Replicas) {
-		comps := components(pcs, i, obs)
+	replicas := int(pcs.Spec.Replicas)
+	comps := make([][]coherent.Component, replicas)
+	for i := range replicas {
+		comps[i] = components(pcs, i, obs)
 		have := obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)]
-		var entries []coherent.Entry
-		if have != nil {
-			entries = have.Spec.Entries
+		key := "PodGangMap/" + grovev1alpha1.PodGangMapName(pcs.Name, i)
+		switch {
+		case have == nil && (obs.unseen.Has(key) || obs.collided[key]):
+			// Made by an earlier pass and not in the cache yet (or another owner holds the name):
+			// nothing of the replica is planned until its map is read.
+			continue
+		case have == nil || len(have.Spec.Entries) == 0:
+			cp.entries[i] = coherent.Bootstrap(comps[i], replicaRevision(pcs, i, obs, hash), coherent.NextEpoch(nil, in.now))
+		default:
+			cp.entries[i] = have.Spec.Entries
+		}
+	}
+	// The turn: the replica recorded as being updated, until its update is done (its last step's
+	// gangs and pods Ready, not only its map at the new revision); then the lowest replica with
+	// entries of an older revision. A new turn is recorded before any of it is acted on.
+	recorded := -1
+	if r, ok := pcs.CoherentUpdate(); ok && r < replicas {
+		recorded = r
+	}
+	next := func(i int) coherent.Decision {
+		return coherent.Next(coherent.Update{Entries: cp.entries[i], Hash: hash, Scope: inScope(comps[i], cp.scope, pcs.Name, i),
+			Observed: observeReplica(pcs, i, cp.entries[i], hash, obs), Now: in.now})
+	}
+	if recorded >= 0 && cp.entries[recorded] != nil {
+		if d := next(recorded); !d.Done {
+			cp.turn, cp.step = recorded, d
+		}
+	}
+	for i := 0; i < replicas && cp.turn < 0; i++ {
+		if cp.entries[i] != nil && !singleRevision(cp.entries[i], hash) {
+			cp.turn, cp.step = i, next(i)
+		}
+	}
+	if cp.turn != recorded && (pcs.Status.UpdateProgress != nil || p.record != nil) {
+		p.recordTurn(in, cp.turn)
+	}
+	for i := range replicas {
+		entries := cp.entries[i]
+		if entries == nil {
+			continue
 		}
 		switch {
-		case have == nil:
-			entries = coherent.Bootstrap(comps, replicaRevision(pcs, i, obs, hash), coherent.NextEpoch(nil, in.now))
-		case !singleRevision(entries, hash) && cp.turn < 0:
-			cp.turn = i
-			scope := inScope(comps, cp.scope, pcs.Name, i)
-			cp.step = coherent.Next(coherent.Update{Entries: entries, Hash: hash, Scope: scope, Observed: observeReplica(pcs, i, entries, hash, obs), Now: in.now})
+		case i == cp.turn:
 			entries = cp.step.Entries
 		case singleRevision(entries, entries[0].PodCliqueSetGenerationHash):
-			entries = coherent.Steady(entries, comps, entries[0].PodCliqueSetGenerationHash, in.now)
+			entries = coherent.Steady(entries, comps[i], entries[0].PodCliqueSetGenerationHash, in.now)
 		}
 		cp.entries[i] = entries
 		cp.allow[i] = cp.turn == i || singleRevision(entries, hash)
-		p.podGangMap(in, i, have, entries)
+		p.podGangMap(in, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)], entries)
 	}
 	return cp
+}
+
+// recordTurn records which replica a Coherent update replaces now (none: -1) before the pass acts
+// on it: a restarted operator keeps that replica's turn until its update is done.
+func (p *plan) recordTurn(in input, turn int) {
+	st := p.recorded(in)
+	if st.UpdateProgress == nil {
+		return
+	}
+	st.UpdateProgress.CurrentlyUpdating = nil
+	if turn >= 0 {
+		st.UpdateProgress.CurrentlyUpdating = []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: int32(turn), UpdateStartedAt: metav1.NewTime(in.now)}}
+	}
 }
 
 // coherentScope is the update's scope, recorded (p.record) when an update starts: the standalone
@@ -367,7 +414,7 @@ func (p *plan) podGangMap(in input, i int, have *grovev1alpha1.PodGangMap, entri
 }
 
 // coherentGangs are a replica's PodGangs as its PodGangMap entries make them.
-func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.Entry, obs *observed) []gang {
+func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.Entry, obs *observed, allowed bool) []gang {
 	gangs := coherent.Gangs(pcs.Name, i, entries)
 	var out []gang
 	for _, cg := range gangs {
@@ -378,8 +425,10 @@ func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.En
 			if n == 0 {
 				continue
 			}
+			// The revision the PodClique runs once this pass's changes are made: the newest for a
+			// replica that may take it, its own otherwise.
 			revision := expand.GenerationHash(pcs)
-			if have := obs.cliques[name]; have != nil {
+			if have := obs.cliques[name]; have != nil && !allowed {
 				revision = have.Spec.PodCliqueSetGenerationHash
 			}
 			m := memberOf(name, c, obs)

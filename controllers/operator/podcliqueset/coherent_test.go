@@ -39,7 +39,7 @@ func coherentWorld(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) *observed {
 	}
 	obs.gangs = map[string]*schedulerv1alpha1.PodGang{}
 	for i := range int(pcs.Spec.Replicas) {
-		for _, g := range coherentGangs(pcs, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)].Spec.Entries, obs) {
+		for _, g := range coherentGangs(pcs, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)].Spec.Entries, obs, true) {
 			pg, _ := wantPodGang(pcs, i, g, obs.backend, obs)
 			pg.ResourceVersion = "1"
 			pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionReady, Status: metav1.ConditionTrue}}
@@ -136,4 +136,35 @@ func TestTheReplicaBeingUpdatedKeepsItsSizesUntilItIsDone(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int32{"inf-0-frontend": 3}, updated, "replica 0 takes the new template at its old size; replica 1 waits")
+}
+
+func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) {
+	pcs := disaggregated()
+	obs := coherentWorld(t, pcs)
+	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
+	hash := expand.GenerationHash(pcs)
+	// Replica 0's last step is recorded: its map is at the new revision, its new gang not Ready yet.
+	m := obs.maps["inf-0"].DeepCopy()
+	for k := range m.Spec.Entries {
+		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash
+	}
+	obs.maps["inf-0"] = m
+	for name, pg := range obs.gangs {
+		if pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == "0" {
+			obs.gangs[name].Status.Conditions = nil
+		}
+	}
+	pcs.Status.CurrentGenerationHash = &hash
+	pcs.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.NewTime(now),
+		InScopePodCliqueScalingGroups: []string{"prefill"}, CurrentlyUpdating: []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: 0}}}
+
+	p := decide(input{pcs: pcs, obs: obs, now: now.Add(time.Minute)})
+
+	require.NotNil(t, p.coherent)
+	assert.Equal(t, 0, p.coherent.turn, "replica 0 keeps its turn while its last gangs are not Ready")
+	assert.Contains(t, p.coherent.step.Waiting, "to be Ready")
+	for _, c := range p.maps {
+		assert.NotEqual(t, "inf-1", c.obj.GetName(), "replica 1 takes no step yet")
+	}
+	assert.Nil(t, p.record, "the turn recorded is kept: nothing to record")
 }

@@ -384,8 +384,9 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			p.create(in, want, "the PodClique is missing")
 		case allowUpdate:
 			want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, tmpl.Spec.ScaleConfig != nil)
-			if p.coherent != nil && p.coherent.turn == i {
-				// Sizes wait while the replica's Coherent update runs (its plan is made for them).
+			if p.coherentUpdating(pcs) {
+				// Sizes wait while a Coherent update runs (the plan of the replica being updated is
+				// made for them; grove-webhook refuses a change of them, ours too).
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
 			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
@@ -403,7 +404,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			p.create(in, want, "the PodCliqueScalingGroup is missing")
 		case allowUpdate:
 			want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
-			if p.coherent != nil && p.coherent.turn == i {
+			if p.coherentUpdating(pcs) {
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
 			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
@@ -471,10 +472,19 @@ func (p *plan) podGangs(in input, replica int) {
 	}
 }
 
+// coherentUpdating reports whether a Coherent update runs: recorded, or started by this pass.
+func (p *plan) coherentUpdating(pcs *grovev1alpha1.PodCliqueSet) bool {
+	if p.coherent == nil {
+		return false
+	}
+	_, recorded := pcs.CoherentUpdate()
+	return recorded || p.coherent.turn >= 0
+}
+
 // gangsOf are a replica's PodGangs: under Coherent as its PodGangMap entries make them.
 func (p *plan) gangsOf(in input, replica int) []gang {
 	if p.coherent != nil {
-		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs)
+		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs, p.coherent.allow[replica])
 	}
 	return wantedGangs(in.pcs, replica, in.obs)
 }

@@ -381,6 +381,8 @@ func kindOf(obj client.Object) string {
 		return "PodCliqueScalingGroup"
 	case *schedulerv1alpha1.PodGang:
 		return "PodGang"
+	case *grovev1alpha1.PodGangMap:
+		return "PodGangMap"
 	case *corev1.Service:
 		return "Service"
 	case *autoscalingv2.HorizontalPodAutoscaler:
