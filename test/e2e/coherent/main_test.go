@@ -25,7 +25,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,7 +35,6 @@ import (
 
 	kaiv2 "github.com/kubegrove/grove/apis/kai/v2"
 	"github.com/kubegrove/grove/test/cluster"
-	"github.com/kubegrove/grove/test/toolpath"
 )
 
 // operatorConfig is every binary's scheduler section: kube-scheduler in gang mode by default, and
@@ -89,7 +87,7 @@ func TestMain(m *testing.M) {
 				return err
 			}
 		}
-		if err := startKAIStandIn(c); err != nil {
+		if err := c.StartKAIStandIn(); err != nil {
 			return err
 		}
 		return createQueues(context.Background(), c)
@@ -97,34 +95,6 @@ func TestMain(m *testing.M) {
 }
 
 func k8s() client.Client { return cluster.Current.Client() }
-
-// kaiStandInConfig is a kube-scheduler serving the scheduler name kai-scheduler: KAI itself is not
-// built here; its backend-controller still keeps the gangs' PodGroups.
-const kaiStandInConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-clientConnection: {kubeconfig: %s}
-profiles:
-- schedulerName: kai-scheduler
-`
-
-func startKAIStandIn(c *cluster.Cluster) error {
-	bin, err := toolpath.Bin("kube-scheduler")
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := c.KubeconfigFor("system:kai-scheduler-stand-in", "system:masters")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(c.Dir(), "kai-stand-in.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(kaiStandInConfig, kubeconfig)), 0o600); err != nil {
-		return err
-	}
-	_, err = c.StartProcess("kai-scheduler-stand-in", bin, "--config", path, "--secure-port", "0",
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
-	return err
-}
 
 // createQueues creates the KAI queues upstream's workloads use: default (the kai-scheduler
 // profile's defaultQueue) and test beneath it, without quota or limit.

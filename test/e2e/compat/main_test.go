@@ -100,7 +100,7 @@ func run(m *testing.M) int {
 				return err
 			}
 		}
-		if err := startKAIStandIn(c); err != nil {
+		if err := c.StartKAIStandIn(); err != nil {
 			return err
 		}
 		ctx := context.Background()
@@ -113,33 +113,6 @@ func run(m *testing.M) int {
 		}
 		return createQueues(ctx, c)
 	})
-}
-
-// kaiStandInConfig is a kube-scheduler serving the scheduler name kai-scheduler.
-const kaiStandInConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-clientConnection: {kubeconfig: %s}
-profiles:
-- schedulerName: kai-scheduler
-`
-
-func startKAIStandIn(c *cluster.Cluster) error {
-	bin, err := toolpath.Bin("kube-scheduler")
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := c.KubeconfigFor("system:kai-scheduler-stand-in", "system:masters")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(c.Dir(), "kai-stand-in.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(kaiStandInConfig, kubeconfig)), 0o600); err != nil {
-		return err
-	}
-	_, err = c.StartProcess("kai-scheduler-stand-in", bin, "--config", path, "--secure-port", "0",
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
-	return err
 }
 
 // deviceClasses are the classes upstream's resource-sharing manifest and this package's tests
