@@ -73,7 +73,7 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 		case have == nil || len(have.Spec.Entries) == 0:
 			cp.entries[i] = coherent.Bootstrap(comps[i], replicaRevision(pcs, i, obs, hash), coherent.NextEpoch(nil, in.now))
 		default:
-			cp.entries[i] = have.Spec.Entries
+			cp.entries[i] = withoutGone(have.Spec.Entries, comps[i])
 		}
 	}
 	// The turn: the replica recorded as being updated, until its update is done (its last step's
@@ -108,6 +108,9 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 		switch {
 		case i == cp.turn:
 			entries = cp.step.Entries
+		case cp.turn >= 0 && !singleRevision(entries, hash):
+			// Waiting for its turn: sizes are held while the update runs, and a component the
+			// template gained is made at the new revision in the replica's own steps.
 		case singleRevision(entries, entries[0].PodCliqueSetGenerationHash):
 			entries = coherent.Steady(entries, comps[i], entries[0].PodCliqueSetGenerationHash, in.now)
 		}
@@ -116,6 +119,30 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 		p.podGangMap(in, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)], entries)
 	}
 	return cp
+}
+
+// withoutGone drops from a replica's entries the standalone cliques and scaling groups the
+// template no longer has (their PodCliques are deleted): a gang must not wait for their pods.
+func withoutGone(entries []coherent.Entry, comps []coherent.Component) []coherent.Entry {
+	known := map[string]bool{}
+	for _, c := range comps {
+		known[c.Key] = true
+	}
+	out := make([]coherent.Entry, len(entries))
+	for i := range entries {
+		entries[i].DeepCopyInto(&out[i])
+		for k := range out[i].PodCliques {
+			if !known[k] {
+				delete(out[i].PodCliques, k)
+			}
+		}
+		for k := range out[i].PCSGReplicaIndices {
+			if !known[k] {
+				delete(out[i].PCSGReplicaIndices, k)
+			}
+		}
+	}
+	return out
 }
 
 // recordTurn records which replica a Coherent update replaces now (none: -1) before the pass acts
@@ -203,11 +230,17 @@ func changedComponents(pcs *grovev1alpha1.PodCliqueSet, obs *observed) (standalo
 		}
 		return false
 	}
-	changed := map[string]bool{}
+	changed, seen := map[string]bool{}, map[string]bool{}
 	for _, pclq := range obs.cliques {
 		name := templateCliqueOf(pcs, pclq)
+		seen[name] = true
 		if tmpl := expand.Template(pcs, name); tmpl != nil && differs(pclq, tmpl) {
 			changed[name] = true
+		}
+	}
+	for _, c := range pcs.Spec.Template.Cliques {
+		if c != nil && !seen[c.Name] {
+			changed[c.Name] = true // the template gained it: it comes up in the update's steps
 		}
 	}
 	for _, c := range standaloneCliques(pcs) {

@@ -168,3 +168,31 @@ func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) 
 	}
 	assert.Nil(t, p.record, "the turn recorded is kept: nothing to record")
 }
+
+func TestACliqueTheTemplateGainsComesUpInTheUpdatesStepsAndOneItLostLeavesTheGangs(t *testing.T) {
+	pcs := disaggregated()
+	obs := coherentWorld(t, pcs)
+	pcs.Spec.Template.Cliques = append(pcs.Spec.Template.Cliques, builders.PodCliqueSet("ns", "x").Clique("cache", 2, builders.MinAvailable(1)).Obj().Spec.Template.Cliques[0])
+	delete(obs.cliques, "inf-0-frontend") // the template lost the frontend; its PodCliques are being deleted
+	delete(obs.cliques, "inf-1-frontend")
+	pcs.Spec.Template.Cliques = pcs.Spec.Template.Cliques[1:]
+
+	p := decide(input{pcs: pcs, obs: obs, now: now.Add(time.Minute)})
+
+	require.NotNil(t, p.record)
+	assert.Equal(t, []string{"cache"}, p.record.UpdateProgress.InScopeStandalonePodCliques, "a clique the template gained is in the update's scope")
+	for _, c := range p.maps {
+		for _, e := range c.obj.(*grovev1alpha1.PodGangMap).Spec.Entries {
+			assert.NotContains(t, e.PodCliques, c.obj.GetName()+"-frontend", "%s: a gang waits for no pod of a clique the template lost", c.obj.GetName())
+		}
+	}
+	require.Len(t, p.maps, 2, "replica 0 takes its first step; replica 1's map only drops the frontend")
+	var cache int32
+	for _, e := range p.maps[0].obj.(*grovev1alpha1.PodGangMap).Spec.Entries {
+		cache += e.PodCliques["inf-0-cache"]
+	}
+	assert.Equal(t, int32(1), cache, "the first step brings up minAvailable of the new clique")
+	for _, e := range p.maps[1].obj.(*grovev1alpha1.PodGangMap).Spec.Entries {
+		assert.NotContains(t, e.PodCliques, "inf-1-cache", "a waiting replica gains the clique in its own turn")
+	}
+}
