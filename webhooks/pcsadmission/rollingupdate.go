@@ -122,14 +122,22 @@ func validateRollingUpdate(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	return errs
 }
 
-// validateStrategySwitch refuses turning a running PodCliqueSet's strategy into or out of Coherent:
-// its gangs are laid out differently (a PodGangMap's epoch-named gangs, or one base gang and its
-// scaled gangs), and moving its pods between the two layouts without replacing them is not built.
+// validateStrategySwitch refuses turning a PodCliqueSet Coherent from OnDelete (pods of older
+// templates may remain, by design, and Coherent would replace them all at once) or while a
+// RollingRecreate update is still in progress (its replicas are at several templates). Switched
+// at rest, its pods are adopted into the PodGangMap's gangs without a restart; switching away from
+// Coherent replaces its pods once, within their budgets.
 func validateStrategySwitch(old, pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	was, is := strategyOf(old) == grovev1alpha1.CoherentStrategy, strategyOf(pcs) == grovev1alpha1.CoherentStrategy
-	if was == is {
+	from, to := strategyOf(old), strategyOf(pcs)
+	if from == to || to != grovev1alpha1.CoherentStrategy {
 		return nil
 	}
-	return field.ErrorList{field.Forbidden(field.NewPath("spec", "updateStrategy", "type"),
-		fmt.Sprintf("cannot change from %s to %s on an existing PodCliqueSet: its gangs are laid out differently under Coherent; create the PodCliqueSet anew with the strategy", strategyOf(old), strategyOf(pcs)))}
+	p := field.NewPath("spec", "updateStrategy", "type")
+	if from == grovev1alpha1.OnDeleteStrategy {
+		return field.ErrorList{field.Forbidden(p, "cannot change from OnDelete to Coherent: pods of older templates may remain under OnDelete, and Coherent would replace them all at once; change to RollingRecreate first and let its update end")}
+	}
+	if up := old.Status.UpdateProgress; up != nil && up.UpdateEndedAt == nil {
+		return field.ErrorList{field.Forbidden(p, "cannot change to Coherent while an update is in progress: wait for status.updateProgress.updateEndedAt")}
+	}
+	return nil
 }

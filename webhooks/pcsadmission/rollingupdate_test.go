@@ -185,16 +185,25 @@ func TestTurningCoherentRaisesTheBudgetsRollingRecreateDefaulted(t *testing.T) {
 	}
 }
 
-func TestASwitchIntoOrOutOfCoherentIsRefused(t *testing.T) {
+func TestASwitchToCoherentIsRefusedFromOnDeleteOrDuringAnUpdate(t *testing.T) {
+	updating := func(p *grovev1alpha1.PodCliqueSet) {
+		p.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.Now()}
+	}
+	ended := func(p *grovev1alpha1.PodCliqueSet) {
+		updating(p)
+		p.Status.UpdateProgress.UpdateEndedAt = ptr.To(metav1.Now())
+	}
 	for _, tc := range []struct {
 		name     string
 		from, to func(*grovev1alpha1.PodCliqueSet)
-		refused  bool
+		refused  string
 	}{
-		{name: "RollingRecreate to Coherent", from: func(*grovev1alpha1.PodCliqueSet) {}, to: coherent, refused: true},
-		{name: "Coherent to OnDelete", from: coherent, to: onDelete, refused: true},
-		{name: "RollingRecreate to OnDelete", from: func(*grovev1alpha1.PodCliqueSet) {}, to: onDelete},
-		{name: "Coherent stays", from: coherent, to: coherent},
+		{name: "RollingRecreate at rest to Coherent: its pods are adopted", from: ended, to: coherent},
+		{name: "RollingRecreate never updated to Coherent", from: func(*grovev1alpha1.PodCliqueSet) {}, to: coherent},
+		{name: "RollingRecreate updating to Coherent", from: updating, to: coherent, refused: "while an update is in progress"},
+		{name: "OnDelete to Coherent", from: onDelete, to: coherent, refused: "cannot change from OnDelete to Coherent"},
+		{name: "Coherent to RollingRecreate", from: coherent, to: func(p *grovev1alpha1.PodCliqueSet) { p.Spec.UpdateStrategy = nil }},
+		{name: "Coherent to OnDelete", from: coherent, to: onDelete},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := valid()
@@ -204,12 +213,13 @@ func TestASwitchIntoOrOutOfCoherentIsRefused(t *testing.T) {
 
 			errs := validateStrategySwitch(old, pcs)
 
-			if !tc.refused {
+			if tc.refused == "" {
 				assert.Empty(t, errs)
 				return
 			}
 			if assert.Len(t, errs, 1) {
-				assert.Contains(t, errs[0].Error(), "spec.updateStrategy.type: Forbidden: cannot change from")
+				assert.Contains(t, errs[0].Error(), "spec.updateStrategy.type: Forbidden: ")
+				assert.Contains(t, errs[0].Error(), tc.refused)
 			}
 		})
 	}

@@ -274,6 +274,9 @@ func (r *Reconciler) deleteUnwantedPods(ctx context.Context, p *pass) {
 	switch {
 	case training || p.pclq.Spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy:
 	case p.pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy:
+		if err := r.adopt(ctx, p); err != nil {
+			p.errs = append(p.errs, err)
+		}
 		victims = append(victims, coherentVictims(p.active, victims, p.shares, p.hash)...)
 	default:
 		victims = append(victims, rollingVictims(p.pclq, p.active, victims, p.hash)...)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,4 +96,49 @@ func coherentVictims(active, alreadyDeleting []*corev1.Pod, shares []coherent.Sh
 		}
 	}
 	return out
+}
+
+// adopt relabels, under Coherent, the pods of a share at the clique's revision that were made
+// under another strategy — a PodCliqueSet switched to Coherent: their template is the clique's
+// (their template hash is the one the other strategy computes with their own gang's label), and
+// only their gang and the form of the hash differ. They join the share's gang in place; no pod is
+// replaced. The relabelled pods count as this pass's (p.active is updated).
+func (r *Reconciler) adopt(ctx context.Context, p *pass) error {
+	for _, s := range p.shares {
+		if !s.Current {
+			continue
+		}
+		for _, pod := range podsOf(p.active, s) {
+			have := pod.Labels[grovev1alpha1.LabelPodTemplateHash]
+			if have == p.hash || have != legacyTemplateHash(p.pclq, pod.Labels[grovev1alpha1.LabelPodGang]) {
+				continue
+			}
+			patched := pod.DeepCopy()
+			patched.Labels[grovev1alpha1.LabelPodTemplateHash] = p.hash
+			patched.Labels[grovev1alpha1.LabelPodGang] = s.PodGang
+			if err := r.Client.Patch(ctx, patched, client.MergeFrom(pod)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			log.FromContext(ctx).Info("adopted a pod into its Coherent gang: its template is the clique's, only its labels change",
+				"pod", pod.Name, "podGang", s.PodGang, "was", pod.Labels[grovev1alpha1.LabelPodGang])
+			*pod = *patched
+		}
+	}
+	return nil
+}
+
+// legacyTemplateHash is the template hash the clique's pods get under RollingRecreate or OnDelete,
+// where the pods' gang (here gang) is part of it.
+func legacyTemplateHash(pclq *grovev1alpha1.PodClique, gang string) string {
+	other := pclq.DeepCopy()
+	other.Spec.UpdateStrategy = grovev1alpha1.RollingRecreateStrategy
+	if other.Labels == nil {
+		other.Labels = map[string]string{}
+	}
+	if gang == "" {
+		delete(other.Labels, grovev1alpha1.LabelPodGang)
+	} else {
+		other.Labels[grovev1alpha1.LabelPodGang] = gang
+	}
+	return PodTemplateHash(other)
 }

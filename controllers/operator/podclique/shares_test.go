@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
@@ -99,4 +100,32 @@ func TestUnderCoherentAPodsGangIsNotPartOfItsTemplate(t *testing.T) {
 	legacyA := builders.PodClique("ns", "inf-0-prefill-0-leader").InGang("inf-0").Obj()
 	legacyB := builders.PodClique("ns", "inf-0-prefill-0-leader").InGang("inf-0-prefill-0").Obj()
 	assert.NotEqual(t, PodTemplateHash(legacyA), PodTemplateHash(legacyB), "other strategies keep the hash their pods were made with")
+}
+
+func TestAPodMadeUnderRollingRecreateIsAdoptedIntoItsCoherentGangNotReplaced(t *testing.T) {
+	legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(2, 1).Obj()
+	legacy.Spec.PodCliqueSetGenerationHash = "v1"
+	pclq := legacy.DeepCopy()
+	pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+	delete(pclq.Labels, grovev1alpha1.LabelPodGang)
+	pgm := &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
+		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 2}},
+	}}}
+	adoptable := pod(0, PodTemplateHash(legacy), true)
+	adoptable.Namespace, adoptable.Labels[grovev1alpha1.LabelPodGang] = "ns", "inf-0"
+	other := pod(1, "another-template", true)
+	other.Namespace, other.Labels[grovev1alpha1.LabelPodGang] = "ns", "inf-0"
+	c := fakeClient(t).WithObjects(pclq, pgm, adoptable, other).Build()
+	r := reconcilerFor(t, c)
+	shares, _, err := r.shares(context.Background(), pclq)
+	require.NoError(t, err)
+	p := &pass{pclq: pclq, active: []*corev1.Pod{adoptable.DeepCopy(), other.DeepCopy()}, hash: PodTemplateHash(pclq), shares: shares}
+
+	require.NoError(t, r.adopt(context.Background(), p))
+
+	got := &corev1.Pod{}
+	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(adoptable), got))
+	assert.Equal(t, PodTemplateHash(pclq), got.Labels[grovev1alpha1.LabelPodTemplateHash], "the pod made under RollingRecreate carries the Coherent hash")
+	assert.Equal(t, "inf-0-100", got.Labels[grovev1alpha1.LabelPodGang], "and the gang its share gives it")
+	assert.Equal(t, []string{"c-1"}, names(coherentVictims(p.active, nil, shares, p.hash)), "only the pod of another template is replaced")
 }

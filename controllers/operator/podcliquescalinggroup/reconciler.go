@@ -326,6 +326,9 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 		}
 		for _, tmpl := range templates {
 			pclq := expand.PodClique(pcs, replica, tmpl, group, gang)
+			// The group hands its members the strategy it was given: a PodCliqueSet switched to
+			// Coherent reaches them with their gang, in one write, once the group lays them out so.
+			pclq.Spec.UpdateStrategy = pcsg.Spec.UpdateStrategy
 			pclq.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(pcsg, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
 			want[pclq.Name] = pclq
 		}

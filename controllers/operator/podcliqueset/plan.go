@@ -389,7 +389,14 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 				// made for them; grove-webhook refuses a change of them, ours too).
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
-			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+			updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
+			if _, gang := updated.Labels[grovev1alpha1.LabelPodGang]; coherentSet && gang {
+				// Made under another strategy: under Coherent its pods' gangs come from the PodGangMap.
+				delete(updated.Labels, grovev1alpha1.LabelPodGang)
+				delete(updated.Labels, grovev1alpha1.LabelBasePodGang)
+				changed = true
+			}
+			if changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodClique differs from the template"})
 			}
 		}
