@@ -330,25 +330,3 @@ func (r *run) scaleGroup(replicas int32) {
 	})
 	r.l.logf("      workload: %s scaled to %d", scaledGroup, replicas)
 }
-
-// updateCoherent changes the Coherent workload's worker template to the next revision: an update
-// starts (or, when one is in flight, widens) while faults hit.
-func (r *run) updateCoherent() {
-	r.mu.Lock()
-	r.revision++
-	revision := r.revision
-	r.mu.Unlock()
-	r.retry("changing "+coherentSet+"'s template", func() error {
-		pcs := &grovev1alpha1.PodCliqueSet{}
-		if err := r.k.Get(r.ctx, client.ObjectKey{Namespace: inferenceNS, Name: coherentSet}, pcs); err != nil {
-			return err
-		}
-		for _, c := range pcs.Spec.Template.Cliques {
-			if c.Name == "worker" {
-				c.Spec.PodSpec.Containers[0].Env = []corev1.EnvVar{{Name: revisionEnv, Value: fmt.Sprint(revision)}}
-			}
-		}
-		return r.k.Update(r.ctx, pcs)
-	})
-	r.l.logf("      workload: %s's worker template changed to revision %d (Coherent)", coherentSet, revision)
-}
