@@ -17,6 +17,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -89,6 +90,7 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		return admission.Allowed("its PodCliqueSet is gone")
 	}
 	if pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining {
+		log.FromContext(ctx).Info("refused a replica change: the PodCliqueSet is Training", "kind", req.Kind.Kind, "name", req.Name, "podCliqueSet", owner)
 		return admission.Denied(fmt.Sprintf("spec.replicas: Forbidden: %s %s belongs to Training PodCliqueSet %s, whose size cannot change while it runs",
 			req.Kind.Kind, req.Name, owner))
 	}
@@ -96,6 +98,8 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		if updating < 0 {
 			updating, _ = strconv.Atoi(labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 		}
+		log.FromContext(ctx).Info("refused a replica change: a Coherent update is in progress", "kind", req.Kind.Kind, "name", req.Name,
+			"podCliqueSet", owner, "replicaBeingUpdated", updating, "from", oldObj.Spec.Replicas, "to", newObj.Spec.Replicas)
 		return admission.Denied(CoherentScaleRefusal(pcs, updating))
 	}
 	return admission.Allowed("")

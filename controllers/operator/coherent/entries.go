@@ -3,7 +3,9 @@
 // the entry scale-outs go to) and, under the Coherent update strategy, the next step of an update.
 // Everything here is a pure function of the recorded entries, the replica's components and what
 // was observed of its gangs and pods; the PodCliqueSet reconciler records what it returns in the
-// PodGangMap before it touches a pod, so a restarted operator resumes the same step.
+// PodGangMap before it touches a pod, so a restarted operator resumes the same step. Nothing here
+// writes to the cluster: the reconciler logs each decision it acts on (a step taken, what a step
+// waits for) with its object keys.
 package coherent
 
 import (

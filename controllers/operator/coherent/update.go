@@ -172,7 +172,7 @@ func Next(u Update) Decision {
 	if next < 0 {
 		d.Entries = reconverge(withoutOldScope(entries, u.Scope, u.Hash), u.Scope, u.Hash)
 		d.Changed = !slices.EqualFunc(d.Entries, entries, sameEntry)
-		d.Done = !d.Changed && singleRevision(d.Entries, u.Hash)
+		d.Done = !d.Changed && SingleRevision(d.Entries, u.Hash)
 		d.InFlight = nil
 		return d
 	}
@@ -409,8 +409,8 @@ func withoutOldScope(entries []Entry, scope []Component, hash string) []Entry {
 	return out
 }
 
-// singleRevision reports whether every entry is at the revision.
-func singleRevision(entries []Entry, hash string) bool {
+// SingleRevision reports whether every entry is at the revision.
+func SingleRevision(entries []Entry, hash string) bool {
 	for _, e := range entries {
 		if e.PodCliqueSetGenerationHash != hash {
 			return false

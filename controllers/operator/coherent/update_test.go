@@ -240,7 +240,7 @@ func TestASecondChangeDuringAnUpdateAddsToItsScopeAndEndsOnOneRevision(t *testin
 	steps, end := runUpdate(t, entries, "v3", all, all)
 
 	assert.NotEmpty(t, steps)
-	assert.True(t, singleRevision(end, "v3"))
+	assert.True(t, SingleRevision(end, "v3"))
 	assert.Equal(t, map[string]int32{frontend.Key: 5, "prefill": 4, "decode": 3}, totals(end, all))
 }
 

@@ -93,7 +93,7 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 		}
 	}
 	for i := 0; i < replicas && cp.turn < 0; i++ {
-		if cp.entries[i] != nil && !singleRevision(cp.entries[i], hash) {
+		if cp.entries[i] != nil && !coherent.SingleRevision(cp.entries[i], hash) {
 			cp.turn, cp.step = i, next(i)
 		}
 	}
@@ -108,14 +108,14 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 		switch {
 		case i == cp.turn:
 			entries = cp.step.Entries
-		case cp.turn >= 0 && !singleRevision(entries, hash):
+		case cp.turn >= 0 && !coherent.SingleRevision(entries, hash):
 			// Waiting for its turn: sizes are held while the update runs, and a component the
 			// template gained is made at the new revision in the replica's own steps.
-		case singleRevision(entries, entries[0].PodCliqueSetGenerationHash):
+		case coherent.SingleRevision(entries, entries[0].PodCliqueSetGenerationHash):
 			entries = coherent.Steady(entries, comps[i], entries[0].PodCliqueSetGenerationHash, in.now)
 		}
 		cp.entries[i] = entries
-		cp.allow[i] = cp.turn == i || singleRevision(entries, hash)
+		cp.allow[i] = cp.turn == i || coherent.SingleRevision(entries, hash)
 		p.podGangMap(in, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)], entries)
 	}
 	return cp
@@ -333,15 +333,6 @@ func replicaRevision(pcs *grovev1alpha1.PodCliqueSet, i int, obs *observed, hash
 		}
 	}
 	return hash
-}
-
-func singleRevision(entries []coherent.Entry, hash string) bool {
-	for _, e := range entries {
-		if e.PodCliqueSetGenerationHash != hash {
-			return false
-		}
-	}
-	return true
 }
 
 // observeReplica is what the turn's step waits for, from the replica's PodGangs and pods: a pod
