@@ -137,6 +137,8 @@ func (r *run) noteTakeover(name string, took time.Duration) {
 // restartAPIServer restarts kube-apiserver (SIGKILL or SIGTERM) with etcd keeping the data, and
 // checks that every stored spec survived.
 func (r *run) restartAPIServer(f fault) {
+	r.specWrites.RLock()
+	defer r.specWrites.RUnlock()
 	before := r.snapshotPersistently()
 	kill := f.pick < 0.5
 	how := "SIGTERM"
@@ -279,6 +281,8 @@ func (r *run) removeNode(f fault) {
 // webhookOutage keeps the webhook down for a while: admission of grove and trainer objects must
 // fail closed with an error that names the webhook, and nothing stored may change.
 func (r *run) webhookOutage(f fault) {
+	r.specWrites.RLock()
+	defer r.specWrites.RUnlock()
 	before := r.snapshotPersistently()
 	w := fleet.of("grove-webhook")[0]
 	r.l.fault(f.kind, fmt.Sprintf("webhook down for %s", f.hold.Round(100*time.Millisecond)))
@@ -329,4 +333,28 @@ func (r *run) scaleGroup(replicas int32) {
 		return r.k.SubResource("scale").Patch(r.ctx, pcsg.DeepCopy(), patch)
 	})
 	r.l.logf("      workload: %s scaled to %d", scaledGroup, replicas)
+}
+
+// updateCoherent changes the Coherent workload's worker template to the next revision: an update
+// starts (or, when one is in flight, widens) while faults hit.
+func (r *run) updateCoherent() {
+	r.mu.Lock()
+	r.revision++
+	revision := r.revision
+	r.mu.Unlock()
+	r.specWrites.Lock()
+	defer r.specWrites.Unlock()
+	r.retry("changing "+coherentSet+"'s template", func() error {
+		pcs := &grovev1alpha1.PodCliqueSet{}
+		if err := r.k.Get(r.ctx, client.ObjectKey{Namespace: inferenceNS, Name: coherentSet}, pcs); err != nil {
+			return err
+		}
+		for _, c := range pcs.Spec.Template.Cliques {
+			if c.Name == "worker" {
+				c.Spec.PodSpec.Containers[0].Env = []corev1.EnvVar{{Name: revisionEnv, Value: fmt.Sprint(revision)}}
+			}
+		}
+		return r.k.Update(r.ctx, pcs)
+	})
+	r.l.logf("      workload: %s's worker template changed to revision %d (Coherent)", coherentSet, revision)
 }

@@ -51,6 +51,13 @@ func runMain(m *testing.M) int {
 	ctrllog.SetLogger(logr.Discard())
 	opts := cluster.Options{
 		Nodes: stableNodes + chaosNodes, Node: poolNode,
+		// The Coherent workload makes a new gang at every step of its updates. After an API server
+		// restart or a node removal, kube-scheduler 1.37's gang mode was seen to mark such a gang's
+		// pod group unschedulable (nodes had room) and leave its pods, ungated, until its periodic
+		// retry of unschedulable pods: 5 minutes by default, past the run's convergence wait.
+		// docs/coherent-updates.md advises clusters that roll gangs to shorten it, as the Coherent
+		// e2e tier does.
+		SchedulerArgs: []string{"--pod-max-in-unschedulable-pods-duration=10s"},
 		ControllerManagerArgs: []string{
 			// kwok renews node leases from one busy process; when API server restarts and a
 			// loaded machine delay renewals past the default grace period, the node lifecycle

@@ -75,6 +75,11 @@ type run struct {
 	gone   map[string]bool   // keys ("<kind>/<ns>/<name>") of objects the test deleted
 	last   map[types.UID]grovev1alpha1.PodCliqueSetStatus
 	scaled int32 // replicas of scaledGroup the workload last asked for
+	// revision is the template revision the Coherent workload was last changed to (0: never).
+	revision int
+	// specWrites is held for writing while the test changes a stored spec itself, and for reading
+	// while a fault compares stored specs before and after it: a change the test made is no loss.
+	specWrites sync.RWMutex
 	// downNode is the chaos node a fault removed and has not re-added yet.
 	downNode string
 	// recoveries are background fault recoveries (re-adding a node, making a pod ready again).

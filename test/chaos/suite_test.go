@@ -90,6 +90,7 @@ func TestMixedWorkloadKeepsEveryInvariantUnderSeededFaults(t *testing.T) {
 				r.round(n, false)
 			}(n)
 			r.scaleGroup(2 + int32(n%2))
+			r.updateCoherent()
 			time.Sleep(min(roundEvery, time.Until(windowStart.Add(s.duration))))
 		}
 	}()
@@ -150,10 +151,16 @@ func (r *run) convergence(want []string) string {
 		}
 	}
 	pods := r.inferencePods(false)
+	r.mu.Lock()
+	revision := r.revision
+	r.mu.Unlock()
 	var names []string
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodRunning || !podReady(&p) || len(p.Spec.SchedulingGates) > 0 {
 			return fmt.Sprintf("pod %s is %s, ready=%v, gates=%d", p.Name, p.Status.Phase, podReady(&p), len(p.Spec.SchedulingGates))
+		}
+		if p.Labels[grovev1alpha1.LabelPartOf] == coherentSet && strings.Contains(p.Name, "-worker-") && !runsRevision(&p, revision) {
+			return fmt.Sprintf("pod %s does not run %s's latest worker template (revision %d)", p.Name, coherentSet, revision)
 		}
 		names = append(names, p.Name)
 	}
@@ -167,6 +174,9 @@ func (r *run) convergence(want []string) string {
 		}
 		if pcs.Status.AvailableReplicas != replicas {
 			return fmt.Sprintf("%s has %d available replicas, want %d", name, pcs.Status.AvailableReplicas, replicas)
+		}
+		if up := pcs.Status.UpdateProgress; name == coherentSet && revision > 0 && (up == nil || up.UpdateEndedAt == nil) {
+			return fmt.Sprintf("%s's Coherent update has not ended: %+v", name, up)
 		}
 	}
 	return ""

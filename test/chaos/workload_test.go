@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ const (
 	// scaledGroup is the scaling group the workload scales up and down during the run.
 	scaledGroup = "inf-a-0-prefill"
 )
+
+// coherentSet is the inference PodCliqueSet rolled with the Coherent strategy: its worker's
+// template changes every round, so Coherent updates are in flight while faults hit.
+const coherentSet = "inf-b"
 
 // inferenceSets are the inference PodCliqueSets and their replica counts.
 var inferenceSets = map[string]int32{"inf-a": 1, "inf-b": 2}
@@ -54,7 +59,7 @@ func clique(name string, replicas int32, pool string, startsAfter ...string) *gr
 
 // inferencePCS is the README's disaggregated shape on the chaos pool.
 func inferencePCS(name string, replicas int32) *grovev1alpha1.PodCliqueSet {
-	return &grovev1alpha1.PodCliqueSet{
+	pcs := &grovev1alpha1.PodCliqueSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: inferenceNS},
 		Spec: grovev1alpha1.PodCliqueSetSpec{
 			Replicas: replicas,
@@ -69,6 +74,23 @@ func inferencePCS(name string, replicas int32) *grovev1alpha1.PodCliqueSet {
 			},
 		},
 	}
+	if name == coherentSet {
+		pcs.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.CoherentStrategy}
+	}
+	return pcs
+}
+
+// revisionEnv is the variable whose value a Coherent update changes in the worker's template.
+const revisionEnv = "CHAOS_REVISION"
+
+// runsRevision reports whether a pod's containers carry the revision (revision 0: none).
+func runsRevision(p *corev1.Pod, revision int) bool {
+	for _, e := range p.Spec.Containers[0].Env {
+		if e.Name == revisionEnv {
+			return e.Value == strconv.Itoa(revision)
+		}
+	}
+	return revision == 0
 }
 
 // stuckPCS is an inference PodCliqueSet whose one step keeps failing all run long: its external
