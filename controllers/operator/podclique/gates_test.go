@@ -142,9 +142,9 @@ func TestAGatedPodInAnotherSchedulingGroupThanAssignedIsRecreatedNotUngated(t *t
 	pclq := gatedClique().Obj()
 	r := reconcilerFor(t, nil)
 	backend := r.Backends.Default()
-	early := buildPod(pclq, 0, PodTemplateHash(pclq), backend, nil)
+	early := buildPod(pclq, 0, PodTemplateHash(pclq), backend, nil, "")
 	early.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("g")}
-	right := buildPod(pclq, 1, PodTemplateHash(pclq), backend, pg)
+	right := buildPod(pclq, 1, PodTemplateHash(pclq), backend, pg, "")
 	require.True(t, hasGate(early))
 	require.True(t, hasGate(right))
 	c := fakeClient(t).WithObjects(pclq, pg, early, right).WithStatusSubresource(pclq).Build()
@@ -173,7 +173,7 @@ func TestPodsClaimTheSharedDevicesAndTheirReplicasComputeDomain(t *testing.T) {
 	}
 	pclq.Spec.ComputeDomainClaimTemplate = "inf-0-fabric"
 	r := reconcilerFor(t, nil)
-	pod := buildPod(pclq, 2, PodTemplateHash(pclq), r.Backends.Default(), nil)
+	pod := buildPod(pclq, 2, PodTemplateHash(pclq), r.Backends.Default(), nil, "")
 
 	var claims []string
 	for _, rc := range pod.Spec.ResourceClaims {

@@ -176,7 +176,7 @@ func TestUpdateProgressOfAClique(t *testing.T) {
 func TestBuildPodCarriesIdentityGateAndScheduler(t *testing.T) {
 	pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").
 		Annotation("team", "a").StartsAfter("x").GroupTemplateNumPods(3).Obj()
-	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
+	p := buildPod(pclq, 2, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil, "")
 	assert.Equal(t, "inf-0-prefill-1-worker-2", p.Name)
 	assert.Equal(t, p.Name, p.Spec.Hostname)
 	assert.Equal(t, "inf-0", p.Spec.Subdomain)
@@ -216,7 +216,7 @@ func TestAPodsIndexInItsScalingGroupReplicaCountsTheMembersBeforeItsClique(t *te
 		t.Run(tc.name, func(t *testing.T) {
 			pclq := builders.PodClique("ns", "inf-0-prefill-1-worker").OfReplica("inf", "0").OfGroupReplica("inf-0-prefill", "1").Obj()
 			pclq.Spec.ScalingGroupPodIndexOffset = tc.offset
-			p := buildPod(pclq, tc.index, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
+			p := buildPod(pclq, tc.index, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil, "")
 			assert.Equal(t, tc.want, p.Labels[grovev1alpha1.LabelPodCliqueScalingGroupPodIndex])
 		})
 	}
@@ -225,7 +225,7 @@ func TestAPodsIndexInItsScalingGroupReplicaCountsTheMembersBeforeItsClique(t *te
 func TestGrovesVariablesComeBeforeTheUsersSoTheyExpandInThem(t *testing.T) {
 	pclq := builders.PodClique("ns", "inf-0-w").OfReplica("inf", "0").Obj()
 	pclq.Spec.PodSpec.Containers[0].Env = []corev1.EnvVar{{Name: "PEER", Value: "$(GROVE_HEADLESS_SERVICE)"}}
-	p := buildPod(pclq, 0, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil)
+	p := buildPod(pclq, 0, "abc", kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil, "")
 	env := p.Spec.Containers[0].Env
 	require.NotEmpty(t, env)
 	assert.Equal(t, grovev1alpha1.EnvPCSName, env[0].Name)
@@ -318,7 +318,7 @@ func TestTheBasePodGangLabelDoesNotChangeThePodTemplateHash(t *testing.T) {
 	before := PodTemplateHash(pclq)
 	pclq.Labels[grovev1alpha1.LabelBasePodGang] = "inf-0"
 	assert.Equal(t, before, PodTemplateHash(pclq), "pods created before the label existed are not replaced for it")
-	assert.Equal(t, "inf-0", buildPod(pclq, 0, before, kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil).Labels[grovev1alpha1.LabelBasePodGang], "new pods carry it")
+	assert.Equal(t, "inf-0", buildPod(pclq, 0, before, kube.New(configv1alpha1.KubeSchedulerConfig{}, nil), nil, "").Labels[grovev1alpha1.LabelBasePodGang], "new pods carry it")
 }
 
 func TestACliqueWhosePodsAreAllBeingReplacedIsRolledNotBreached(t *testing.T) {

@@ -85,12 +85,18 @@ func surplusPods(pods []*corev1.Pod, replicas int) []*corev1.Pod {
 }
 
 // buildPod makes the pod of one index: stable name and hostname, the headless Service as
-// subdomain, Grove's environment, the gang gate, and the scheduler backend's preparation.
-func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang) *corev1.Pod {
+// subdomain, Grove's environment, the gang gate, and the scheduler backend's preparation. podGang
+// is the gang the pod joins ("": the clique's own label says): it is set before the backend
+// prepares the pod, since every backend names the gang's scheduler object from it (a standalone
+// clique under Coherent has no gang of its own: its pods are divided among the replica's anchors).
+func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang, podGang string) *corev1.Pod {
 	name := grovev1alpha1.PodHostname(pclq.Name, index)
 	labels := map[string]string{}
 	for k, v := range templateLabels(pclq) {
 		labels[k] = v
+	}
+	if podGang != "" {
+		labels[grovev1alpha1.LabelPodGang] = podGang
 	}
 	labels[grovev1alpha1.LabelPodClique] = pclq.Name
 	labels[grovev1alpha1.LabelPodIndex] = strconv.Itoa(index)
@@ -169,7 +175,7 @@ func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend, pg *
 	waitsForParents := !atStart && len(pclq.Spec.StartsAfter) > 0
 	pods := make([]*corev1.Pod, 0, pclq.Spec.Replicas)
 	for i := range int(pclq.Spec.Replicas) {
-		pod := buildPod(pclq, i, hash, backend, pg)
+		pod := buildPod(pclq, i, hash, backend, pg, "")
 		if atStart {
 			addStartupWait(pod, configv1alpha1.DefaultStartupWaitImage, false)
 		}

@@ -486,8 +486,7 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	}
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
-		pod := buildPod(pclq, index, hash, backend, s.pg)
-		pod.Labels[grovev1alpha1.LabelPodGang] = podGang
+		pod := buildPod(pclq, index, hash, backend, s.pg, podGang)
 		if s.atStart {
 			addStartupWait(pod, cmp.Or(r.StartupWaitImage, configv1alpha1.DefaultStartupWaitImage), s.parents)
 		}

@@ -104,6 +104,7 @@ func coherentVictims(active, alreadyDeleting []*corev1.Pod, shares []coherent.Sh
 // only their gang and the form of the hash differ. They join the share's gang in place; no pod is
 // replaced. The relabelled pods count as this pass's (p.active is updated).
 func (r *Reconciler) adopt(ctx context.Context, p *pass) error {
+	backend := r.Backends.ForPodScheduler(p.pclq.Spec.PodSpec.SchedulerName)
 	for _, s := range p.shares {
 		if !s.Current {
 			continue
@@ -116,6 +117,14 @@ func (r *Reconciler) adopt(ctx context.Context, p *pass) error {
 			patched := pod.DeepCopy()
 			patched.Labels[grovev1alpha1.LabelPodTemplateHash] = p.hash
 			patched.Labels[grovev1alpha1.LabelPodGang] = s.PodGang
+			if backend != nil {
+				// The backend names the gang's scheduler object in labels or annotations (the
+				// coscheduling PodGroup counts its pods by label): they follow the gang. Its
+				// spec fields are set at creation and stay.
+				prepared := patched.DeepCopy()
+				backend.PreparePod(prepared)
+				patched.Labels, patched.Annotations = prepared.Labels, prepared.Annotations
+			}
 			if err := r.Client.Patch(ctx, patched, client.MergeFrom(pod)); client.IgnoreNotFound(err) != nil {
 				return err
 			}

@@ -8,9 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/test/builders"
 )
@@ -128,4 +134,80 @@ func TestAPodMadeUnderRollingRecreateIsAdoptedIntoItsCoherentGangNotReplaced(t *
 	assert.Equal(t, PodTemplateHash(pclq), got.Labels[grovev1alpha1.LabelPodTemplateHash], "the pod made under RollingRecreate carries the Coherent hash")
 	assert.Equal(t, "inf-0-100", got.Labels[grovev1alpha1.LabelPodGang], "and the gang its share gives it")
 	assert.Equal(t, []string{"c-1"}, names(coherentVictims(p.active, nil, shares, p.hash)), "only the pod of another template is replaced")
+}
+
+// backendsReconcilerFor is a Reconciler over c with the KAI, scheduler-plugins and Volcano
+// backends enabled beside kube-scheduler (the default).
+func backendsReconcilerFor(t *testing.T, c client.Client) *Reconciler {
+	t.Helper()
+	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
+		{Name: configv1alpha1.SchedulerNameKube, Default: true},
+		{Name: configv1alpha1.SchedulerNameKAI},
+		{Name: configv1alpha1.SchedulerNamePlugins},
+		{Name: configv1alpha1.SchedulerNameVolcano},
+	}}, nil)
+	require.NoError(t, err)
+	return &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+}
+
+// gangOnPod is where each backend names a pod's gang.
+var gangOnPod = []struct {
+	scheduler string
+	gang      func(p *corev1.Pod) string
+}{
+	{"kai-scheduler", func(p *corev1.Pod) string { return p.Annotations[kaiv2alpha2.PodGroupNameAnnotation] }},
+	{configv1alpha1.DefaultSchedulerPluginsSchedulerName, func(p *corev1.Pod) string { return p.Labels[schedv1alpha1.PodGroupLabel] }},
+	{configv1alpha1.VolcanoPodSchedulerName, func(p *corev1.Pod) string { return p.Annotations[volcanov1beta1.KubeGroupNameAnnotationKey] }},
+}
+
+func TestAStandaloneCoherentPodNamesItsSharesGangToEveryBackend(t *testing.T) {
+	for _, tc := range gangOnPod {
+		t.Run(tc.scheduler, func(t *testing.T) {
+			pclq := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").Replicas(3, 1).Obj()
+			pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+			pclq.Spec.PodSpec.SchedulerName = tc.scheduler
+			delete(pclq.Labels, grovev1alpha1.LabelPodGang)
+			r := backendsReconcilerFor(t, fakeClient(t).Build())
+			backend := r.Backends.ForPodScheduler(tc.scheduler)
+			require.NotNil(t, backend)
+
+			pod := buildPod(pclq, 2, PodTemplateHash(pclq), backend, nil, "inf-0-200")
+
+			assert.Equal(t, "inf-0-200", pod.Labels[grovev1alpha1.LabelPodGang])
+			assert.Equal(t, "inf-0-200", tc.gang(pod), "the backend names the share's gang: its scheduler counts the pod in it")
+		})
+	}
+}
+
+func TestAnAdoptedPodNamesItsNewGangToItsBackend(t *testing.T) {
+	for _, tc := range gangOnPod {
+		t.Run(tc.scheduler, func(t *testing.T) {
+			legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(1, 1).Obj()
+			legacy.Spec.PodCliqueSetGenerationHash = "v1"
+			legacy.Spec.PodSpec.SchedulerName = tc.scheduler
+			pclq := legacy.DeepCopy()
+			pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+			delete(pclq.Labels, grovev1alpha1.LabelPodGang)
+			pgm := &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
+				{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 1}},
+			}}}
+			c := fakeClient(t).WithObjects(pclq, pgm).Build()
+			r := backendsReconcilerFor(t, c)
+			backend := r.Backends.ForPodScheduler(tc.scheduler)
+			require.NotNil(t, backend)
+			adoptable := buildPod(legacy, 0, PodTemplateHash(legacy), backend, nil, "")
+			require.Equal(t, "inf-0", tc.gang(adoptable), "made under RollingRecreate in the replica's gang")
+			require.NoError(t, c.Create(context.Background(), adoptable))
+			shares, _, err := r.shares(context.Background(), pclq)
+			require.NoError(t, err)
+			p := &pass{pclq: pclq, active: []*corev1.Pod{adoptable.DeepCopy()}, hash: PodTemplateHash(pclq), shares: shares}
+
+			require.NoError(t, r.adopt(context.Background(), p))
+
+			got := &corev1.Pod{}
+			require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(adoptable), got))
+			assert.Equal(t, "inf-0-100", got.Labels[grovev1alpha1.LabelPodGang])
+			assert.Equal(t, "inf-0-100", tc.gang(got), "the backend's name of the gang follows the adoption")
+		})
+	}
 }

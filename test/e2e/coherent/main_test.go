@@ -1,6 +1,6 @@
 // Package coherent is the end-to-end tier of the Coherent update strategy (upstream Grove's
 // GREP-393: spec.updateStrategy.type Coherent). It runs the project's binaries — grove-webhook,
-// grove-operator, and backend-controller for kube-scheduler and for KAI — on a local cluster and
+// grove-operator, and backend-controller for kube-scheduler, KAI and scheduler-plugins — on a local cluster and
 // checks what a user, and NVIDIA Dynamo, can observe of a Coherent update:
 //
 //   - at every pod event of an update (a watch, never a sample), each component keeps its budget
@@ -17,7 +17,9 @@
 //
 // Gangs are placed by kube-scheduler in gang mode (the default profile), as in the conformance
 // tier; upstream's two e2e workloads name kai-scheduler, which a second kube-scheduler serves
-// under that name (as in the compat tier) with the KAI backend-controller keeping their gangs.
+// under that name (as in the compat tier) with the KAI backend-controller keeping their gangs;
+// one update runs under scheduler-plugins' coscheduling scheduler, its gangs kept by that
+// backend-controller.
 // The tests run one at a time: one kills the shared grove-operator, and the machine has two cores.
 package coherent
 
@@ -41,7 +43,13 @@ import (
 // kai-scheduler for upstream's e2e workloads.
 const operatorConfig = "scheduler:\n  profiles:\n" + cluster.GangSchedulerProfile + `  - name: kai-scheduler
     config: {defaultQueue: default}
+  - name: scheduler-plugins
+    config: {schedulerName: ` + coscheduler + `, scheduleTimeoutSeconds: 30}
 `
+
+// coscheduler is the scheduler-plugins scheduler's name (its Coscheduling plugin places the gangs
+// of TestACoherentUpdateUnderCoschedulingPlacesEachStepsGangThroughItsPodGroup).
+const coscheduler = "scheduler-plugins-scheduler"
 
 // labelE2ENode is the node label upstream's e2e workloads require (node affinity) and tolerate.
 const labelE2ENode = "node_role.e2e.grove.nvidia.com"
@@ -82,12 +90,17 @@ func TestMain(m *testing.M) {
 		if operator, err = c.StartBinary(binDir, "grove-operator", "grove-operator", operatorConfig); err != nil {
 			return err
 		}
-		for _, b := range []string{"kube-scheduler", "kai-scheduler"} {
+		for _, b := range []string{"kube-scheduler", "kai-scheduler", "scheduler-plugins"} {
 			if _, err := c.StartBinaryAs(binDir, "backend-controller", "backend-controller-"+b, "backend-controller-"+b, operatorConfig, "--backend="+b); err != nil {
 				return err
 			}
 		}
 		if err := c.StartKAIStandIn(); err != nil {
+			return err
+		}
+		// As the conformance tier runs it: a gang that did not fit backs off, so an older
+		// partial gang cannot hold the last nodes in Permit.
+		if err := c.StartCoscheduler(cluster.Coscheduling{SchedulerName: coscheduler, PermitWaitSeconds: 30, PodGroupBackoffSeconds: 15}); err != nil {
 			return err
 		}
 		return createQueues(context.Background(), c)

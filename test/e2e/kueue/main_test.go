@@ -1,7 +1,8 @@
 // Package kueue runs the grove-operator, grove-webhook, kube-scheduler backend-controller and
 // trainer-controller beside the real Kueue controller (the pinned tool, pod and TrainJob
 // integrations on) on the local cluster, and checks that PodCliqueSets and TrainJobs are
-// queued, admitted, preempted and admitted again gang by gang within a ClusterQueue's quota.
+// queued, admitted, preempted and admitted again gang by gang within a ClusterQueue's quota —
+// including the gangs each step of a Coherent update makes.
 package kueuee2e
 
 import (
