@@ -125,6 +125,7 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		run func(ctx context.Context) error
 	}{
 		{"peers", b.peers},
+		{"rollout", b.rollout},
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
 			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)

@@ -42,28 +42,34 @@ type sizes struct {
 	// PeerGroups groups of PeerGroupSize pods are the peers' many-small-groups shape; their
 	// one-workload shape has S1Workers+1 pods.
 	PeerGroups, PeerGroupSize int
+	// Rollout is the workload the rollout family updates through Coherent, RollingRecreate and
+	// LeaderWorkerSet.
+	Rollout rolloutShape
+	// RolloutRounds is how often each contender's workload is updated (its time is the median
+	// round's, its lowest capacity the lowest of all).
+	RolloutRounds int
 	// OverlapDeletions lets each peer namespace's deletion run while the next contender runs
 	// (smoke: the harness, not the numbers).
 	OverlapDeletions bool
 	EnforceTargets   bool
-	// Only limits the run to these scenarios (peers, s1, s1-gang, s2…s5, memory); empty runs all. For iterating on
+	// Only limits the run to these scenarios (peers, rollout, s1, s1-gang, s2…s6, memory); empty runs all. For iterating on
 	// one figure: targets of scenarios not run are not checked.
 	Only map[string]bool
 }
 
 var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
 	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 10000, EnforceTargets: true,
-	PeerGroups: 100, PeerGroupSize: 10}
+	PeerGroups: 100, PeerGroupSize: 10, Rollout: rolloutShape{Frontend: 4, Prefill: 6, Decode: 4, Workers: 4}, RolloutRounds: 3}
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
 	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second, PeerGroups: 5, PeerGroupSize: 2,
-	OverlapDeletions: true}
+	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 1, OverlapDeletions: true}
 
 func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
-	only := flag.String("only", "", "comma-separated scenarios to run (peers,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
+	only := flag.String("only", "", "comma-separated scenarios to run (peers,rollout,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
 	flag.Parse()
 	// The bench's client logs nothing of its own: the report is its output. Without a logger,
 	// controller-runtime prints a stack on the first webhook warning it is handed.

@@ -277,11 +277,9 @@ func (b *bench) kubeflowTurn(ctx context.Context, on bool) error {
 
 // peers runs every shape through every contender and checks the targets against the best peer.
 func (b *bench) peers(ctx context.Context) error {
-	p, err := b.c.StartLWS(ctx, qps, burst)
-	if err != nil {
+	if err := b.ensureLWS(ctx); err != nil {
 		return err
 	}
-	b.procs[cluster.LWSUser] = p
 	for _, sh := range b.shapes() {
 		var runs []*PeerRun
 		for i, c := range sh.contenders {

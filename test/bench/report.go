@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -15,7 +16,9 @@ type Report struct {
 	Baselines []Baseline `json:"baselines"`
 	Scenarios []Scenario `json:"scenarios"`
 	// Peers are the shapes run through this project and through the peers, same run.
-	Peers        []PeerRun        `json:"peers,omitempty"`
+	Peers []PeerRun `json:"peers,omitempty"`
+	// Rollouts are the rollout family: one template change through each contender, same run.
+	Rollouts     []Rollout        `json:"rollouts,omitempty"`
 	Rest         *Rest            `json:"rest,omitempty"`
 	Training     *Training        `json:"training,omitempty"`
 	ManagedPods  int              `json:"managedPods,omitempty"`
@@ -141,6 +144,7 @@ func (r *Report) print(out io.Writer) {
 		printWrites(out, s.WritesBy, float64(s.Pods))
 	}
 	r.printPeers(out)
+	r.printRollouts(out)
 	if g := r.GangVsPlain; g != nil {
 		fmt.Fprintf(out, "\ns1 in gang mode: %d pods Running in %.1fs against %.1fs in plain mode: %.2f×\n", g.Pods, g.GangRunning, g.PlainRunning, g.Ratio)
 	}
@@ -223,5 +227,54 @@ func (r *Report) printPeers(out io.Writer) {
 		for _, rc := range p.RefusedBy {
 			fmt.Fprintf(out, "  refused while the namespace was deleted: %s %s %s ×%d\n", rc.Binary, rc.Verb, rc.Resource, rc.Count)
 		}
+	}
+}
+
+// printRollouts prints each contender's updates of the rollout workload: the median round's
+// time, its ratio to RollingRecreate's, and each component's lowest available units (of all
+// rounds) against its budget's floor; then each round.
+func (r *Report) printRollouts(out io.Writer) {
+	if len(r.Rollouts) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	header := "\nrollout\tcontender\tpods\tall new+Ready\t/RollingRecreate"
+	if n := len(r.Rollouts[0].Rounds); n > 1 {
+		header = fmt.Sprintf("\nrollout\tcontender\tpods\tall new+Ready (median of %d)\t/RollingRecreate", n)
+	}
+	for _, c := range r.Rollouts[0].Components {
+		header += fmt.Sprintf("\t%s lowest (floor %d of %d)", c.Name, c.Floor, c.Units)
+	}
+	fmt.Fprintln(w, header+"\tbelow budget\t")
+	for _, ro := range r.Rollouts {
+		name := ro.Contender
+		if ro.Peer {
+			name += " (peer)"
+		}
+		line := fmt.Sprintf("one template change\t%s\t%d\t%.2fs\t%.2f×", name, ro.Pods, ro.Seconds, ro.Ratio)
+		for _, c := range ro.Components {
+			line += fmt.Sprintf("\t%d (%d pods)", c.LowestAvailable, c.LowestReadyPods)
+		}
+		fmt.Fprintf(w, "%s\t%d\t\n", line, ro.BelowBudget)
+	}
+	w.Flush()
+	for _, ro := range r.Rollouts {
+		fmt.Fprintf(out, "  %s rounds:", ro.Contender)
+		for i, round := range ro.Rounds {
+			fmt.Fprintf(out, " %.1fs", round.Seconds)
+			var below []string
+			for _, c := range ro.Components {
+				if low := round.Lowest[c.Name]; low.Units < c.Floor {
+					below = append(below, fmt.Sprintf("%s %d/%d", c.Name, low.Units, c.Units))
+				}
+			}
+			if len(below) > 0 {
+				fmt.Fprintf(out, " (below budget: %s)", strings.Join(below, ", "))
+			}
+			if i < len(ro.Rounds)-1 {
+				fmt.Fprint(out, ",")
+			}
+		}
+		fmt.Fprintln(out)
 	}
 }

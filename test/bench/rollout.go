@@ -1,0 +1,672 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
+)
+
+// The rollout family (issue 36 deliverable 7, issue 38 item 2): one template change rolled
+// through the same disaggregated workload by a Coherent update, by RollingRecreate and by
+// LeaderWorkerSet's rolling update (with a Deployment for the frontend), each with the same
+// budget per component, timed from the change until every pod runs the new template and is
+// Ready, with the lowest Ready capacity each component reached meanwhile.
+
+const (
+	// labelRolloutComponent names, on every pod of the workload, the component it belongs to.
+	labelRolloutComponent = "bench.grove.io/component"
+	// rolloutEnv is the environment variable the change adds to every container: its value is
+	// the pod's revision ("" before the change).
+	rolloutEnv = "BENCH_ROLLOUT"
+	// lwsGroupIndex is the label LeaderWorkerSet puts on every pod of a group with its index.
+	lwsGroupIndex = "leaderworkerset.sigs.k8s.io/group-index"
+	// rolloutBudget is every component's maxUnavailable, in every contender.
+	rolloutBudget = 1
+)
+
+// rolloutShape is the workload: a frontend of Frontend pods, and Prefill and Decode groups of a
+// leader and Workers workers each.
+type rolloutShape struct {
+	Frontend, Prefill, Decode, Workers int
+}
+
+// rolloutComponent is one component of the workload: Units units (pods of the frontend, groups
+// of prefill and decode) of UnitPods pods each, MaxUnavailable of which may be unavailable.
+type rolloutComponent struct {
+	Name                            string
+	Units, UnitPods, MaxUnavailable int
+}
+
+// floor is the fewest available units the budget allows.
+func (c rolloutComponent) floor() int { return c.Units - c.MaxUnavailable }
+
+func (s rolloutShape) components() []rolloutComponent {
+	group := 1 + s.Workers
+	return []rolloutComponent{
+		{Name: "frontend", Units: s.Frontend, UnitPods: 1, MaxUnavailable: rolloutBudget},
+		{Name: "prefill", Units: s.Prefill, UnitPods: group, MaxUnavailable: rolloutBudget},
+		{Name: "decode", Units: s.Decode, UnitPods: group, MaxUnavailable: rolloutBudget},
+	}
+}
+
+func (s rolloutShape) pods() int {
+	n := 0
+	for _, c := range s.components() {
+		n += c.Units * c.UnitPods
+	}
+	return n
+}
+
+// podState is what the rollout probe keeps of a pod.
+type podState struct {
+	component string
+	// group is the pod's group within its component ("" for the frontend).
+	group string
+	// ready: the pod is Ready and not being deleted (a terminating pod serves no more).
+	ready    bool
+	revision string
+}
+
+func podStateOf(p *corev1.Pod) podState {
+	s := podState{component: p.Labels[labelRolloutComponent], ready: p.DeletionTimestamp == nil}
+	for _, key := range []string{grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex, lwsGroupIndex} {
+		if g, ok := p.Labels[key]; ok {
+			s.group = g
+			break
+		}
+	}
+	ready := false
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	s.ready = s.ready && ready
+	if len(p.Spec.Containers) > 0 {
+		for _, e := range p.Spec.Containers[0].Env {
+			if e.Name == rolloutEnv {
+				s.revision = e.Value
+			}
+		}
+	}
+	return s
+}
+
+// readyCapacity is one component's Ready pods and available units.
+type readyCapacity struct {
+	Pods  int `json:"readyPods"`
+	Units int `json:"availableUnits"`
+}
+
+// capacity counts, per component, the Ready pods and the available units: a Ready pod of a
+// component of single-pod units; a group of a component of groups with all its pods Ready at one
+// revision (a new leader beside its old workers, about to be replaced, is no serving group).
+func capacity(pods []podState, comps []rolloutComponent) map[string]readyCapacity {
+	out := map[string]readyCapacity{}
+	unitPods := map[string]int{}
+	for _, c := range comps {
+		out[c.Name] = readyCapacity{}
+		unitPods[c.Name] = c.UnitPods
+	}
+	type groupRevision struct{ component, group, revision string }
+	ready := map[groupRevision]int{}
+	for _, p := range pods {
+		size, ok := unitPods[p.component]
+		if !ok || !p.ready {
+			continue
+		}
+		c := out[p.component]
+		c.Pods++
+		if size <= 1 {
+			c.Units++
+		} else {
+			ready[groupRevision{p.component, p.group, p.revision}]++
+		}
+		out[p.component] = c
+	}
+	for key, n := range ready {
+		if n >= unitPods[key.component] {
+			c := out[key.component]
+			c.Units++
+			out[key.component] = c
+		}
+	}
+	return out
+}
+
+// rolledOut reports whether the pods are want pods, each Ready at revision, and nothing else.
+func rolledOut(pods []podState, want int, revision string) bool {
+	if len(pods) != want {
+		return false
+	}
+	for _, p := range pods {
+		if !p.ready || p.revision != revision {
+			return false
+		}
+	}
+	return true
+}
+
+// lowestOf is the lower of two sets of capacities, component by component (a component missing
+// from one counts as the other's).
+func lowestOf(a, b map[string]readyCapacity) map[string]readyCapacity {
+	out := map[string]readyCapacity{}
+	for name, c := range a {
+		out[name] = c
+	}
+	for name, c := range b {
+		if o, ok := out[name]; ok {
+			c = readyCapacity{Pods: min(o.Pods, c.Pods), Units: min(o.Units, c.Units)}
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// belowBudget counts the components whose lowest available units fell under their floor.
+func belowBudget(lowest map[string]readyCapacity, comps []rolloutComponent) int {
+	n := 0
+	for _, c := range comps {
+		if lowest[c.Name].Units < c.floor() {
+			n++
+		}
+	}
+	return n
+}
+
+// rolloutProbe follows the pods of one namespace from an informer of its own, and once armed
+// evaluates every component's capacity at each pod event: every state the watch delivers, not a
+// sample.
+type rolloutProbe struct {
+	mu       sync.Mutex
+	comps    []rolloutComponent
+	want     int
+	pods     map[types.UID]podState
+	revision string
+	armed    bool
+	lowest   map[string]readyCapacity
+	events   int
+	doneAt   time.Time
+	stop     context.CancelFunc
+}
+
+func startRolloutProbe(ctx context.Context, cs kubernetes.Interface, ns string, comps []rolloutComponent, want int) (*rolloutProbe, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &rolloutProbe{comps: comps, want: want, pods: map[types.UID]podState{}, stop: cancel}
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.observe(obj, false) },
+		UpdateFunc: func(_, obj any) { p.observe(obj, false) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			p.observe(obj, true)
+		},
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("%s: pod informer did not sync", ns)
+	}
+	return p, nil
+}
+
+func (p *rolloutProbe) observe(obj any, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if deleted {
+		delete(p.pods, pod.UID)
+	} else {
+		p.pods[pod.UID] = podStateOf(pod)
+	}
+	if !p.armed || !p.doneAt.IsZero() {
+		return
+	}
+	p.events++
+	p.lower()
+	if rolledOut(p.list(), p.want, p.revision) {
+		p.doneAt = now
+	}
+}
+
+func (p *rolloutProbe) list() []podState {
+	out := make([]podState, 0, len(p.pods))
+	for _, s := range p.pods {
+		out = append(out, s)
+	}
+	return out
+}
+
+// lower takes the capacity now into the lowest seen.
+func (p *rolloutProbe) lower() {
+	for name, c := range capacity(p.list(), p.comps) {
+		low, seen := p.lowest[name]
+		if !seen {
+			p.lowest[name] = c
+			continue
+		}
+		p.lowest[name] = readyCapacity{Pods: min(low.Pods, c.Pods), Units: min(low.Units, c.Units)}
+	}
+}
+
+// arm starts the lowest capacities from now, and the wait for every pod at revision (a round of
+// the update).
+func (p *rolloutProbe) arm(revision string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed, p.revision, p.lowest, p.events, p.doneAt = true, revision, map[string]readyCapacity{}, 0, time.Time{}
+	p.lower()
+}
+
+// waitRolledOut waits until every pod is Ready at revision (the probe's revision once armed, ""
+// before) and returns when the probe saw it.
+func (p *rolloutProbe) waitRolledOut(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		p.mu.Lock()
+		done, at := rolledOut(p.list(), p.want, p.revision), p.doneAt
+		n, ready, current := len(p.pods), 0, 0
+		for _, s := range p.pods {
+			if s.ready {
+				ready++
+			}
+			if s.revision == p.revision {
+				current++
+			}
+		}
+		p.mu.Unlock()
+		if done {
+			if at.IsZero() {
+				at = time.Now()
+			}
+			return at, nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("after %s: %d pods (want %d), %d Ready, %d at revision %q", timeout, n, p.want, ready, current, p.revision)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// whole checks that every unit of every component is available: at rest before the change, it
+// proves the probe tells the groups apart (their pods carry a group label).
+func (p *rolloutProbe) whole() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	got := capacity(p.list(), p.comps)
+	for _, c := range p.comps {
+		if got[c.Name].Units != c.Units {
+			return fmt.Errorf("at rest, %s has %d of %d units available (%d Ready pods): are its groups labelled?", c.Name, got[c.Name].Units, c.Units, got[c.Name].Pods)
+		}
+	}
+	return nil
+}
+
+func (p *rolloutProbe) result() (map[string]readyCapacity, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lowest, p.events
+}
+
+// rolloutContender is one way to run the workload and roll the change through it.
+type rolloutContender struct {
+	name string
+	// peer marks LeaderWorkerSet's contender: its figures are reported, not held to the targets
+	// (the project cannot change how LeaderWorkerSet keeps its budget).
+	peer bool
+	// objs are the workload's objects, applied at once.
+	objs func(ns string, s rolloutShape) []client.Object
+	// change sets the rolloutEnv of every container of every component to revision, one write
+	// per object.
+	change func(ctx context.Context, c client.Client, ns, revision string) error
+}
+
+// rolloutPCS is the workload as one PodCliqueSet under strategy: every component's budget
+// maxUnavailable rolloutBudget, each group replica available once its every pod is Ready
+// (member cliques' minAvailable is their size).
+func rolloutPCS(ns string, s rolloutShape, strategy grovev1alpha1.UpdateStrategyType) *grovev1alpha1.PodCliqueSet {
+	budget := func() *grovev1alpha1.RollingUpdateConfiguration {
+		return &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To[int32](rolloutBudget)}
+	}
+	member := func(name, component string, pods int) *grovev1alpha1.PodCliqueTemplateSpec {
+		c := longClique(name, pods)
+		c.Labels[labelRolloutComponent] = component
+		c.Spec.MinAvailable = ptr.To(int32(pods))
+		return c
+	}
+	frontend := member("frontend", "frontend", s.Frontend)
+	frontend.Spec.MinAvailable = ptr.To[int32](1)
+	frontend.RollingUpdate = budget()
+	p := pcs(ns, "disagg", frontend,
+		member("pleader", "prefill", 1), member("pworker", "prefill", s.Workers),
+		member("dleader", "decode", 1), member("dworker", "decode", s.Workers))
+	p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: strategy}
+	p.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{
+		{Name: "prefill", CliqueNames: []string{"pleader", "pworker"}, Replicas: ptr.To(int32(s.Prefill)), MinAvailable: ptr.To[int32](1), RollingUpdate: budget()},
+		{Name: "decode", CliqueNames: []string{"dleader", "dworker"}, Replicas: ptr.To(int32(s.Decode)), MinAvailable: ptr.To[int32](1), RollingUpdate: budget()},
+	}
+	return p
+}
+
+// setEnv sets name=value in every container of spec.
+func setEnv(spec *corev1.PodSpec, name, value string) {
+	for i := range spec.Containers {
+		ct := &spec.Containers[i]
+		ct.Env = slices.DeleteFunc(ct.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+		ct.Env = append(ct.Env, corev1.EnvVar{Name: name, Value: value})
+	}
+}
+
+// changePCS changes every clique's template of the PodCliqueSet in one update.
+func changePCS(ctx context.Context, c client.Client, ns, revision string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &grovev1alpha1.PodCliqueSet{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "disagg"}, p); err != nil {
+			return err
+		}
+		for _, cl := range p.Spec.Template.Cliques {
+			setEnv(&cl.Spec.PodSpec, rolloutEnv, revision)
+		}
+		return c.Update(ctx, p)
+	})
+}
+
+// rolloutLWS is a LeaderWorkerSet of groups groups of size pods of component, rolled one group
+// at a time (maxUnavailable rolloutBudget, no surge).
+func rolloutLWS(ns, component string, groups, size int) *unstructured.Unstructured {
+	u := lws(ns, component, groups, size)
+	_ = unstructured.SetNestedField(u.Object, component, "spec", "leaderWorkerTemplate", "workerTemplate", "metadata", "labels", labelRolloutComponent)
+	_ = unstructured.SetNestedMap(u.Object, map[string]any{
+		"type": "RollingUpdate",
+		"rollingUpdateConfiguration": map[string]any{
+			"maxUnavailable": int64(rolloutBudget), "maxSurge": int64(0),
+		},
+	}, "spec", "rolloutStrategy")
+	return u
+}
+
+// rolloutDeployment is the frontend as a Deployment of pods pods, rolled one pod at a time.
+func rolloutDeployment(ns string, pods int) *appsv1.Deployment {
+	labels := map[string]string{labelRolloutComponent: "frontend"}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelRolloutComponent: "frontend"}}, Spec: podSpec("frontend")}
+	longRunning(&template.ObjectMeta)
+	budget := intstr.FromInt32(rolloutBudget)
+	none := intstr.FromInt32(0)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "frontend"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(pods)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: template,
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &budget, MaxSurge: &none}},
+		},
+	}
+}
+
+// changeLWSContender changes the Deployment's and both LeaderWorkerSets' templates, one update
+// each, all at once.
+func changeLWSContender(ctx context.Context, c client.Client, ns, revision string) error {
+	writes := []func() error{
+		func() error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				d := &appsv1.Deployment{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "frontend"}, d); err != nil {
+					return err
+				}
+				setEnv(&d.Spec.Template.Spec, rolloutEnv, revision)
+				return c.Update(ctx, d)
+			})
+		},
+	}
+	for _, name := range []string{"prefill", "decode"} {
+		writes = append(writes, func() error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				u := &unstructured.Unstructured{}
+				u.SetAPIVersion("leaderworkerset.x-k8s.io/v1")
+				u.SetKind("LeaderWorkerSet")
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+					return err
+				}
+				containers, _, err := unstructured.NestedSlice(u.Object, "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers")
+				if err != nil {
+					return err
+				}
+				for i := range containers {
+					ct, _ := containers[i].(map[string]any)
+					env, _ := ct["env"].([]any)
+					env = slices.DeleteFunc(env, func(e any) bool { m, _ := e.(map[string]any); return m["name"] == rolloutEnv })
+					ct["env"] = append(env, map[string]any{"name": rolloutEnv, "value": revision})
+				}
+				if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers"); err != nil {
+					return err
+				}
+				return c.Update(ctx, u)
+			})
+		})
+	}
+	return parallel(len(writes), len(writes), func(i int) error { return writes[i]() })
+}
+
+func (b *bench) rolloutContenders() []rolloutContender {
+	ours := func(strategy grovev1alpha1.UpdateStrategyType) rolloutContender {
+		return rolloutContender{name: string(strategy), change: changePCS, objs: func(ns string, s rolloutShape) []client.Object {
+			return []client.Object{rolloutPCS(ns, s, strategy)}
+		}}
+	}
+	return []rolloutContender{
+		ours(grovev1alpha1.RollingRecreateStrategy),
+		ours(grovev1alpha1.CoherentStrategy),
+		{name: lwsRolloutName, peer: true, change: changeLWSContender, objs: func(ns string, s rolloutShape) []client.Object {
+			return []client.Object{rolloutDeployment(ns, s.Frontend),
+				rolloutLWS(ns, "prefill", s.Prefill, 1+s.Workers), rolloutLWS(ns, "decode", s.Decode, 1+s.Workers)}
+		}},
+	}
+}
+
+const lwsRolloutName = "LeaderWorkerSet + Deployment"
+
+// Rollout is one contender's rolling updates of the workload.
+type Rollout struct {
+	Contender string `json:"contender"`
+	Pods      int    `json:"pods"`
+	// Peer marks LeaderWorkerSet's contender: reported, not held to the targets.
+	Peer bool `json:"peer,omitempty"`
+	// Seconds is the median round's.
+	Seconds float64 `json:"seconds"`
+	// Ratio is Seconds to RollingRecreate's.
+	Ratio float64 `json:"ratioToRollingRecreate"`
+	// Components are the lowest capacities of all rounds.
+	Components []RolloutComponent `json:"components"`
+	// BelowBudget counts the components whose available units fell under their floor in some
+	// round.
+	BelowBudget int            `json:"componentsBelowBudget"`
+	Rounds      []RolloutRound `json:"rounds"`
+}
+
+// RolloutRound is one template change rolled through the workload: from the change's first write
+// until every pod runs the new template and is Ready, and no pod of the old one is left.
+type RolloutRound struct {
+	Seconds float64 `json:"seconds"`
+	// Lowest is each component's lowest capacity during the round.
+	Lowest map[string]readyCapacity `json:"lowest"`
+	// Events is how many pod events the probe evaluated.
+	Events int `json:"podEvents"`
+}
+
+// RolloutComponent is one component's lowest Ready capacity during an update, against its
+// budget's floor (units − maxUnavailable).
+type RolloutComponent struct {
+	Name            string `json:"name"`
+	Units           int    `json:"units"`
+	PodsPerUnit     int    `json:"podsPerUnit"`
+	MaxUnavailable  int    `json:"maxUnavailable"`
+	Floor           int    `json:"floorUnits"`
+	LowestReadyPods int    `json:"lowestReadyPods"`
+	LowestAvailable int    `json:"lowestAvailableUnits"`
+}
+
+// rollout runs every contender's update of the same workload, one after the other, and checks
+// the budgets and Coherent's time against RollingRecreate's.
+func (b *bench) rollout(ctx context.Context) error {
+	if err := b.ensureLWS(ctx); err != nil {
+		return err
+	}
+	observer, err := kubernetes.NewForConfig(b.c.RESTConfig())
+	if err != nil {
+		return err
+	}
+	s := b.sz.Rollout
+	var runs []Rollout
+	for i, c := range b.rolloutContenders() {
+		fmt.Printf("rollout: %s: starting (%d pods: frontend %d, prefill %d×%d, decode %d×%d)\n", c.name, s.pods(), s.Frontend, s.Prefill, 1+s.Workers, s.Decode, 1+s.Workers)
+		run, err := b.rolloutRun(ctx, observer, fmt.Sprintf("rollout-%d", i), c, s, max(b.sz.RolloutRounds, 1))
+		if err != nil {
+			return fmt.Errorf("rollout, %s: %w", c.name, err)
+		}
+		fmt.Printf("rollout: %s: done (median %.1fs; %d component(s) below budget)\n", c.name, run.Seconds, run.BelowBudget)
+		runs = append(runs, run)
+	}
+	var rr, coherent float64
+	for _, r := range runs {
+		switch r.Contender {
+		case string(grovev1alpha1.RollingRecreateStrategy):
+			rr = r.Seconds
+		case string(grovev1alpha1.CoherentStrategy):
+			coherent = r.Seconds
+		}
+	}
+	for i := range runs {
+		if rr > 0 {
+			runs[i].Ratio = runs[i].Seconds / rr
+		}
+		if !runs[i].Peer {
+			b.r.target(fmt.Sprintf("rollout %s: components below budget = 0", runs[i].Contender), float64(runs[i].BelowBudget), 0)
+		}
+	}
+	b.r.Rollouts = append(b.r.Rollouts, runs...)
+	if rr > 0 {
+		b.r.target("rollout Coherent time ≤ 1.3× RollingRecreate's (median round)", coherent/rr, 1.3)
+	}
+	return nil
+}
+
+// rolloutRun applies one contender's workload in a new namespace, waits until every pod is
+// Ready, then rounds times changes every component's template and follows the update to its end;
+// then deletes the namespace and waits until it is gone. The time is the median round's, the
+// lowest capacities the lowest of all rounds.
+func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns string, c rolloutContender, s rolloutShape, rounds int) (Rollout, error) {
+	if _, err := b.namespace(ctx, ns); err != nil {
+		return Rollout{}, err
+	}
+	comps := s.components()
+	probe, err := startRolloutProbe(ctx, cs, ns, comps, s.pods())
+	if err != nil {
+		return Rollout{}, err
+	}
+	defer probe.stop()
+	list := c.objs(ns, s)
+	if err := parallel(len(list), applyParallelism, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
+		return Rollout{}, err
+	}
+	if _, err := probe.waitRolledOut(ctx, 10*time.Minute); err != nil {
+		return Rollout{}, fmt.Errorf("every pod Ready before the change: %w", err)
+	}
+	run := Rollout{Contender: c.name, Pods: s.pods(), Peer: c.peer}
+	lowest := map[string]readyCapacity{}
+	for round := 1; round <= rounds; round++ {
+		time.Sleep(3 * time.Second) // the controllers' last status writes of the creation, or of the last round
+		if err := probe.whole(); err != nil {
+			return Rollout{}, err
+		}
+		revision := strconv.FormatInt(time.Now().UnixNano(), 10)
+		probe.arm(revision)
+		begin := time.Now()
+		if err := c.change(ctx, b.k8s(), ns, revision); err != nil {
+			return Rollout{}, fmt.Errorf("round %d: changing the templates: %w", round, err)
+		}
+		done, err := probe.waitRolledOut(ctx, 15*time.Minute)
+		if err != nil {
+			return Rollout{}, fmt.Errorf("round %d: every pod Ready at the new template: %w", round, err)
+		}
+		low, events := probe.result()
+		lowest = lowestOf(lowest, low)
+		round := RolloutRound{Seconds: done.Sub(begin).Seconds(), Lowest: low, Events: events}
+		run.Rounds = append(run.Rounds, round)
+		fmt.Printf("rollout: %s: round %d of %d: every pod new and Ready %.1fs after the change; lowest available: %s\n",
+			c.name, len(run.Rounds), rounds, round.Seconds, lowestSummary(low, comps))
+	}
+	var times []float64
+	for _, r := range run.Rounds {
+		times = append(times, r.Seconds)
+	}
+	run.Seconds, run.BelowBudget = median(times), belowBudget(lowest, comps)
+	for _, comp := range comps {
+		run.Components = append(run.Components, RolloutComponent{Name: comp.Name, Units: comp.Units, PodsPerUnit: comp.UnitPods,
+			MaxUnavailable: comp.MaxUnavailable, Floor: comp.floor(), LowestReadyPods: lowest[comp.Name].Pods, LowestAvailable: lowest[comp.Name].Units})
+	}
+	if err := b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return run, err
+	}
+	return run, b.namespaceGone(ctx, ns)
+}
+
+// ensureLWS starts LeaderWorkerSet's controller unless it runs already (the peers start it).
+func (b *bench) ensureLWS(ctx context.Context) error {
+	if b.procs[cluster.LWSUser] != nil {
+		return nil
+	}
+	p, err := b.c.StartLWS(ctx, qps, burst)
+	if err != nil {
+		return err
+	}
+	b.procs[cluster.LWSUser] = p
+	return nil
+}
+
+// lowestSummary is the lowest capacities, per component, against the floors.
+func lowestSummary(lowest map[string]readyCapacity, comps []rolloutComponent) string {
+	var parts []string
+	for _, c := range comps {
+		mark := ""
+		if lowest[c.Name].Units < c.floor() {
+			mark = " BELOW"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d (floor %d%s; %d pods Ready)", c.Name, lowest[c.Name].Units, c.Units, c.floor(), mark, lowest[c.Name].Pods))
+	}
+	return strings.Join(parts, ", ")
+}
