@@ -46,7 +46,8 @@ type sizes struct {
 	// LeaderWorkerSet.
 	Rollout rolloutShape
 	// RolloutRounds is how often each contender's workload is updated (its time is the median
-	// round's, its lowest capacity the lowest of all).
+	// round's, its lowest capacity the lowest of all). From the second round on, the update starts
+	// from the gangs an earlier update left (under Coherent, one anchor per step).
 	RolloutRounds int
 	// OverlapDeletions lets each peer namespace's deletion run while the next contender runs
 	// (smoke: the harness, not the numbers).
@@ -63,7 +64,7 @@ var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, 
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
 	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second, PeerGroups: 5, PeerGroupSize: 2,
-	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 1, OverlapDeletions: true}
+	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 2, OverlapDeletions: true}
 
 func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")

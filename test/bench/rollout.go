@@ -554,11 +554,13 @@ func (b *bench) rollout(ctx context.Context) error {
 	var runs []Rollout
 	for i, c := range b.rolloutContenders() {
 		fmt.Printf("rollout: %s: starting (%d pods: frontend %d, prefill %d×%d, decode %d×%d)\n", c.name, s.pods(), s.Frontend, s.Prefill, 1+s.Workers, s.Decode, 1+s.Workers)
+		began := time.Now()
 		run, err := b.rolloutRun(ctx, observer, fmt.Sprintf("rollout-%d", i), c, s, max(b.sz.RolloutRounds, 1))
 		if err != nil {
 			return fmt.Errorf("rollout, %s: %w", c.name, err)
 		}
-		fmt.Printf("rollout: %s: done (median %.1fs; %d component(s) below budget)\n", c.name, run.Seconds, run.BelowBudget)
+		fmt.Printf("rollout: %s: done in %.0fs with creation and deletion (median round %.1fs; %d component(s) below budget)\n",
+			c.name, time.Since(began).Seconds(), run.Seconds, run.BelowBudget)
 		runs = append(runs, run)
 	}
 	var rr, coherent float64
