@@ -268,16 +268,7 @@ func (p *rolloutProbe) list() []podState {
 }
 
 // lower takes the capacity now into the lowest seen.
-func (p *rolloutProbe) lower() {
-	for name, c := range capacity(p.list(), p.comps) {
-		low, seen := p.lowest[name]
-		if !seen {
-			p.lowest[name] = c
-			continue
-		}
-		p.lowest[name] = readyCapacity{Pods: min(low.Pods, c.Pods), Units: min(low.Units, c.Units)}
-	}
-}
+func (p *rolloutProbe) lower() { p.lowest = lowestOf(p.lowest, capacity(p.list(), p.comps)) }
 
 // arm starts the lowest capacities from now, and the wait for every pod at revision (a round of
 // the update).
