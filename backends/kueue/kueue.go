@@ -234,8 +234,61 @@ func SameSize(have, want []kueuev1beta2.PodSet) bool {
 	return true
 }
 
+// ShrunkInPlace is what an admitted Workload's podSets become when its gang lost pods or whole pod
+// groups (a Coherent step takes a scaling-group replica out of an older gang; a clique scaled in):
+// the same podSets, as Kueue requires of a Workload holding quota, each counting what the gang
+// now wants (0 for a pod group it no longer has) but never fewer than present[name], the gang's
+// pods of that role Kueue still counts (a pod being deleted runs until it terminates; Kueue
+// finishes a Workload that counts fewer pods than run, and stops every pod of it). Kueue scales
+// the Workload's usage down to the smaller counts and releases the rest of its quota, as it does
+// for an elastic job scaled down, and the pods that remain keep running. ok is false when the
+// change is no shrink: a pod group the Workload lacks, a count that grows, other requests or
+// topology; the Workload must then be admitted anew.
+func ShrunkInPlace(have, want []kueuev1beta2.PodSet, present map[string]int32) (shrunk []kueuev1beta2.PodSet, ok bool) {
+	byName := make(map[kueuev1beta2.PodSetReference]*kueuev1beta2.PodSet, len(want))
+	for i := range want {
+		byName[want[i].Name] = &want[i]
+	}
+	shrunk = make([]kueuev1beta2.PodSet, len(have))
+	matched := 0
+	for i := range have {
+		shrunk[i] = *have[i].DeepCopy()
+		count := int32(0)
+		if w := byName[have[i].Name]; w != nil {
+			matched++
+			if w.Count > have[i].Count || !SameSize([]kueuev1beta2.PodSet{withCount(*w, 0)}, []kueuev1beta2.PodSet{withCount(have[i], 0)}) ||
+				!equality.Semantic.DeepEqual(w.TopologyRequest, have[i].TopologyRequest) {
+				return nil, false
+			}
+			count = w.Count
+		}
+		shrunk[i].Count = min(have[i].Count, max(count, present[string(have[i].Name)]))
+	}
+	return shrunk, matched == len(want)
+}
+
+// PodsCounted counts a gang's pods by role (their pod group) as Kueue's pod-group integration
+// counts them against the Workload: every pod that can still run, runs or succeeded — not a
+// failed one, nor one deleted before it was placed.
+func PodsCounted(pods []corev1.Pod) map[string]int32 {
+	out := map[string]int32{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == corev1.PodFailed || (p.DeletionTimestamp != nil && p.Spec.NodeName == "") {
+			continue
+		}
+		out[p.Annotations[AnnotationRoleHash]]++
+	}
+	return out
+}
+
+func withCount(ps kueuev1beta2.PodSet, n int32) kueuev1beta2.PodSet {
+	ps.Count = n
+	return ps
+}
+
 // QuotaReserved reports whether Kueue holds quota for the Workload: while it does, Kueue refuses
-// any change of its podSets.
+// any change of its podSets but a count.
 func QuotaReserved(wl *kueuev1beta2.Workload) bool {
 	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
 }

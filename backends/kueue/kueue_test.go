@@ -244,3 +244,64 @@ func TestPackConstraintsBecomeKueueTopologyRequests(t *testing.T) {
 		})
 	}
 }
+
+func TestShrunkInPlaceKeepsThePodSetsAndCountsNoFewerThanStillRun(t *testing.T) {
+	have := Workload(gang().Obj(), nil, false).Spec.PodSets // leader 1, worker 3
+	counts := func(ps []kueuev1beta2.PodSet) map[string]int32 {
+		out := map[string]int32{}
+		for _, p := range ps {
+			out[string(p.Name)] = p.Count
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		want       *builders.PodGangBuilder
+		present    map[string]int32
+		wantOK     bool
+		wantCounts map[string]int32
+	}{
+		{"a pod group gone, its pods gone", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-leader", 1, "inf-0-leader-0").Requests("inf-0-leader", gpus(1)),
+			map[string]int32{"inf-0-leader": 1}, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 0}},
+		{"a pod group gone, two of its pods still terminating", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-leader", 1, "inf-0-leader-0").Requests("inf-0-leader", gpus(1)),
+			map[string]int32{"inf-0-leader": 1, "inf-0-worker": 2}, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 2}},
+		{"a pod group scaled in", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-worker", 1, "inf-0-worker-0").PodGroup("inf-0-leader", 1, "inf-0-leader-0").
+			Requests("inf-0-worker", gpus(2)).Requests("inf-0-leader", gpus(1)), nil, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 1}},
+		{"the same gang", gang(), nil, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 3}},
+		{"a pod group it lacks", gang().PodGroup("inf-0-router", 1, "inf-0-router-0"), nil, false, nil},
+		{"a count that grows", gang().PodGroup("inf-0-worker", 2, "inf-0-worker-0", "inf-0-worker-1", "inf-0-worker-2", "inf-0-worker-3"), nil, false, nil},
+		{"other requests", gang().Requests("inf-0-leader", gpus(4)), nil, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shrunk, ok := ShrunkInPlace(have, Workload(tc.want.Obj(), nil, false).Spec.PodSets, tc.present)
+			require.Equal(t, tc.wantOK, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, tc.wantCounts, counts(shrunk))
+			for i := range have {
+				assert.Equal(t, withCount(have[i], 0), withCount(shrunk[i], 0), "podSet %s is the admitted one but for its count", have[i].Name)
+			}
+		})
+	}
+}
+
+func TestPodsCountedAsKueueCountsThem(t *testing.T) {
+	pod := func(role string, edit func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRoleHash: role}}, Spec: corev1.PodSpec{NodeName: "n"},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if edit != nil {
+			edit(&p)
+		}
+		return p
+	}
+	now := metav1.Now()
+	got := PodsCounted([]corev1.Pod{
+		pod("w", nil),
+		pod("w", func(p *corev1.Pod) { p.DeletionTimestamp = &now }),                      // terminating on its node: still counted
+		pod("w", func(p *corev1.Pod) { p.DeletionTimestamp, p.Spec.NodeName = &now, "" }), // deleted before placement
+		pod("w", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
+		pod("l", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
+	})
+	assert.Equal(t, map[string]int32{"w": 2, "l": 1}, got)
+}

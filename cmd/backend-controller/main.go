@@ -74,7 +74,7 @@ func main() {
 				kueue.WorkloadGVK, kueuev1beta2.GroupVersion.WithKind("LocalQueue")); err != nil {
 				return err
 			}
-			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
+			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
 		},
 	})
 }

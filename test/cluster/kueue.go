@@ -131,6 +131,7 @@ integrations:
   frameworks: ["pod", "trainer.kubeflow.org/trainjob"]
 featureGates:
   VisibilityOnDemand: false
+  ElasticJobsViaWorkloadSlices: true
 `, KueueNamespace, webhookPort, certDir, healthPort)
 	configPath, err := writeFile(c.dir, "kueue-config.yaml", []byte(config))
 	if err != nil {

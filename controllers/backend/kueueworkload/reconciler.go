@@ -1,7 +1,8 @@
 // Package kueueworkload is the backend-controller's Kueue reconciler (docs/kueue.md): for each
 // queued PodGang of its backend (spec.queueName set) it keeps the prebuilt Kueue Workload that
 // Kueue admits the gang with, and reports Kueue's decision in the PodGang's QueueAdmitted
-// condition, which the grove-operator reads. It reads no object of the operator but the PodGang.
+// condition, which the grove-operator reads. It reads no object of the operator but the PodGang,
+// and the gang's pods only while an admitted Workload shrinks in place (how many Kueue still counts).
 package kueueworkload
 
 import (
@@ -9,8 +10,11 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,6 +45,9 @@ const Manager = podgangstatus.ManagerBackendPrefix + "kueue"
 // Reconciler keeps the Workloads of one backend's queued PodGangs.
 type Reconciler struct {
 	Client client.Client
+	// APIReader reads the pods of a gang whose admitted Workload shrinks, uncached (the
+	// backend-controller keeps no pod cache for this rare step); nil: Client.
+	APIReader client.Reader
 	// Backend is the scheduler backend whose PodGangs this instance serves (their
 	// grove.io/scheduler-name label).
 	Backend string
@@ -50,6 +57,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues;resourceflavors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
 // SetupWithManager watches the backend's queued PodGangs, their Workloads (Kueue's decisions are
 // status writes) and LocalQueues (a queue created late wakes the gangs that name it).
@@ -87,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	wl, syncErr := r.syncWorkload(ctx, log, pg, tas)
+	wl, again, syncErr := r.syncWorkload(ctx, log, pg, tas)
 	cond := kueue.Admission(pg, wl, queueExists)
 	if syncErr != nil {
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
@@ -100,39 +108,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.report(ctx, log, pg, cond); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, syncErr
+	return ctrl.Result{RequeueAfter: again}, syncErr
 }
 
+// shrinkWait is how often a Workload shrinking in place looks again for the pods it waits to be
+// gone (the backend-controller does not watch pods).
+const shrinkWait = 2 * time.Second
+
 // syncWorkload creates the gang's Workload or brings it in line with the gang. It returns the
-// Workload as stored, nil while there is none.
-func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, tas bool) (*kueuev1beta2.Workload, error) {
+// Workload as stored, nil while there is none, and when to look again (a Workload shrinking in
+// place whose pods are still terminating; 0: on the next event).
+func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, tas bool) (*kueuev1beta2.Workload, time.Duration, error) {
 	priority, err := r.priority(ctx, pg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	want := kueue.Workload(pg, priority, tas)
 	have := &kueuev1beta2.Workload{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, err
+			return nil, 0, err
 		}
 		if err := r.Client.Create(ctx, want); err != nil {
-			return nil, fmt.Errorf("creating Workload %s: %w", want.Name, err)
+			return nil, 0, fmt.Errorf("creating Workload %s: %w", want.Name, err)
 		}
 		log.Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", want.Name, "podSets", len(want.Spec.PodSets),
 			"topologyAware", tas)
-		return want, nil
+		return want, 0, nil
 	}
 	owner := metav1.GetControllerOfNoCopy(have)
 	ref := ownerRef(have, pg.Name)
 	switch {
 	case owner != nil || ref == nil:
-		return nil, fmt.Errorf("Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
+		return nil, 0, fmt.Errorf("Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
 	case ref.UID != pg.UID:
 		// Left by an earlier PodGang of the same name; the garbage collector may not have got to it.
-		return nil, r.replace(ctx, log, have, "it belongs to an earlier PodGang of the same name")
+		return nil, 0, r.replace(ctx, log, have, "it belongs to an earlier PodGang of the same name")
 	case kueue.Finished(have):
-		return nil, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
+		return nil, 0, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
 	case !kueue.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
 		if kueue.QuotaReserved(have) && kueue.SameSize(have.Spec.PodSets, want.Spec.PodSets) {
 			// Only the topology requests differ (the queue's flavors gained or lost a topology,
@@ -142,24 +155,88 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 			break
 		}
 		if kueue.QuotaReserved(have) {
-			// Kueue refuses to change the podSets of a Workload holding quota: the gang is
-			// admitted again at its new size, as Kueue does for a resized job.
-			return nil, r.replace(ctx, log, have, "the gang changed size while admitted")
+			if _, ok := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
+				again, err := r.shrink(ctx, log, pg, have, want)
+				if refusedSmallerCount(err) {
+					// Kueue allows a smaller count only with its ElasticJobsViaWorkloadSlices
+					// feature gate (docs/kueue.md, Setup).
+					return nil, 0, r.replace(ctx, log, have, "the gang shrank while admitted and Kueue refused a smaller count (its ElasticJobsViaWorkloadSlices feature gate is off), so Kueue stops the gang's pods and admits it anew")
+				}
+				return have, again, err
+			}
+			// Kueue refuses to change the podSets of a Workload holding quota but their counts:
+			// a gang that grew or changed its pods is admitted again at its new size, as Kueue
+			// does for a resized job.
+			return nil, 0, r.replace(ctx, log, have, "the gang grew or changed its pods while admitted")
 		}
 		have.Spec.PodSets = want.Spec.PodSets
 		if err := r.Client.Update(ctx, have); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		log.Info("updated the waiting Workload to the gang's new size and topology requests", "workload", have.Name, "topologyAware", tas)
 	case have.Spec.QueueName != want.Spec.QueueName || !reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) ||
 		ptr.Deref(have.Spec.Priority, 0) != ptr.Deref(want.Spec.Priority, 0):
 		have.Spec.QueueName, have.Spec.PriorityClassRef, have.Spec.Priority = want.Spec.QueueName, want.Spec.PriorityClassRef, want.Spec.Priority
 		if err := r.Client.Update(ctx, have); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		log.Info("updated the Workload's queue and priority", "workload", have.Name)
 	}
-	return have, nil
+	return have, 0, nil
+}
+
+// shrink brings an admitted Workload down to its smaller gang in place (kueue.ShrunkInPlace): the
+// gang keeps its admission and its remaining pods run on, and Kueue releases the quota of the pods
+// that left — a Coherent step's new gang needs it. A pod group's count goes down only as its pods
+// are gone (Kueue counts a terminating pod until it ends): until then it looks again.
+func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, have, want *kueuev1beta2.Workload) (time.Duration, error) {
+	target, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil)
+	if counts(target) == counts(have.Spec.PodSets) {
+		return 0, nil
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	pods := &corev1.PodList{}
+	if err := reader.List(ctx, pods, client.InNamespace(pg.Namespace), client.MatchingLabels{kueue.LabelPodGroupName: pg.Name}); err != nil {
+		return 0, fmt.Errorf("listing the pods of gang %s: %w", pg.Name, err)
+	}
+	shrunk, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, kueue.PodsCounted(pods.Items))
+	again := time.Duration(0)
+	if counts(shrunk) != counts(target) {
+		again = shrinkWait
+	}
+	if counts(shrunk) == counts(have.Spec.PodSets) {
+		log.V(1).Info("the admitted Workload waits for the pods that left the gang to end before it shrinks", "workload", have.Name)
+		return again, nil
+	}
+	before := counts(have.Spec.PodSets)
+	have.Spec.PodSets = shrunk
+	if err := r.Client.Update(ctx, have); err != nil {
+		return 0, err
+	}
+	log.Info("shrank the admitted Workload in place: the gang keeps its admission, Kueue releases the quota of the pods that left",
+		"workload", have.Name, "from", before, "to", counts(shrunk))
+	return again, nil
+}
+
+// refusedSmallerCount reports whether Kueue's webhook refused a Workload's smaller podSet count
+// (a denial, 403, naming spec.podSets; or 422 from a Kueue that reports it as invalid).
+func refusedSmallerCount(err error) bool {
+	return (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(err.Error(), "spec.podSets")
+}
+
+// counts renders podSets' counts in order, for comparison and logs.
+func counts(podSets []kueuev1beta2.PodSet) string {
+	var b strings.Builder
+	for i, ps := range podSets {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=%d", ps.Name, ps.Count)
+	}
+	return b.String()
 }
 
 // replace deletes a Workload that cannot serve the gang (only that object: its UID is the

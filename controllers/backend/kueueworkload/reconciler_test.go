@@ -2,6 +2,7 @@ package kueueworkload
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,6 +21,7 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -244,7 +246,7 @@ func TestAGangThatChangedSizeGetsAWorkloadOfItsNewSize(t *testing.T) {
 		assert.Equal(t, uid, wl.UID)
 		assert.Equal(t, int32(2), wl.Spec.PodSets[0].Count)
 	})
-	t.Run("while admitted, replaced", func(t *testing.T) {
+	t.Run("while admitted, grown: replaced", func(t *testing.T) {
 		w := newWorld(t, gang("inf-0-worker-0").Obj(), localQueue())
 		require.NoError(t, w.pass(t))
 		wl := w.workload(t)
@@ -260,6 +262,80 @@ func TestAGangThatChangedSizeGetsAWorkloadOfItsNewSize(t *testing.T) {
 		require.NoError(t, w.pass(t))
 		assert.Equal(t, int32(2), w.workload(t).Spec.PodSets[0].Count, "and created anew at the new size")
 	})
+}
+
+func TestAnAdmittedGangThatLostPodsShrinksItsWorkloadInPlaceAsThePodsEnd(t *testing.T) {
+	member := func(name string, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			Labels:      map[string]string{kueue.LabelPodGroupName: "inf-0"},
+			Annotations: map[string]string{kueue.AnnotationRoleHash: "inf-0-worker"}},
+			Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if deleting {
+			p.Finalizers = []string{"example.com/hold"}
+		}
+		return p
+	}
+	leaving := member("inf-0-worker-2", true)
+	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1", "inf-0-worker-2").Obj(), localQueue(),
+		member("inf-0-worker-0", false), member("inf-0-worker-1", false), leaving)
+	require.NoError(t, w.pass(t))
+	admitted := w.workload(t)
+	w.admit(t, admitted)
+	require.NoError(t, w.c.Delete(context.Background(), leaving), "the pod that leaves terminates (its finalizer holds it)")
+	stored := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+	stored.Spec = gang("inf-0-worker-0", "inf-0-worker-1").Obj().Spec
+	require.NoError(t, w.c.Update(context.Background(), stored))
+
+	r := &Reconciler{Client: w.c, Backend: "kube-scheduler"}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0"}})
+	require.NoError(t, err)
+	wl := w.workload(t)
+	assert.Equal(t, admitted.UID, wl.UID, "the admitted Workload is kept: its pods run on")
+	assert.Equal(t, int32(3), wl.Spec.PodSets[0].Count, "Kueue still counts the terminating pod")
+	assert.Equal(t, shrinkWait, res.RequeueAfter, "it looks again for the pod to end")
+
+	got := &corev1.Pod{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKeyFromObject(leaving), got))
+	got.Finalizers = nil
+	require.NoError(t, w.c.Update(context.Background(), got))
+	res, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0"}})
+	require.NoError(t, err)
+	wl = w.workload(t)
+	assert.Equal(t, admitted.UID, wl.UID)
+	assert.Equal(t, int32(2), wl.Spec.PodSets[0].Count, "shrunk once the pod ended: Kueue releases its quota")
+	assert.Zero(t, res.RequeueAfter)
+	assert.Equal(t, metav1.ConditionTrue, w.admission(t).Status, "the gang stays admitted")
+
+	w.writes = 0
+	require.NoError(t, w.pass(t))
+	assert.Zero(t, w.writes, "quiet once shrunk")
+}
+
+func TestAnAdmittedGangThatShrankIsAdmittedAnewWhenKueueRefusesASmallerCount(t *testing.T) {
+	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1").Obj(), localQueue())
+	require.NoError(t, w.pass(t))
+	admitted := w.workload(t)
+	w.admit(t, admitted)
+	stored := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+	stored.Spec = gang("inf-0-worker-0").Obj().Spec
+	require.NoError(t, w.c.Update(context.Background(), stored))
+	// Kueue without its ElasticJobsViaWorkloadSlices gate: its webhook denies the smaller count.
+	refusing := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		if _, ok := obj.(*kueuev1beta2.Workload); ok {
+			return apierrors.NewForbidden(kueuev1beta2.GroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
+				errors.New(`admission webhook "vworkload.kb.io" denied the request: spec.podSets.0: Invalid value: {}: field is immutable`))
+		}
+		return c.Update(ctx, obj, opts...)
+	}})
+
+	r := &Reconciler{Client: refusing, Backend: "kube-scheduler"}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0"}})
+	require.NoError(t, err)
+	assert.Nil(t, w.workload(t), "the Workload is replaced: Kueue admits the smaller gang anew")
+	require.NoError(t, w.pass(t))
+	assert.Equal(t, int32(1), w.workload(t).Spec.PodSets[0].Count)
 }
 
 func TestAWorkloadOfAnotherOwnerIsNeverAdopted(t *testing.T) {

@@ -72,8 +72,8 @@ func TestACoherentUpdatesStepGangsAreEachAdmittedByKueueAsAUnit(t *testing.T) {
 	})
 	waitQueueAdmitted(t, ns, "svc", metav1.ConditionTrue, grovev1alpha1.ReasonAllGangsAdmitted, time.Minute)
 	// The frontend did not change: its pods run on although their gang (the replica's first
-	// anchor) gave its prefill replica to the update, and its Workload was admitted again at the
-	// smaller size.
+	// anchor) gave its prefill replica to the update — its Workload shrank in place, keeping its
+	// admission (replacing it would make Kueue stop every pod of it).
 	after := map[string]types.UID{}
 	for _, p := range pods(t, ns, "svc") {
 		if !strings.Contains(p.Name, "-pf-") {
