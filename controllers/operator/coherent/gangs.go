@@ -75,16 +75,20 @@ type Share struct {
 }
 
 // Shares divides a standalone PodClique's pod indices among the PodGangs of a replica's entries:
-// the entries at revision hash first (the pods an update brought up take the lowest indices, so
-// each step replaces the next indices), then the older revisions, the most recent first — the
-// order they had while each was the newest, so a second update in flight moves no pod between
-// the gangs of older revisions — each revision's entries in epoch order.
+// the entries of the newest revision first (the pods an update brought up take the lowest
+// indices, so each step replaces the next indices), then the older revisions, the most recent
+// first — the order they had while each was the newest, so a second update in flight moves no pod
+// between the gangs of older revisions — each revision's entries in epoch order. The division is
+// the map's alone: a PodClique whose template has not caught up with the map's newest revision
+// yet (the map is written first) divides its pods as it will once it has, so only the indices
+// the step takes over change gangs. hash is the PodClique's revision: the shares at it are
+// Current.
 func Shares(gangs []Gang, pclq, hash string) []Share {
 	entries := make([]Entry, len(gangs))
 	for i, g := range gangs {
 		entries[i] = g.Entry
 	}
-	order := shareOrder(entries, hash)
+	order := shareOrder(entries)
 	ordered := slices.Clone(gangs)
 	slices.SortStableFunc(ordered, func(a, b Gang) int { return order(a.Entry, b.Entry) })
 	var out []Share
@@ -101,29 +105,19 @@ func Shares(gangs []Gang, pclq, hash string) []Share {
 }
 
 // shareOrder orders entries as a standalone clique's pod indices are divided among them: the
-// revision hash first, then the older revisions, the most recent first, each in epoch order.
-func shareOrder(entries []Entry, hash string) func(a, b Entry) int {
+// revisions newest first (a revision is as new as its greatest epoch: every entry an update
+// records has a greater epoch than the map's others), each revision's entries in epoch order.
+func shareOrder(entries []Entry) func(a, b Entry) int {
 	newest := map[string]string{} // revision → its greatest epoch
 	for _, e := range entries {
 		if h := e.PodCliqueSetGenerationHash; compareEpochs(e.Epoch, newest[h]) > 0 {
 			newest[h] = e.Epoch
 		}
 	}
-	rank := func(e Entry) string {
-		if e.PodCliqueSetGenerationHash == hash {
-			return ""
-		}
-		return newest[e.PodCliqueSetGenerationHash]
-	}
 	return func(a, b Entry) int {
-		ra, rb := rank(a), rank(b)
-		switch {
-		case ra == rb:
+		ra, rb := newest[a.PodCliqueSetGenerationHash], newest[b.PodCliqueSetGenerationHash]
+		if ra == rb {
 			return compareEpochs(a.Epoch, b.Epoch)
-		case ra == "":
-			return -1
-		case rb == "":
-			return 1
 		}
 		return compareEpochs(rb, ra)
 	}

@@ -85,3 +85,34 @@ func TestAStepOfASecondUpdateReplacesTheIndicesItTakesAndMovesNoOtherPod(t *test
 	assert.Equal(t, []string{"case-0-" + d.InFlight[0] + " 0-1", "case-0-300 2-3", "case-0-100 4-4"}, after,
 		"the new anchor takes indices 0-1 (the pods it replaces); the other old pods keep their gangs")
 }
+
+// The PodCliqueSet writes a step into the map before it gives the PodClique the new template: in
+// between, the PodClique (still at v2) must divide its pods as it will at v3, or it would move
+// (replace) pods of other indices than the step takes over — after a first update its pods sit
+// one per anchor, and a v2-first division shifted every one of them.
+func TestAPodCliqueBehindTheMapDividesItsPodsAsItWillOnceItCatchesUp(t *testing.T) {
+	var entries []Entry
+	for i := range 5 { // frontend's 5 pods, one per v2 anchor
+		entries = append(entries, Entry{Epoch: fmt.Sprint(200 + i), PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor,
+			PodCliques: map[string]int32{frontend.Key: 1}})
+	}
+	scope := []Component{frontend}
+	d := Next(Update{Entries: entries, Hash: "v3", Scope: scope, Observed: healthy(entries, "v3", scope), Now: t0})
+	require.Equal(t, AnchorStep, d.Step)
+	before := Shares(Gangs("case", 0, entries), frontend.Key, "v2")
+
+	behind := Shares(Gangs("case", 0, d.Entries), frontend.Key, "v2")
+	caughtUp := Shares(Gangs("case", 0, d.Entries), frontend.Key, "v3")
+
+	assert.Equal(t, spans(caughtUp), spans(behind), "the same division before and after the PodClique catches up")
+	var moved []int32
+	for i := range int32(frontend.Replicas) {
+		if ShareOf(before, i).PodGang != ShareOf(behind, i).PodGang {
+			moved = append(moved, i)
+		}
+	}
+	assert.Equal(t, []int32{0, 1}, moved, "only the indices the step takes over (minAvailable 2) change gang\nbefore %v\nafter  %v", spans(before), spans(behind))
+	for _, s := range behind {
+		assert.Equal(t, s.PodGang != "case-0-"+d.InFlight[0], s.Current, "share %s: only the v2 shares are the v2 PodClique's", s.PodGang)
+	}
+}

@@ -350,7 +350,7 @@ func drain(out []Entry, hash string, c Component, n, from int32) {
 	for i := range out {
 		order[i] = i
 	}
-	less := shareOrder(out, hash)
+	less := shareOrder(out)
 	slices.SortStableFunc(order, func(a, b int) int { return less(out[a], out[b]) })
 	for _, i := range order {
 		e := &out[i]

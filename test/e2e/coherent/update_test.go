@@ -68,6 +68,23 @@ func TestASecondTemplateChangeMidUpdateAddsToTheScope(t *testing.T) {
 	u.finish(t, 6*time.Minute)
 }
 
+// TestAnUpdateAfterAnotherKeepsEveryBudget updates every component twice, one update after the
+// other. After the first, the frontend's pods sit one per anchor of the new revision; the second
+// update's steps must still replace only the indices each takes over (a PodClique that divided its
+// pods by its own, not yet updated, revision once replaced three of four frontend pods at once:
+// make bench's rollout found it). The probe checks every budget at every pod event of both.
+func TestAnUpdateAfterAnotherKeepsEveryBudget(t *testing.T) {
+	ns := cluster.Current.NewNamespace(t)
+	withPool(t, ns, 1)
+	pcs := deploy(t, disaggregated(ns, "twice", 1), 3*time.Minute)
+	every := []string{"frontend", "pleader", "pworker", "dleader", "dworker"}
+
+	first := startUpdate(t, pcs, true, every...)
+	first.finish(t, 6*time.Minute)
+	second := startUpdate(t, get(t, ns, "twice"), true, every...)
+	second.finish(t, 6*time.Minute)
+}
+
 // assertStepsAscend checks the steps a status showed in flight: replicas in ascending order, and
 // within a replica each step's epochs above the previous step's.
 func assertStepsAscend(t *testing.T, steps []updateState) {
