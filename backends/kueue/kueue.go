@@ -237,14 +237,15 @@ func SameSize(have, want []kueuev1beta2.PodSet) bool {
 // ShrunkInPlace is what an admitted Workload's podSets become when its gang lost pods or whole pod
 // groups (a Coherent step takes a scaling-group replica out of an older gang; a clique scaled in):
 // the same podSets, as Kueue requires of a Workload holding quota, each counting what the gang
-// now wants (0 for a pod group it no longer has) but never fewer than present[name], the gang's
-// pods of that role Kueue still counts (a pod being deleted runs until it terminates; Kueue
-// finishes a Workload that counts fewer pods than run, and stops every pod of it). Kueue scales
-// the Workload's usage down to the smaller counts and releases the rest of its quota, as it does
-// for an elastic job scaled down, and the pods that remain keep running. ok is false when the
-// change is no shrink: a pod group the Workload lacks, a count that grows, other requests or
-// topology; the Workload must then be admitted anew.
-func ShrunkInPlace(have, want []kueuev1beta2.PodSet, present map[string]int32) (shrunk []kueuev1beta2.PodSet, ok bool) {
+// now wants (0 for a pod group it no longer has) plus leaving[name], the pods of that role the
+// gang let go that Kueue still counts (a pod being deleted runs until it terminates, and Kueue
+// deletes the newest pods of a role beyond its count — a replacement the gang wants). Kueue
+// scales the Workload's usage down to the smaller counts and releases the rest of its quota, as
+// it does for an elastic job scaled down, and the pods that remain keep running. The admitted
+// topology requests stay, as for any admitted gang. ok is false when the change is no shrink: a
+// pod group the Workload lacks, a count that grows, other requests; the Workload must then be
+// admitted anew.
+func ShrunkInPlace(have, want []kueuev1beta2.PodSet, leaving map[string]int32) (shrunk []kueuev1beta2.PodSet, ok bool) {
 	byName := make(map[kueuev1beta2.PodSetReference]*kueuev1beta2.PodSet, len(want))
 	for i := range want {
 		byName[want[i].Name] = &want[i]
@@ -256,15 +257,32 @@ func ShrunkInPlace(have, want []kueuev1beta2.PodSet, present map[string]int32) (
 		count := int32(0)
 		if w := byName[have[i].Name]; w != nil {
 			matched++
-			if w.Count > have[i].Count || !SameSize([]kueuev1beta2.PodSet{withCount(*w, 0)}, []kueuev1beta2.PodSet{withCount(have[i], 0)}) ||
-				!equality.Semantic.DeepEqual(w.TopologyRequest, have[i].TopologyRequest) {
+			if w.Count > have[i].Count || !SameSize([]kueuev1beta2.PodSet{withCount(*w, 0)}, []kueuev1beta2.PodSet{withCount(have[i], 0)}) {
 				return nil, false
 			}
 			count = w.Count
 		}
-		shrunk[i].Count = min(have[i].Count, max(count, present[string(have[i].Name)]))
+		shrunk[i].Count = min(have[i].Count, count+leaving[string(have[i].Name)])
 	}
 	return shrunk, matched == len(want)
+}
+
+// Leaving counts, by role, the pods of a gang's Kueue group that the PodGang no longer references
+// and Kueue still counts (PodsCounted): the pods a shrink waits for.
+func Leaving(pg *schedulerv1alpha1.PodGang, pods []corev1.Pod) map[string]int32 {
+	referenced := map[string]bool{}
+	for _, g := range pg.Spec.PodGroups {
+		for _, ref := range g.PodReferences {
+			referenced[g.Name+"/"+ref.Name] = true
+		}
+	}
+	var left []corev1.Pod
+	for _, p := range pods {
+		if !referenced[p.Annotations[AnnotationRoleHash]+"/"+p.Name] {
+			left = append(left, p)
+		}
+	}
+	return PodsCounted(left)
 }
 
 // PodsCounted counts a gang's pods by role (their pod group) as Kueue's pod-group integration

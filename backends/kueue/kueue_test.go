@@ -245,7 +245,7 @@ func TestPackConstraintsBecomeKueueTopologyRequests(t *testing.T) {
 	}
 }
 
-func TestShrunkInPlaceKeepsThePodSetsAndCountsNoFewerThanStillRun(t *testing.T) {
+func TestShrunkInPlaceKeepsThePodSetsAndCountsThePodsStillLeaving(t *testing.T) {
 	have := Workload(gang().Obj(), nil, false).Spec.PodSets // leader 1, worker 3
 	counts := func(ps []kueuev1beta2.PodSet) map[string]int32 {
 		out := map[string]int32{}
@@ -257,14 +257,14 @@ func TestShrunkInPlaceKeepsThePodSetsAndCountsNoFewerThanStillRun(t *testing.T) 
 	for _, tc := range []struct {
 		name       string
 		want       *builders.PodGangBuilder
-		present    map[string]int32
+		leaving    map[string]int32
 		wantOK     bool
 		wantCounts map[string]int32
 	}{
 		{"a pod group gone, its pods gone", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-leader", 1, "inf-0-leader-0").Requests("inf-0-leader", gpus(1)),
-			map[string]int32{"inf-0-leader": 1}, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 0}},
+			nil, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 0}},
 		{"a pod group gone, two of its pods still terminating", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-leader", 1, "inf-0-leader-0").Requests("inf-0-leader", gpus(1)),
-			map[string]int32{"inf-0-leader": 1, "inf-0-worker": 2}, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 2}},
+			map[string]int32{"inf-0-worker": 2}, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 2}},
 		{"a pod group scaled in", builders.PodGang("ns", "inf-0").Queue("team-a").PodGroup("inf-0-worker", 1, "inf-0-worker-0").PodGroup("inf-0-leader", 1, "inf-0-leader-0").
 			Requests("inf-0-worker", gpus(2)).Requests("inf-0-leader", gpus(1)), nil, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 1}},
 		{"the same gang", gang(), nil, true, map[string]int32{"inf-0-leader": 1, "inf-0-worker": 3}},
@@ -273,7 +273,7 @@ func TestShrunkInPlaceKeepsThePodSetsAndCountsNoFewerThanStillRun(t *testing.T) 
 		{"other requests", gang().Requests("inf-0-leader", gpus(4)), nil, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			shrunk, ok := ShrunkInPlace(have, Workload(tc.want.Obj(), nil, false).Spec.PodSets, tc.present)
+			shrunk, ok := ShrunkInPlace(have, Workload(tc.want.Obj(), nil, false).Spec.PodSets, tc.leaving)
 			require.Equal(t, tc.wantOK, ok)
 			if !ok {
 				return
@@ -304,4 +304,18 @@ func TestPodsCountedAsKueueCountsThem(t *testing.T) {
 		pod("l", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
 	})
 	assert.Equal(t, map[string]int32{"w": 2, "l": 1}, got)
+}
+
+func TestLeavingCountsThePodsTheGangNoLongerReferences(t *testing.T) {
+	pod := func(role, name string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{AnnotationRoleHash: role}},
+			Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	pg := builders.PodGang("ns", "inf-0").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj()
+	got := Leaving(pg, []corev1.Pod{
+		pod("inf-0-worker", "inf-0-worker-0"), // the gang's
+		pod("inf-0-worker", "inf-0-worker-1"), // scaled in
+		pod("inf-0-leader", "inf-0-leader-0"), // its pod group left the gang
+	})
+	assert.Equal(t, map[string]int32{"inf-0-worker": 1, "inf-0-leader": 1}, got)
 }

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,6 +49,8 @@ type Reconciler struct {
 	// APIReader reads the pods of a gang whose admitted Workload shrinks, uncached (the
 	// backend-controller keeps no pod cache for this rare step); nil: Client.
 	APIReader client.Reader
+	// Clock paces a shrink that waits for pods to end; nil: the real clock.
+	Clock clock.PassiveClock
 	// Backend is the scheduler backend whose PodGangs this instance serves (their
 	// grove.io/scheduler-name label).
 	Backend string
@@ -111,9 +114,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: again}, syncErr
 }
 
-// shrinkWait is how often a Workload shrinking in place looks again for the pods it waits to be
-// gone (the backend-controller does not watch pods).
-const shrinkWait = 2 * time.Second
+// shrinkWaitMin and shrinkWaitMax bound how long a Workload shrinking in place waits before it
+// looks again for the pods it waits to end.
+const (
+	shrinkWaitMin = 2 * time.Second
+	shrinkWaitMax = time.Minute
+)
 
 // syncWorkload creates the gang's Workload or brings it in line with the gang. It returns the
 // Workload as stored, nil while there is none, and when to look again (a Workload shrinking in
@@ -162,7 +168,13 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 					// feature gate (docs/kueue.md, Setup).
 					return nil, 0, r.replace(ctx, log, have, "the gang shrank while admitted and Kueue refused a smaller count (its ElasticJobsViaWorkloadSlices feature gate is off), so Kueue stops the gang's pods and admits it anew")
 				}
-				return have, again, err
+				if err != nil {
+					return nil, 0, err
+				}
+				if err := r.syncQueueAndPriority(ctx, log, have, want); err != nil {
+					return nil, 0, err
+				}
+				return have, again, nil
 			}
 			// Kueue refuses to change the podSets of a Workload holding quota but their counts:
 			// a gang that grew or changed its pods is admitted again at its new size, as Kueue
@@ -174,15 +186,27 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 			return nil, 0, err
 		}
 		log.Info("updated the waiting Workload to the gang's new size and topology requests", "workload", have.Name, "topologyAware", tas)
-	case have.Spec.QueueName != want.Spec.QueueName || !reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) ||
-		ptr.Deref(have.Spec.Priority, 0) != ptr.Deref(want.Spec.Priority, 0):
-		have.Spec.QueueName, have.Spec.PriorityClassRef, have.Spec.Priority = want.Spec.QueueName, want.Spec.PriorityClassRef, want.Spec.Priority
-		if err := r.Client.Update(ctx, have); err != nil {
-			return nil, 0, err
-		}
-		log.Info("updated the Workload's queue and priority", "workload", have.Name)
+	}
+	// A Workload that shrank in place keeps podSets the gang no longer has (at count 0): its queue
+	// and priority are kept in line on their own.
+	if err := r.syncQueueAndPriority(ctx, log, have, want); err != nil {
+		return nil, 0, err
 	}
 	return have, 0, nil
+}
+
+// syncQueueAndPriority gives the Workload the gang's queue and priority when they changed.
+func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, have, want *kueuev1beta2.Workload) error {
+	if have.Spec.QueueName == want.Spec.QueueName && reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) &&
+		ptr.Deref(have.Spec.Priority, 0) == ptr.Deref(want.Spec.Priority, 0) {
+		return nil
+	}
+	have.Spec.QueueName, have.Spec.PriorityClassRef, have.Spec.Priority = want.Spec.QueueName, want.Spec.PriorityClassRef, want.Spec.Priority
+	if err := r.Client.Update(ctx, have); err != nil {
+		return err
+	}
+	log.Info("updated the Workload's queue and priority", "workload", have.Name)
+	return nil
 }
 
 // shrink brings an admitted Workload down to its smaller gang in place (kueue.ShrunkInPlace): the
@@ -202,13 +226,20 @@ func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv
 	if err := reader.List(ctx, pods, client.InNamespace(pg.Namespace), client.MatchingLabels{kueue.LabelPodGroupName: pg.Name}); err != nil {
 		return 0, fmt.Errorf("listing the pods of gang %s: %w", pg.Name, err)
 	}
-	shrunk, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, kueue.PodsCounted(pods.Items))
+	shrunk, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, kueue.Leaving(pg, pods.Items))
 	again := time.Duration(0)
 	if counts(shrunk) != counts(target) {
-		again = shrinkWait
+		again = r.shrinkWait(pods.Items)
 	}
 	if counts(shrunk) == counts(have.Spec.PodSets) {
-		log.V(1).Info("the admitted Workload waits for the pods that left the gang to end before it shrinks", "workload", have.Name)
+		// Nothing to write yet; whether Kueue takes a smaller count at all is known now, not
+		// once the pods have gone (a pod stuck terminating would hold the quota for ever).
+		probe := have.DeepCopy()
+		probe.Spec.PodSets = target
+		if err := r.Client.Update(ctx, probe, client.DryRunAll); err != nil {
+			return 0, err
+		}
+		log.V(1).Info("the admitted Workload waits for the pods that left the gang to end before it shrinks", "workload", have.Name, "again", again)
 		return again, nil
 	}
 	before := counts(have.Spec.PodSets)
@@ -219,6 +250,27 @@ func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv
 	log.Info("shrank the admitted Workload in place: the gang keeps its admission, Kueue releases the quota of the pods that left",
 		"workload", have.Name, "from", before, "to", counts(shrunk))
 	return again, nil
+}
+
+// shrinkWait is when a shrink waiting for pods to end looks again (the backend-controller does
+// not watch pods): 2 s, and as long again as the oldest deletion has taken so far, up to a minute
+// (a pod stuck terminating is not listed every 2 s for ever).
+func (r *Reconciler) shrinkWait(pods []corev1.Pod) time.Duration {
+	now := r.clock().Now()
+	wait := shrinkWaitMin
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			wait = max(wait, now.Sub(p.DeletionTimestamp.Time))
+		}
+	}
+	return min(wait, shrinkWaitMax)
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // refusedSmallerCount reports whether Kueue's webhook refused a Workload's smaller podSet count

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -293,7 +295,7 @@ func TestAnAdmittedGangThatLostPodsShrinksItsWorkloadInPlaceAsThePodsEnd(t *test
 	wl := w.workload(t)
 	assert.Equal(t, admitted.UID, wl.UID, "the admitted Workload is kept: its pods run on")
 	assert.Equal(t, int32(3), wl.Spec.PodSets[0].Count, "Kueue still counts the terminating pod")
-	assert.Equal(t, shrinkWait, res.RequeueAfter, "it looks again for the pod to end")
+	assert.Equal(t, shrinkWaitMin, res.RequeueAfter, "it looks again for the pod to end")
 
 	got := &corev1.Pod{}
 	require.NoError(t, w.c.Get(context.Background(), client.ObjectKeyFromObject(leaving), got))
@@ -336,6 +338,80 @@ func TestAnAdmittedGangThatShrankIsAdmittedAnewWhenKueueRefusesASmallerCount(t *
 	assert.Nil(t, w.workload(t), "the Workload is replaced: Kueue admits the smaller gang anew")
 	require.NoError(t, w.pass(t))
 	assert.Equal(t, int32(1), w.workload(t).Spec.PodSets[0].Count)
+}
+
+func TestAShrinkWaitingForPodsLearnsAtOnceThatKueueRefusesASmallerCount(t *testing.T) {
+	leaving := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0-worker-1", Finalizers: []string{"example.com/hold"},
+		Labels:      map[string]string{kueue.LabelPodGroupName: "inf-0"},
+		Annotations: map[string]string{kueue.AnnotationRoleHash: "inf-0-worker"}},
+		Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1").Obj(), localQueue(), leaving)
+	require.NoError(t, w.pass(t))
+	w.admit(t, w.workload(t))
+	require.NoError(t, w.c.Delete(context.Background(), leaving), "stuck terminating")
+	stored := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+	stored.Spec = gang("inf-0-worker-0").Obj().Spec
+	require.NoError(t, w.c.Update(context.Background(), stored))
+	dryRuns := 0
+	refusing := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		if _, ok := obj.(*kueuev1beta2.Workload); ok {
+			dryRuns++
+			return apierrors.NewForbidden(kueuev1beta2.GroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
+				errors.New(`admission webhook "vworkload.kb.io" denied the request: spec.podSets.0: Invalid value: {}: field is immutable`))
+		}
+		return c.Update(ctx, obj, opts...)
+	}})
+
+	r := &Reconciler{Client: refusing, Backend: "kube-scheduler"}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0"}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, dryRuns, "one dry run asks Kueue before the pod has ended")
+	assert.Nil(t, w.workload(t), "replaced at once, not after the pod ends")
+}
+
+func TestAShrinkLooksAgainLessOftenTheLongerAPodTakesToEnd(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(now)}
+	deleted := func(ago time.Duration) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: now.Add(-ago)}}}
+	}
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want time.Duration
+	}{
+		{"none deleted yet", []corev1.Pod{{}}, shrinkWaitMin},
+		{"deleted a second ago", []corev1.Pod{deleted(time.Second)}, shrinkWaitMin},
+		{"deleted 10 s ago", []corev1.Pod{deleted(time.Second), deleted(10 * time.Second)}, 10 * time.Second},
+		{"stuck for an hour", []corev1.Pod{deleted(time.Hour)}, shrinkWaitMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, r.shrinkWait(tc.pods))
+		})
+	}
+}
+
+func TestAShrunkWorkloadStillFollowsTheGangsQueue(t *testing.T) {
+	withLeader := gang("inf-0-worker-0").PodGroup("inf-0-leader", 1, "inf-0-leader-0").
+		Requests("inf-0-leader", corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})
+	w := newWorld(t, withLeader.Obj(), localQueue())
+	require.NoError(t, w.pass(t))
+	w.admit(t, w.workload(t))
+	stored := &schedulerv1alpha1.PodGang{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+	stored.Spec = gang("inf-0-worker-0").Obj().Spec // the leader's pod group left the gang
+	require.NoError(t, w.c.Update(context.Background(), stored))
+	require.NoError(t, w.pass(t))
+	shrunk := w.workload(t)
+	require.Len(t, shrunk.Spec.PodSets, 2, "the admitted podSets stay")
+	require.Equal(t, int32(0), shrunk.Spec.PodSets[0].Count, "the leader's podSet (sorted first) counts none")
+
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf-0"}, stored))
+	stored.Spec.QueueName = "team-b"
+	require.NoError(t, w.c.Update(context.Background(), stored))
+	require.NoError(t, w.pass(t))
+	assert.Equal(t, kueuev1beta2.LocalQueueName("team-b"), w.workload(t).Spec.QueueName)
 }
 
 func TestAWorkloadOfAnotherOwnerIsNeverAdopted(t *testing.T) {

@@ -438,7 +438,7 @@ func (p *plan) podGangMap(in input, i int, have *grovev1alpha1.PodGangMap, entri
 }
 
 // coherentGangs are a replica's PodGangs as its PodGangMap entries make them.
-func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.Entry, obs *observed, allowed bool) []gang {
+func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.Entry, obs *observed) []gang {
 	gangs := coherent.Gangs(pcs.Name, i, entries)
 	var out []gang
 	for _, cg := range gangs {
@@ -449,14 +449,10 @@ func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.En
 			if n == 0 {
 				continue
 			}
-			// The revision the PodClique runs once this pass's changes are made: the newest for a
-			// replica that may take it, its own otherwise.
-			revision := expand.GenerationHash(pcs)
-			if have := obs.cliques[name]; have != nil && !allowed {
-				revision = have.Spec.PodCliqueSetGenerationHash
-			}
 			m := memberOf(name, c, obs)
-			for _, s := range coherent.Shares(gangs, name, revision) {
+			// The division is the map's alone (coherent.Shares); the PodClique's revision only
+			// marks which shares are current, which the gang does not need.
+			for _, s := range coherent.Shares(gangs, name, "") {
 				if s.PodGang == cg.Name {
 					m.from, m.replicas = s.From, s.Replicas
 				}

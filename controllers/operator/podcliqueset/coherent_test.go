@@ -39,7 +39,7 @@ func coherentWorld(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) *observed {
 	}
 	obs.gangs = map[string]*schedulerv1alpha1.PodGang{}
 	for i := range int(pcs.Spec.Replicas) {
-		for _, g := range coherentGangs(pcs, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)].Spec.Entries, obs, true) {
+		for _, g := range coherentGangs(pcs, i, obs.maps[grovev1alpha1.PodGangMapName(pcs.Name, i)].Spec.Entries, obs) {
 			pg, _ := wantPodGang(pcs, i, g, obs.backend, obs)
 			pg.ResourceVersion = "1"
 			pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionReady, Status: metav1.ConditionTrue}}

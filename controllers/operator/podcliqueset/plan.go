@@ -491,7 +491,7 @@ func (p *plan) coherentUpdating(pcs *grovev1alpha1.PodCliqueSet) bool {
 // gangsOf are a replica's PodGangs: under Coherent as its PodGangMap entries make them.
 func (p *plan) gangsOf(in input, replica int) []gang {
 	if p.coherent != nil {
-		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs, p.coherent.allow[replica])
+		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs)
 	}
 	return wantedGangs(in.pcs, replica, in.obs)
 }

@@ -32,12 +32,15 @@ var midUpdate = []coherent.Entry{
 		PCSGReplicaIndices: map[string][]int32{"prefill": {0}}, DependsOn: []string{"1000"}},
 }
 
-// TestEveryBackendMakesTheSchedulerObjectsOfACoherentUpdatesGangs creates the PodGangs a replica's
-// PodGangMap makes mid-update (named and labelled by epoch and role, as grove-operator makes them)
-// for each backend the backend-controller syncs here: every gang, the update's new anchor as much
-// as the bootstrap ones, gets its scheduler's gang object of its own name with its minimum.
-// (kube-scheduler's gangs are proven by the coherent e2e tier, Kueue's by the kueue tier.)
-func TestEveryBackendMakesTheSchedulerObjectsOfACoherentUpdatesGangs(t *testing.T) {
+// TestEveryBackendMakesTheSchedulerObjectsOfGangsNamedByEpoch creates, for each backend the
+// backend-controller syncs here, PodGangs under the names and labels a replica's PodGangMap gives
+// them mid-update (coherent.Gangs: epochs, roles, the revision; their pod groups laid out here as
+// grove-operator lays them out): every gang, the update's new anchor as much as the bootstrap
+// ones, gets its scheduler's gang object of its own name with its minimum — no backend depends on
+// the names and labels of the other strategies' gangs. (How each scheduler then places a step's
+// gang: the coherent e2e tier for kube-scheduler, KAI's stand-in and coscheduling, the kueue tier
+// for Kueue; no Volcano scheduler runs here.)
+func TestEveryBackendMakesTheSchedulerObjectsOfGangsNamedByEpoch(t *testing.T) {
 	cases := []struct {
 		backend configv1alpha1.SchedulerName
 		labels  map[string]string
