@@ -3,8 +3,9 @@
 // integration counts them against that Workload, and Kueue's decision read back from the
 // Workload's conditions. It follows Kueue's own LeaderWorkerSet integration: one prebuilt group
 // Workload per gang, podSets sorted by name, pods naming the Workload as their group. The
-// functions are pure; the backend-controller (controllers/backend/kueueworkload) writes the
-// Workload, the grove-operator prepares the pods, kubectl grove renders both.
+// functions are pure and log nothing: the backend-controller (controllers/backend/kueueworkload)
+// writes the Workload and logs each write it makes with its reason (created, updated, shrunk in
+// place, replaced), the grove-operator prepares the pods, kubectl grove renders both.
 package kueue
 
 import (

@@ -161,8 +161,8 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 			break
 		}
 		if kueue.QuotaReserved(have) {
-			if _, ok := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
-				again, err := r.shrink(ctx, log, pg, have, want)
+			if target, ok := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
+				again, err := r.shrink(ctx, log, pg, have, want, target)
 				if refusedSmallerCount(err) {
 					// Kueue allows a smaller count only with its ElasticJobsViaWorkloadSlices
 					// feature gate (docs/kueue.md, Setup).
@@ -213,8 +213,8 @@ func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, 
 // gang keeps its admission and its remaining pods run on, and Kueue releases the quota of the pods
 // that left — a Coherent step's new gang needs it. A pod group's count goes down only as its pods
 // are gone (Kueue counts a terminating pod until it ends): until then it looks again.
-func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, have, want *kueuev1beta2.Workload) (time.Duration, error) {
-	target, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil)
+// target is the shrink once no pod is left to wait for.
+func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, have, want *kueuev1beta2.Workload, target []kueuev1beta2.PodSet) (time.Duration, error) {
 	if counts(target) == counts(have.Spec.PodSets) {
 		return 0, nil
 	}

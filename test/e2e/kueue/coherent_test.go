@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -103,19 +104,14 @@ func TestACoherentUpdatesStepGangsAreEachAdmittedByKueueAsAUnit(t *testing.T) {
 	assert.Equal(t, 2, made, "the update made one gang per step: two prefill replicas, one each (anchor steps of minAvailable 1)")
 }
 
-// retryUpdate applies edit to the PodCliqueSet, retrying on a conflict.
+// retryUpdate applies edit to the PodCliqueSet, retrying on a conflict (client-go's backoff).
 func retryUpdate(ctx context.Context, ns, name string, edit func(*grovev1alpha1.PodCliqueSet)) error {
-	var err error
-	for range 20 {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		got := &grovev1alpha1.PodCliqueSet{}
-		if err = k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+		if err := k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
 			return err
 		}
 		edit(got)
-		if err = k8s().Update(ctx, got); err == nil {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return err
+		return k8s().Update(ctx, got)
+	})
 }
