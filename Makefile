@@ -160,8 +160,16 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 ##@ Run
 
 .PHONY: run-local
-run-local: tools manifests build ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs); Ctrl-C stops all.
-	go run ./hack/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(RUN_LOCAL_ARGS)
+# What the local run starts, and so all it builds: the control plane, kwok, JobSet and the
+# generators (Kueue only with KUEUE=1, Prometheus only with MONITORING=1). The other tools are
+# the tests' and the bench's.
+RUN_LOCAL_TOOLS := cluster gen kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),prometheus)
+
+run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.
+	@hack/tools.sh $(RUN_LOCAL_TOOLS)
+	@$(MAKE) --no-print-directory manifests build
+	go build -o bin/run-local ./hack/run-local
+	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check
 run-local-check: ## make run-local, then make run-local KUEUE=1, each until every sample reached its final state (fails when one does not).

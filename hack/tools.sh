@@ -14,7 +14,10 @@ group() {
   local dir=$1 ldflags=$2; shift 2
   local key out lock missing=() names=() pkgs=()
   # The key covers the module's own sources too (kubeflow-render is a main package of ours).
-  key=$( (cat "$root/hack/tools/$dir/go.mod" "$root/hack/tools/$dir/go.sum"; find "$root/hack/tools/$dir" -name '*.go' | sort | xargs -r cat; go env GOVERSION) | sha256sum | cut -c1-12)
+  # Tools are run, never debugged: -s -w leaves out the symbol table and DWARF, which shortens
+  # the links of Kubernetes' large binaries (the key covers the flags).
+  ldflags="-s -w $ldflags"
+  key=$( (cat "$root/hack/tools/$dir/go.mod" "$root/hack/tools/$dir/go.sum"; find "$root/hack/tools/$dir" -name '*.go' | sort | xargs -r cat; go env GOVERSION; echo "$ldflags ${GOFLAGS:-}") | sha256sum | cut -c1-12)
   out="$cache/$dir-$key"
   # Concurrent runs (two terminals, two test tiers) wait for one build of a module instead of
   # each building it: on 2 cores three cold builds side by side took three times as long.
@@ -43,7 +46,9 @@ group() {
     done
     # A rename per binary keeps concurrent or interrupted builds from leaving a half-written tool.
     mkdir -p "$out" && for spec in "${missing[@]}"; do mv -f "$tmp/${spec%%=*}.tool" "$out/${spec%%=*}"; done && rm -rf "$tmp"
-    echo "tools: hack/tools/$dir built in $((SECONDS - start))s"
+    for n in "${names[@]}"; do
+      echo "tools: $n built in $((SECONDS - start))s (hack/tools/$dir, one build for ${names[*]})"
+    done
   fi
   for n in "${names[@]}"; do ln -sfn "$out/$n" "$link_dir/$n"; done
   exec {lock}>&-
@@ -73,8 +78,10 @@ for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   plugins_ldflags+=" -X $p.gitVersion=$plugins_k8s_version -X $p.gitMajor=1 -X $p.gitMinor=35 -X $p.gitTreeState=clean"
 done
 
-only=${1:-all}
-want() { [ "$only" = all ] || [ "$only" = "$1" ]; }
+# Arguments name the groups to build (all of them without any): make run-local builds only what
+# the local run starts, so a first run does not wait for the tools of the tests and the bench.
+groups=" ${*:-all} "
+want() { [[ $groups == *" all "* || $groups == *" $1 "* ]]; }
 
 # Kubernetes' own binaries are the longest build; on a cold machine the other tools build beside
 # them in a second lane, so one lane's downloads and single-threaded links overlap the other's
@@ -87,6 +94,14 @@ lane_control_plane() {
       kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
       kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
       kubectl=k8s.io/kubernetes/cmd/kubectl
+  fi
+  if want prometheus; then
+    # Prometheus 3.16 (module v0.316.0) and promtool, for the monitoring e2e and make run-local
+    # MONITORING=1: they scrape static targets only, so every service discovery is left out.
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=remove_all_sd" group prometheus \
+      "-X github.com/prometheus/common/version.Version=3.16.0" \
+      prometheus=github.com/prometheus/prometheus/cmd/prometheus \
+      promtool=github.com/prometheus/prometheus/cmd/promtool
   fi
   if want plugins; then
     group plugins "$plugins_ldflags" scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler
@@ -124,11 +139,6 @@ lane_tools() {
   fi
 }
 
-if [ "$only" != all ]; then
-  lane_control_plane
-  lane_tools
-  exit 0
-fi
 lane_control_plane &
 control_plane=$!
 lane_tools &

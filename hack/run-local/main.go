@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -35,19 +36,20 @@ func main() {
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
 	withKueue := flag.Bool("kueue", false, "also run the Kueue controller, turn the Kueue integration on and apply a ClusterQueue and a queued PodCliqueSet (hack/run-local/kueue.yaml)")
 	samplesTimeout := flag.Duration("samples-timeout", 10*time.Minute, "fail when the samples have not all reached their final state within this long")
+	monitoring := flag.Bool("monitoring", false, "also run the pinned Prometheus (make tools builds it) scraping the four binaries with the shipped alerting rules (deploy/components/monitoring)")
 	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API; implied by -kueue")
 	flag.Parse()
 	if *withKueue && !*plain {
 		fmt.Println("with Kueue, kube-scheduler runs in plain mode: Kueue admits each gang whole, and a queued PodCliqueSet is refused beside another gang scheduler (docs/kueue.md)")
 		*plain = true
 	}
-	if err := run(*nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain); err != nil {
+	if err := run(*nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain, *monitoring); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain bool) error {
+func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain, monitoring bool) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
@@ -76,9 +78,16 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 	if err := c.Client().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		return err
 	}
-	binaries, err := startBinaries(ctx, c, root, dir, withKueue, plain)
+	binaries, metrics, err := startBinaries(ctx, c, root, dir, withKueue, plain)
 	if err != nil {
 		return err
+	}
+	var prom *cluster.Prometheus
+	if monitoring {
+		if prom, err = c.StartPrometheus(ctx, cluster.PrometheusOptions{Targets: metrics, Interval: 5 * time.Second}); err != nil {
+			return err
+		}
+		fmt.Printf("prometheus ready at %s (log: %s)\n", prom.URL, filepath.Join(dir, "prometheus.log"))
 	}
 	defer func() {
 		for _, b := range binaries {
@@ -127,8 +136,11 @@ What the samples became and why anything waits (kubectl grove, with bin/ on the 
   %s status trainjob/mnist
   %s status trainjob/train-local
   %s why pod/inference-0-prefill-0-worker-0
-Press Ctrl-C to stop everything.
 `, dir, c.AdminKubeconfig(), kubectl, plugin, plugin, plugin, plugin, plugin, plugin)
+	if prom != nil {
+		printMonitoring(prom)
+	}
+	fmt.Println("Press Ctrl-C to stop everything.")
 	if runFor > 0 {
 		select {
 		case <-ctx.Done():
@@ -143,58 +155,62 @@ Press Ctrl-C to stop everything.
 
 // startBinaries runs the four binaries from bin/, each with its own identity and the shared
 // OperatorConfiguration, and waits until each reports ready.
-func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue, plain bool) ([]*exec.Cmd, error) {
+func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue, plain bool) ([]*exec.Cmd, []cluster.PrometheusTarget, error) {
 	configPath, ports, err := writeConfig(c, dir, withKueue, plain)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cmds []*exec.Cmd
+	var targets []cluster.PrometheusTarget
 	for i, b := range []struct {
 		name string
 		args []string
+		// job is the scrape job's name as the shipped ServiceMonitor gives it (default: name).
+		job string
 	}{
 		{name: "grove-operator"},
 		{name: "grove-webhook"},
-		{name: "backend-controller", args: []string{"--backend=kube-scheduler"}},
+		{name: "backend-controller", args: []string{"--backend=kube-scheduler"}, job: "backend-controller-kube-scheduler"},
 		{name: "trainer-controller"},
 	} {
 		// Each runs as its own ServiceAccount with only the roles generated for it, as deployed.
 		if err := c.GrantRBAC(ctx, b.name, b.name); err != nil {
-			return cmds, err
+			return cmds, targets, err
 		}
 		kubeconfig, err := c.KubeconfigFor("system:serviceaccount:" + namespace + ":" + b.name)
 		if err != nil {
-			return cmds, err
+			return cmds, targets, err
 		}
 		cfg := strings.NewReplacer("METRICS_PORT", fmt.Sprint(ports[3*i]), "HEALTH_PORT", fmt.Sprint(ports[3*i+1]), "WEBHOOK_PORT", fmt.Sprint(ports[3*i+2]), "STATUS_PORT", fmt.Sprint(ports[12+i])).Replace(configPath)
 		cfgPath := filepath.Join(dir, b.name+"-config.yaml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-			return cmds, err
+			return cmds, targets, err
 		}
 		logFile, err := os.Create(filepath.Join(dir, b.name+".log"))
 		if err != nil {
-			return cmds, err
+			return cmds, targets, err
 		}
 		cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", b.name), append([]string{"--kubeconfig", kubeconfig, "--config", cfgPath}, b.args...)...)
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			return cmds, fmt.Errorf("starting %s (run `make build`): %w", b.name, err)
+			return cmds, targets, fmt.Errorf("starting %s (run `make build`): %w", b.name, err)
 		}
 		cmds = append(cmds, cmd)
 		if err := waitReady(ctx, b.name, ports[3*i+1]); err != nil {
-			return cmds, err
+			return cmds, targets, err
 		}
 		fmt.Printf("%s ready (log: %s)\n", b.name, logFile.Name())
+		targets = append(targets, cluster.PrometheusTarget{Job: cmp.Or(b.job, b.name), MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[3*i])})
 		if b.name == "grove-webhook" {
 			// Admission as deployed: the generated configurations, pointed at the local replica.
 			hostPort := fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
 			if err := apiserver.RegisterWebhooks(ctx, c.Client(), "config/webhook", "grove-", hostPort, c.CAPEM()); err != nil {
-				return cmds, err
+				return cmds, targets, err
 			}
 		}
 	}
-	return cmds, nil
+	return cmds, targets, nil
 }
 
 // runSamples applies the samples one after another and shows each reach its final state; it
@@ -251,4 +267,17 @@ func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout ti
 		}
 	}
 	return nil
+}
+
+// printMonitoring says where the local Prometheus is and what to ask it first.
+func printMonitoring(prom *cluster.Prometheus) {
+	fmt.Printf(`Prometheus scrapes the four binaries every 5s and evaluates the shipped alerts (%s).
+  %s/alerts                      the alerts, and which fire
+  %s/query?g0.expr=QUERY         ask it, e.g.:
+    sum by (reason) (grove_pods_gated)                         pods held back, and by what
+    sum by (phase) (grove_podcliquesets)                       workloads in each phase
+    max by (reason) (grove_podgangs_unscheduled_longest_seconds)  the longest wait for placement
+    histogram_quantile(0.9, sum by (le) (rate(grove_podgang_time_to_scheduled_seconds_bucket[5m])))
+docs/metrics.md lists every metric and the question it answers.
+`, prom.RulesPath, prom.URL, prom.URL)
 }

@@ -43,6 +43,8 @@ type bench struct {
 	bases map[string]phases
 	// binDir holds the binaries, for restarting them in another scheduler mode.
 	binDir string
+	// progress prints a line as each part of the run starts and ends.
+	progress progress
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -150,7 +152,10 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		if len(b.sz.Only) > 0 && !b.sz.Only[s.id] {
 			continue
 		}
-		if err := s.run(ctx); err != nil {
+		done := b.progress.start(s.id)
+		err := s.run(ctx)
+		done(err)
+		if err != nil {
 			return err
 		}
 	}
@@ -267,7 +272,9 @@ func (b *bench) baseline(ctx context.Context, name string, shape baselineShape) 
 	if err != nil {
 		return phases{}, err
 	}
+	done := b.progress.start(fmt.Sprintf("  %s (%d pods)", name, shape.Pods))
 	ph, err := baseline(ctx, b.cs, b.w, ns, shape)
+	done(err)
 	if err != nil {
 		return ph, err
 	}
@@ -287,7 +294,9 @@ func (b *bench) scenario(ctx context.Context, id, desc string, pods int, base ph
 }
 
 // scenarioIn is a scenario in a namespace made (and furnished) beforehand.
-func (b *bench) scenarioIn(ctx context.Context, ns, id, desc string, pods int, base phases, objs func(ns string) []client.Object) error {
+func (b *bench) scenarioIn(ctx context.Context, ns, id, desc string, pods int, base phases, objs func(ns string) []client.Object) (err error) {
+	done := b.progress.start(fmt.Sprintf("  %s: %s (%d pods)", id, desc, pods))
+	defer func() { done(err) }()
 	begin, before := time.Now(), b.usage()
 	list := objs(ns)
 	if err := parallel(len(list), applyParallelism, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {

@@ -148,6 +148,6 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 		return nil, err
 	}
 	defer c.Stop()
-	b := &bench{c: c, sz: sz, r: r}
+	b := &bench{c: c, sz: sz, r: r, progress: newProgress()}
 	return r, b.run(ctx, binDir)
 }

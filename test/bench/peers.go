@@ -340,7 +340,9 @@ func (b *bench) peers(ctx context.Context) error {
 
 // peerRun applies one contender's objects in a new namespace, waits until every pod runs, then
 // deletes the namespace and waits until it is gone.
-func (b *bench) peerRun(ctx context.Context, ns, shapeID string, c contender, pods, groups int) (*PeerRun, error) {
+func (b *bench) peerRun(ctx context.Context, ns, shapeID string, c contender, pods, groups int) (_ *PeerRun, err error) {
+	done := b.progress.start(fmt.Sprintf("  %s: %s (%d pods)", shapeID, c.name, pods))
+	defer func() { done(err) }()
 	if c.swap != nil {
 		if err := c.swap(ctx, true); err != nil {
 			return nil, err

@@ -590,7 +590,9 @@ func (b *bench) rollout(ctx context.Context) error {
 // then deletes the namespace and waits until it is gone (unless deletions overlap: then the
 // family waits for every namespace at its end). The time is the median round's, the
 // lowest capacities the lowest of all rounds.
-func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns string, c rolloutContender, s rolloutShape, rounds int) (Rollout, error) {
+func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns string, c rolloutContender, s rolloutShape, rounds int) (_ Rollout, err error) {
+	done := b.progress.start(fmt.Sprintf("  rollout: %s (%d pods, %d rounds)", c.name, s.pods(), rounds))
+	defer func() { done(err) }()
 	if _, err := b.namespace(ctx, ns); err != nil {
 		return Rollout{}, err
 	}

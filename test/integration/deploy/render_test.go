@@ -30,6 +30,9 @@ var thirdPartyCRDs = []struct {
 }{
 	{"github.com/cert-manager/cert-manager", "v1.21.2", []string{"deploy/crds/cert-manager.io_certificates.yaml", "deploy/crds/cert-manager.io_issuers.yaml"}},
 	{"github.com/argoproj/argo-cd/v2", "v2.14.21", []string{"manifests/crds/application-crd.yaml", "manifests/crds/applicationset-crd.yaml", "manifests/crds/appproject-crd.yaml"}},
+	// The Prometheus Operator's, for the monitoring component (v0.95 is not served; v0.94.0's
+	// ServiceMonitor and PrometheusRule have the same fields the component uses).
+	{"github.com/prometheus-operator/prometheus-operator", "v0.94.0", []string{"example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml", "example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"}},
 }
 
 // render builds a kustomization of the repository with the pinned kustomize.
