@@ -172,8 +172,8 @@ run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=
 	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check
-run-local-check: ## make run-local, then make run-local KUEUE=1, each until every sample reached its final state (fails when one does not).
-	@$(MAKE) --no-print-directory run-local RUN_LOCAL_ARGS=-run-for=1s
+run-local-check: ## make run-local MONITORING=1, then make run-local KUEUE=1, each until every sample reached its final state (fails when one does not).
+	@$(MAKE) --no-print-directory run-local MONITORING=1 RUN_LOCAL_ARGS=-run-for=1s
 	@$(MAKE) --no-print-directory run-local KUEUE=1 RUN_LOCAL_ARGS=-run-for=1s
 
 ##@ Images

@@ -17,6 +17,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
+	"github.com/kubegrove/grove/controllers/operator/statemetrics"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/internal/terminating"
 )
@@ -61,6 +62,10 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	recorder := terminating.Recorder(mgr.GetEventRecorder("grove-operator"), mgr.GetClient())
 	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
 	if err != nil {
+		return err
+	}
+	// The gauges of what is true now are read from this cache at scrape time (docs/metrics.md).
+	if err := statemetrics.Setup(mgr); err != nil {
 		return err
 	}
 	c := cfg.Controllers

@@ -87,7 +87,10 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 		if prom, err = c.StartPrometheus(ctx, cluster.PrometheusOptions{Targets: metrics, Interval: 5 * time.Second}); err != nil {
 			return err
 		}
-		fmt.Printf("prometheus ready at %s (log: %s)\n", prom.URL, filepath.Join(dir, "prometheus.log"))
+		if err := prom.WaitTargetsUp(ctx, time.Minute); err != nil {
+			return err
+		}
+		fmt.Printf("prometheus ready at %s, scraping the four binaries (log: %s)\n", prom.URL, filepath.Join(dir, "prometheus.log"))
 	}
 	defer func() {
 		for _, b := range binaries {

@@ -157,3 +157,29 @@ func prometheusConfig(opts PrometheusOptions, rulesPath string) ([]byte, error) 
 		"scrape_configs": jobs,
 	})
 }
+
+// WaitTargetsUp waits until Prometheus has scraped every one of its targets successfully.
+func (p *Prometheus) WaitTargetsUp(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var down []string
+	for {
+		targets, err := p.API.Targets(ctx)
+		if err == nil {
+			down = down[:0]
+			for _, t := range targets.Active {
+				if t.Health != "up" {
+					down = append(down, fmt.Sprintf("%s (%s)", t.ScrapeURL, t.LastError))
+				}
+			}
+			if len(targets.Active) > 0 && len(down) == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("prometheus: targets not up within %s: %v", timeout, down)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

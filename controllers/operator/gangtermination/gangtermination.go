@@ -25,14 +25,30 @@ const (
 	LevelPodCliqueScalingGroup = "PodCliqueScalingGroup"
 )
 
-// Terminations counts gang terminations by level.
-var Terminations = prometheus.NewCounterVec(prometheus.CounterOpts{
+// ReasonMinAvailableBreached is the reason label of a gang termination: a MinAvailableBreached
+// condition outlasted its terminationDelay. It is the only cause today; the label exists so a
+// dashboard keeps working when another one is added.
+const ReasonMinAvailableBreached = grovev1alpha1.ConditionMinAvailableBreached
+
+// terminations counts gang terminations by level and reason.
+var terminations = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "grove_gang_terminations_total",
 	Help: "Gang terminations: PodCliqueSet replicas or PodCliqueScalingGroup replicas deleted and recreated after a breach outlasted terminationDelay.",
-}, []string{"level"})
+}, []string{"level", "reason"})
 
 func init() {
-	metrics.Registry.MustRegister(Terminations)
+	metrics.Registry.MustRegister(terminations)
+	// Both levels exist from the start at 0, so increase() sees the first termination.
+	for _, level := range []string{LevelPodCliqueSet, LevelPodCliqueScalingGroup} {
+		terminations.WithLabelValues(level, ReasonMinAvailableBreached)
+	}
+}
+
+// Terminated counts one gang termination at level (LevelPodCliqueSet or
+// LevelPodCliqueScalingGroup). Callers count only what their own call deleted (DeletePodCliques
+// reports it), so a retried pass does not count the same termination twice.
+func Terminated(level string) {
+	terminations.WithLabelValues(level, ReasonMinAvailableBreached).Inc()
 }
 
 // Remaining returns whether conditions hold MinAvailableBreached=True and how long until the

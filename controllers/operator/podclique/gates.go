@@ -190,7 +190,14 @@ func (r *Reconciler) scaledAway(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	}); err != nil {
 		return false, err
 	}
-	for _, g := range groups.Items {
+	return ScaledAway(groups.Items, parent), nil
+}
+
+// ScaledAway reports whether the PodClique named parent belongs to a replica one of groups (the
+// scaling groups of the dependent's PodCliqueSet replica) no longer has. It is shared with the
+// operator's gauges of gated pods, which must name the same reason the reconciler acts on.
+func ScaledAway(groups []grovev1alpha1.PodCliqueScalingGroup, parent string) bool {
+	for _, g := range groups {
 		rest, ok := strings.CutPrefix(parent, g.Name+"-")
 		if !ok {
 			continue
@@ -198,10 +205,10 @@ func (r *Reconciler) scaledAway(ctx context.Context, pclq *grovev1alpha1.PodCliq
 		idx, clique, ok := strings.Cut(rest, "-")
 		j, err := strconv.Atoi(idx)
 		if ok && err == nil && slices.Contains(g.Spec.CliqueNames, clique) && grovev1alpha1.ScalingGroupPodCliqueName(g.Name, j, clique) == parent {
-			return j >= int(g.Spec.Replicas), nil
+			return j >= int(g.Spec.Replicas)
 		}
 	}
-	return false, nil
+	return false
 }
 
 func minAvailable(pclq *grovev1alpha1.PodClique) int32 { return pclq.MinAvailableOrReplicas() }

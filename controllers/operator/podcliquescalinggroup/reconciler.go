@@ -196,7 +196,7 @@ func (r *Reconciler) recycle(ctx context.Context, pcsg *grovev1alpha1.PodCliqueS
 		if deleted {
 			log.FromContext(ctx).Info("gang termination: group replica terminated, its PodCliques are recreated", "groupReplica", rc.replica,
 				"reason", "a PodClique stayed below minAvailable for longer than terminationDelay", "terminationDelay", p.delay, "healthyReplicas", p.healthy, "minAvailable", p.minAvailable)
-			gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueScalingGroup).Inc()
+			gangtermination.Terminated(gangtermination.LevelPodCliqueScalingGroup)
 			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "GangTerminated", "Terminate",
 				"replica %s stayed below minAvailable for more than %s: its PodCliques are recreated", rc.replica, p.delay)
 		}

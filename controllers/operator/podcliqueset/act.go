@@ -108,7 +108,7 @@ func (r *Reconciler) tell(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, 
 	case terminated:
 		logger.Info("gang termination: replica terminated, its PodCliques are recreated", "replica", t.replica,
 			"reason", t.why+" below minAvailable for longer than terminationDelay", "podCliques", len(t.deletes))
-		gangtermination.Terminations.WithLabelValues(gangtermination.LevelPodCliqueSet).Inc()
+		gangtermination.Terminated(gangtermination.LevelPodCliqueSet)
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, string(terminated), "Terminate",
 			"replica %d terminated: %s below minAvailable for longer than its terminationDelay; all its PodCliques are recreated", t.replica, t.why)
 	case restarted:
@@ -217,7 +217,8 @@ var errNotTried = errors.New("not tried: an earlier write failed")
 
 // applyGangStatus writes the operator's part of each PodGang's status — Initialized, Scheduled,
 // Ready, their times and the phase — onto the PodGang as this pass left it; a PodGang whose
-// create or update failed, or was not made, waits for the next pass.
+// create or update failed, or was not made, waits for the next pass. A write that records the
+// gang's first placement or readiness observes its wait (gp.pg is the gang before the write).
 func (r *Reconciler) applyGangStatus(ctx context.Context, parts []gangPart, changes []change, failed []error) error {
 	skip := map[client.Object]bool{}
 	for i, c := range changes {
@@ -238,6 +239,7 @@ func (r *Reconciler) applyGangStatus(ctx context.Context, parts []gangPart, chan
 			return err
 		}
 		conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)
+		observeGangFirsts(gp.pg, gp.part)
 		if gp.replaced != "" {
 			r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), gp.replaced)
 		}

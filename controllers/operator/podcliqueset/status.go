@@ -135,6 +135,9 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 	st := pcs.Status
 	if st.Phase != old.Phase && expand.IsTraining(pcs) {
 		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
+		if st.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
+			trainingFailures.WithLabelValues(failureReason(st.Conditions)).Inc()
+		}
 		log.Info("training phase changed", "from", old.Phase, "to", st.Phase)
 		if st.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded {
 			r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventWorkloadSucceeded, "Succeed", "%s", successMessage(pcs))
@@ -147,6 +150,9 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt != nil && (old.UpdateProgress == nil || old.UpdateProgress.UpdateEndedAt == nil) {
 		log.Info("rolling update completed", "generationHash", ptr.Deref(st.CurrentGenerationHash, ""))
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
+	}
+	if d, ended := updateEnded(&old, &st); ended {
+		updateDuration.WithLabelValues(string(expand.UpdateStrategy(pcs))).Observe(d.Seconds())
 	}
 	conditionlog.Transitions(log, old.Conditions, st.Conditions)
 	coherentWaitingChanged(ctx, r, pcs, old)

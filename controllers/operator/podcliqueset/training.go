@@ -31,10 +31,17 @@ var (
 	trainingPhases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grove_training_phase_transitions_total", Help: "Training PodCliqueSets reaching a phase.",
 	}, []string{"phase"})
+	trainingFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grove_training_failures_total", Help: "Training PodCliqueSets reaching phase Failed, by the reason of their Failed condition.",
+	}, []string{"reason"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(trainingRestarts, trainingPhases)
+	metrics.Registry.MustRegister(trainingRestarts, trainingPhases, trainingFailures)
+	// Every reason exists from the start at 0, so increase() sees the first failure.
+	for _, reason := range []string{grovev1alpha1.ReasonMaxRestartsExceeded, grovev1alpha1.ReasonMaxRuntimeExceeded, EventPodCliqueFailed} {
+		trainingFailures.WithLabelValues(reason)
+	}
 }
 
 func maxRestarts(pcs *grovev1alpha1.PodCliqueSet) int32 {

@@ -50,7 +50,7 @@ var alerts = []string{
 func TestEveryAlertFiresForItsScenarioAndNotBefore(t *testing.T) {
 	c := cluster.Current
 	ctx := context.Background()
-	waitAllTargetsUp(t)
+	require.NoError(t, prom.WaitTargetsUp(ctx, time.Minute))
 	start := time.Now()
 	// A few evaluations with everything up: the rules had their chance to misfire.
 	waitEvaluations(t, 3)
@@ -208,13 +208,13 @@ tests:
       - eval_time: 8m
         alertname: GroveWebhookDown
         exp_alerts:
-          - exp_labels: {severity: critical}
+          - exp_labels: {severity: critical, job: grove-webhook}
   - interval: 1m
     input_series:
       - series: 'up{job="trainer-controller",instance="a"}'
         values: '1x20'
       - series: 'leader_election_master_status{job="trainer-controller",instance="a",name="trainer-controller"}'
-        values: '1 1 1 _x17'
+        values: '1 1 1 stale'
     alert_rule_test:
       - {eval_time: 2m, alertname: GroveNoLeader, exp_alerts: []}
       - {eval_time: 7m, alertname: GroveNoLeader, exp_alerts: []}
@@ -394,22 +394,6 @@ func queryHasData(t *testing.T, q string) bool {
 		}
 	}
 	return false
-}
-
-func waitAllTargetsUp(t *testing.T) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		targets, err := prom.API.Targets(context.Background())
-		if err != nil || len(targets.Active) != 4 {
-			return false
-		}
-		for _, target := range targets.Active {
-			if target.Health != "up" {
-				return false
-			}
-		}
-		return true
-	}, time.Minute, 250*time.Millisecond, "Prometheus scrapes the four binaries")
 }
 
 // waitEvaluations waits until the rule group was evaluated n more times.
