@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +32,9 @@ func (v *Validator) nameOverlap(ctx context.Context, pcs *grovev1alpha1.PodCliqu
 	// Read-only: the cache's own objects, not a copy of every PodCliqueSet of the namespace per
 	// request (100 creates at once into a namespace copied 100 × 100 objects).
 	if err := v.PodCliqueSets.List(ctx, list, client.InNamespace(pcs.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, nil, fmt.Errorf("listing the namespace's PodCliqueSets to compare generated names: %w", err)
+		// A failed read, not a verdict: answered as an internal error (500), which the API server
+		// reports as such and grove_admission_requests_total counts as result=error.
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("listing the namespace's PodCliqueSets to compare generated names: %w", err))
 	}
 	var errs field.ErrorList
 	var warnings admission.Warnings

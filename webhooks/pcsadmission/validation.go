@@ -101,7 +101,12 @@ func (v *Validator) validateInCluster(ctx context.Context, old, pcs *grovev1alph
 	if !ok {
 		return nil, nil
 	}
-	return cv.ValidatePodCliqueSetInCluster(ctx, v.SchedulerObjects, old, pcs)
+	clusterErrs, err := cv.ValidatePodCliqueSetInCluster(ctx, v.SchedulerObjects, old, pcs)
+	if err != nil {
+		// The backend's error is a failed read, not a verdict: an internal error (500).
+		return nil, apierrors.NewInternalError(err)
+	}
+	return clusterErrs, nil
 }
 
 // logRejection notes a refused PodCliqueSet (V(1): the user sees the answer; the log is for

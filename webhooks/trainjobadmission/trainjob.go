@@ -187,7 +187,8 @@ func (v *TrainJobValidator) checkRuntime(ctx context.Context, tj *trainerv1alpha
 	case apierrors.IsNotFound(err):
 		return nil, admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits until it does", kind, key.Name)}, nil
 	case err != nil:
-		return nil, nil, err
+		// A failed read, not a verdict: an internal error (500).
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("reading %s %q: %w", kind, key.Name, err))
 	}
 	spec, _ := specOf(obj)
 	return spec, nil, nil

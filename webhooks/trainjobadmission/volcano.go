@@ -49,7 +49,7 @@ func volcanoQueue(tj *trainerv1alpha1.TrainJob, spec *trainerv1alpha1.TrainingRu
 // default queue) must be a valid name, exist and be open; the priority class of the pod
 // templates must exist (Kubeflow Trainer v2.3 refuses a missing one). Errors name the TrainJob
 // field the value comes from: its runtime patch, else spec.runtimeRef (the runtime's template).
-// An error return is a failed read, not a refusal.
+// An error return is a failed read, not a refusal: an internal error (500).
 func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1alpha1.TrainJob, spec *trainerv1alpha1.TrainingRuntimeSpec) (field.ErrorList, error) {
 	if spec.PodGroupPolicy == nil || spec.PodGroupPolicy.Volcano == nil {
 		return nil, nil
@@ -82,7 +82,7 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 	state, problem, err := volcano.CheckQueue(ctx, v.Cluster, queue)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, apierrors.NewInternalError(err)
 	case state == volcano.QueueNotServed:
 		// Not the queue's fault: name the runtime, whose podGroupPolicy asks for Volcano.
 		errs = append(errs, field.Invalid(ref.Child("name"), tj.Spec.RuntimeRef.Name,
@@ -100,7 +100,7 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 			errs = append(errs, field.Invalid(ref.Child("name"), tj.Spec.RuntimeRef.Name,
 				fmt.Sprintf("%s's spec.template.spec.replicatedJobs[%d].template.spec.template.spec.priorityClassName: PriorityClass %q does not exist, and Volcano's PodGroup takes it", runtime, i, pc)))
 		case err != nil:
-			return nil, fmt.Errorf("reading PriorityClass %q: %w", pc, err)
+			return nil, apierrors.NewInternalError(fmt.Errorf("reading PriorityClass %q: %w", pc, err))
 		}
 	}
 	return errs, nil

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -22,7 +24,11 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 	}, []string{"backend"})
 	syncErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "grove_backend_sync_errors_total", Help: "PodGang syncs that failed, per scheduler backend.",
+		Name: "grove_backend_sync_errors_total", Help: "PodGang syncs that failed, per scheduler backend and the API's status reason (Other when it gave none).",
+	}, []string{"backend", "reason"})
+	acknowledgements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grove_backend_acknowledgements_total",
+		Help: "PodGang generations a scheduler backend acknowledged (SchedulerBackendReady=True), counted once the status write succeeded.",
 	}, []string{"backend"})
 	managedDesc = prometheus.NewDesc("grove_backend_objects_managed",
 		"Scheduler objects a backend keeps for PodGangs, per kind, counted from the informer cache.", []string{"backend", "kind"}, nil)
@@ -32,7 +38,44 @@ var (
 var managed = &managedObjects{}
 
 func init() {
-	metrics.Registry.MustRegister(syncSeconds, syncErrors, managed)
+	metrics.Registry.MustRegister(syncSeconds, syncErrors, acknowledgements, managed)
+}
+
+// reasonOther is a sync error's reason when the API gave none of its own (a failed connection, a
+// kind that is not served, the backend's own error).
+const reasonOther = "Other"
+
+// knownReasons are the API's status reasons, the values grove_backend_sync_errors_total's reason
+// takes besides reasonOther: a bounded set whatever a scheduler's API server answers.
+var knownReasons = map[metav1.StatusReason]bool{
+	metav1.StatusReasonUnauthorized: true, metav1.StatusReasonForbidden: true, metav1.StatusReasonNotFound: true,
+	metav1.StatusReasonAlreadyExists: true, metav1.StatusReasonConflict: true, metav1.StatusReasonGone: true,
+	metav1.StatusReasonInvalid: true, metav1.StatusReasonServerTimeout: true, metav1.StatusReasonStoreReadError: true,
+	metav1.StatusReasonTimeout: true, metav1.StatusReasonTooManyRequests: true, metav1.StatusReasonBadRequest: true,
+	metav1.StatusReasonMethodNotAllowed: true, metav1.StatusReasonNotAcceptable: true, metav1.StatusReasonRequestEntityTooLarge: true,
+	metav1.StatusReasonUnsupportedMediaType: true, metav1.StatusReasonInternalError: true, metav1.StatusReasonExpired: true,
+	metav1.StatusReasonServiceUnavailable: true,
+}
+
+// syncErrorReason is the reason label of a failed sync: the API's status reason of the error (or
+// of the error it wraps), else reasonOther.
+func syncErrorReason(err error) string {
+	if r := apierrors.ReasonForError(err); knownReasons[r] {
+		return string(r)
+	}
+	return reasonOther
+}
+
+// acknowledges reports whether writing cond, the backend's SchedulerBackendReady, acknowledges
+// the generation it names (ObservedGeneration) anew: it is True, and before (the conditions as
+// the pass read them) held no True acknowledgement of that generation. A rewrite of a standing
+// acknowledgement (another reason, new scheduling groups) is not counted again.
+func acknowledges(before []metav1.Condition, cond metav1.Condition) bool {
+	if cond.Status != metav1.ConditionTrue {
+		return false
+	}
+	prev := meta.FindStatusCondition(before, cond.Type)
+	return prev == nil || prev.Status != metav1.ConditionTrue || prev.ObservedGeneration != cond.ObservedGeneration
 }
 
 // managedObjects counts the backends' objects at scrape time from the caches their reconcilers

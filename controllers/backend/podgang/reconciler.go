@@ -167,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Reason: reason, Message: message, ObservedGeneration: pg.Generation,
 	}
 	if syncErr != nil {
-		syncErrors.WithLabelValues(name).Inc()
+		syncErrors.WithLabelValues(name, syncErrorReason(syncErr)).Inc()
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSyncFailed, syncErr.Error()
 	}
 	status := pg.Status.DeepCopy()
@@ -189,6 +189,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		conditionlog.Transitions(log, before, pg.Status.Conditions)
 		if syncErr == nil {
 			log.V(1).Info("acknowledged the PodGang: the scheduler's objects match its spec", "backend", name, "generation", pg.Generation, "reason", reason)
+		}
+		// Counted once the write stood: a failed write is retried and counted then.
+		if acknowledges(before, cond) {
+			acknowledgements.WithLabelValues(name).Inc()
 		}
 	}
 	return ctrl.Result{}, syncErr

@@ -40,6 +40,8 @@ type decision struct {
 	finish *metav1.Condition
 	// recheck asks for a pass after this long when nothing else will wake one.
 	recheck time.Duration
+	// series is what the status write records for the metrics.
+	series passSeries
 }
 
 // decide computes the pass's decision from the TrainJob and what was observed. It reads nothing
@@ -72,6 +74,7 @@ func decide(tj *trainerv1alpha1.TrainJob, o *observation) decision {
 	default:
 		d.run(tj, o)
 	}
+	d.series = seriesOf(tj, d)
 	return d
 }
 

@@ -228,6 +228,7 @@ func (r *Reconciler) report(tj *trainerv1alpha1.TrainJob, d decision) {
 	if d.finish != nil {
 		r.recordFinish(tj, d.finish)
 	}
+	d.series.record()
 }
 
 // next is when the TrainJob needs the next pass: at its deadline while it runs, at its TTL once

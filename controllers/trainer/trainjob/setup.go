@@ -42,6 +42,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}); err != nil {
 		return err
 	}
+	// grove_trainjobs is counted from the cache this controller watches TrainJobs through, by
+	// the leader.
+	jobs.set(mgr.GetCache(), mgr.Elected())
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return managedByUs(o.(*trainerv1alpha1.TrainJob)) })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
