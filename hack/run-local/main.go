@@ -43,13 +43,18 @@ func main() {
 		fmt.Println("with Kueue, kube-scheduler runs in plain mode: Kueue admits each gang whole, and a queued PodCliqueSet is refused beside another gang scheduler (docs/kueue.md)")
 		*plain = true
 	}
-	if err := run(*nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain, *monitoring); err != nil {
+	// Ctrl-C (or SIGTERM) is how a local run ends, at any point: everything started is stopped
+	// and the exit status is 0, so make reports no error.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain, *monitoring); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
+		stop()
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain, monitoring bool) error {
+func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain, monitoring bool) error {
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
@@ -64,11 +69,9 @@ func run(nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue,
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
 	fmt.Println("starting the local cluster ...")
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue})
+	// Ctrl-C is how a local run ends: this process stops the cluster and exits 0.
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: nodes, Dir: dir, KeepDir: true, CRDDirs: crdDirs, Scheme: apiserver.Scheme(), Kueue: withKueue, CallerStopsOnInterrupt: true})
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,10 @@ type Options struct {
 	// LeaderElectionTimings are the project's binaries' lease timings (default "leaseDuration: 6s,
 	// renewDeadline: 4s, retryPeriod: 1s": fast takeovers for the tests that kill leaders).
 	LeaderElectionTimings string
+	// CallerStopsOnInterrupt leaves SIGINT and SIGTERM to the caller, which stops the cluster
+	// itself (make run-local, whose Ctrl-C is a normal end); by default an interrupted test binary
+	// stops the cluster and exits 130.
+	CallerStopsOnInterrupt bool
 	// JobSetQPS and JobSetBurst are the JobSet controller's client limits (default 200 and 300);
 	// make bench gives every controller the same.
 	JobSetQPS, JobSetBurst int
@@ -164,7 +168,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, err
 	}
-	c.stopOnInterrupt()
+	if !opts.CallerStopsOnInterrupt {
+		c.stopOnInterrupt()
+	}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n(logs in %s)", err, c.dir)

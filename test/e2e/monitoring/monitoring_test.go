@@ -94,8 +94,10 @@ func TestEveryAlertFiresForItsScenarioAndNotBefore(t *testing.T) {
 	t.Run("an update that ends and one past its progress deadline", func(t *testing.T) {
 		requireNeverActive(t, "GroveUpdateStalled", start)
 		ns := c.NewNamespace(t)
-		for _, name := range []string{"rolls", "stalls"} {
-			pcs := builders.PodCliqueSet(ns, name).Clique("worker", 2, builders.MaxUnavailable(1), progressDeadline(5*time.Second)).Obj()
+		// The update that ends has ample time, so a slow replacement on a loaded machine does not
+		// stall it; the other's deadline is short, since its replacement can never be placed.
+		for name, deadline := range map[string]time.Duration{"rolls": 5 * time.Minute, "stalls": 5 * time.Second} {
+			pcs := builders.PodCliqueSet(ns, name).Clique("worker", 2, builders.MaxUnavailable(1), progressDeadline(deadline)).Obj()
 			require.NoError(t, c.Client().Create(ctx, pcs))
 			waitPhase(t, ns, name, grovev1alpha1.PodCliqueSetPhaseRunning)
 		}
