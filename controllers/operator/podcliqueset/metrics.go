@@ -10,6 +10,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/internal/podgangstatus"
 )
 
@@ -40,6 +41,20 @@ var gangBuckets = prometheus.ExponentialBuckets(0.5, 2, 17) // 0.5s … ~9h
 
 func init() {
 	metrics.Registry.MustRegister(gangTimeToScheduled, gangTimeToReady, updateDuration)
+	// Every strategy's series exists from the start, at zero: a series born with its first
+	// observation shows no rate for it, so a dashboard would miss the first update.
+	for _, s := range []grovev1alpha1.UpdateStrategyType{grovev1alpha1.RollingRecreateStrategy, grovev1alpha1.CoherentStrategy, grovev1alpha1.OnDeleteStrategy} {
+		updateDuration.WithLabelValues(string(s))
+	}
+}
+
+// initGangSeries creates the gang histograms' series of every enabled backend at zero, for the
+// same reason.
+func initGangSeries(enabled []backends.SchedulerBackend) {
+	for _, b := range enabled {
+		gangTimeToScheduled.WithLabelValues(string(b.Name()))
+		gangTimeToReady.WithLabelValues(string(b.Name()))
+	}
 }
 
 // gangFirsts says, for a status part about to replace a PodGang's status before, how long the

@@ -84,6 +84,9 @@ func (r *Reconciler) clock() clock.PassiveClock {
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if r.Backends != nil {
+		initGangSeries(r.Backends.Enabled())
+	}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.AutoMNNVL {
 		// A ComputeDomain deleted by hand is made again (its CRD is checked at start).

@@ -44,6 +44,11 @@ var jobs = &trainJobCounter{}
 
 func init() {
 	metrics.Registry.MustRegister(finishedJobs, ttlDeletions, phaseTransitions, timeToFinish, jobs)
+	// Both conditions' series exist from the start, at zero: a series born with its first
+	// observation shows no rate for it, so a dashboard would miss the first finished job.
+	for _, c := range []string{trainerv1alpha1.TrainJobComplete, trainerv1alpha1.TrainJobFailed} {
+		timeToFinish.WithLabelValues(c)
+	}
 }
 
 // A TrainJob's phases, one word for its conditions as `kubectl grove status` names them.
