@@ -275,15 +275,18 @@ func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout ti
 	return nil
 }
 
-// printMonitoring says where the local Prometheus is and what to ask it first.
+// printMonitoring says where the local Prometheus is and what to ask it first. It serves its HTTP
+// API only: its web UI is built with npm, which the pinned Go build leaves out.
 func printMonitoring(prom *cluster.Prometheus) {
 	fmt.Printf(`Prometheus scrapes the four binaries every 5s and evaluates the shipped alerts (%s).
-  %s/alerts                      the alerts, and which fire
-  %s/query?g0.expr=QUERY         ask it, e.g.:
-    sum by (reason) (grove_pods_gated)                         pods held back, and by what
-    sum by (phase) (grove_podcliquesets)                       workloads in each phase
-    max by (reason) (grove_podgangs_unscheduled_longest_seconds)  the longest wait for placement
-    histogram_quantile(0.9, sum by (le) (rate(grove_podgang_time_to_scheduled_seconds_bucket[5m])))
+Its HTTP API is at %s (a Grafana data source can point at it and load
+deploy/components/monitoring/grove-dashboard.json). Ask it, e.g.:
+  curl -s %s/api/v1/alerts                       the alerts that are pending or firing
+  curl -s %s/api/v1/query --data-urlencode 'query=sum by (reason) (grove_pods_gated)'
+Queries to try: sum by (reason) (grove_pods_gated)  (pods held back, and by what);
+  sum by (workload_type, phase) (grove_podcliquesets)  (workloads in each phase);
+  max by (reason) (grove_podgangs_unscheduled_longest_seconds)  (the longest wait for placement);
+  histogram_quantile(0.9, sum by (le) (rate(grove_podgang_time_to_scheduled_seconds_bucket[5m]))).
 docs/metrics.md lists every metric and the question it answers.
-`, prom.RulesPath, prom.URL, prom.URL)
+`, prom.RulesPath, prom.URL, prom.URL, prom.URL)
 }
