@@ -113,8 +113,11 @@ func WritePrometheusRules(path string, alertFor time.Duration) (string, error) {
 			Groups []map[string]any `json:"groups"`
 		} `json:"spec"`
 	}
-	if err := yaml.UnmarshalStrict(data, &rule); err != nil {
+	if err := yaml.Unmarshal(data, &rule); err != nil {
 		return "", fmt.Errorf("reading the shipped PrometheusRule: %w", err)
+	}
+	if len(rule.Spec.Groups) == 0 {
+		return "", fmt.Errorf("the shipped PrometheusRule has no spec.groups")
 	}
 	if alertFor > 0 {
 		for _, g := range rule.Spec.Groups {
