@@ -46,8 +46,10 @@ group() {
     done
     # A rename per binary keeps concurrent or interrupted builds from leaving a half-written tool.
     mkdir -p "$out" && for spec in "${missing[@]}"; do mv -f "$tmp/${spec%%=*}.tool" "$out/${spec%%=*}"; done && rm -rf "$tmp"
-    for n in "${names[@]}"; do
-      echo "tools: $n built in $((SECONDS - start))s (hack/tools/$dir, one build for ${names[*]})"
+    local built=()
+    for spec in "${missing[@]}"; do built+=("${spec%%=*}"); done
+    for n in "${built[@]}"; do
+      echo "tools: $n built (hack/tools/$dir: ${built[*]} in one build of $((SECONDS - start))s)"
     done
   fi
   for n in "${names[@]}"; do ln -sfn "$out/$n" "$link_dir/$n"; done
@@ -82,6 +84,12 @@ done
 # the local run starts, so a first run does not wait for the tools of the tests and the bench.
 groups=" ${*:-all} "
 want() { [[ $groups == *" all "* || $groups == *" $1 "* ]]; }
+for g in ${*:-}; do
+  case $g in
+    all | cluster | gen | kwok | jobset | kueue | kubeflow | lws | plugins | prometheus) ;;
+    *) echo "tools: no tool group $g (cluster gen kwok jobset kueue kubeflow lws plugins prometheus)" >&2; exit 2 ;;
+  esac
+done
 
 # Kubernetes' own binaries are the longest build; on a cold machine the other tools build beside
 # them in a second lane, so one lane's downloads and single-threaded links overlap the other's

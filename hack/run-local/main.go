@@ -7,6 +7,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -47,7 +48,12 @@ func main() {
 	// and the exit status is 0, so make reports no error.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain, *monitoring); err != nil && ctx.Err() == nil {
+	err := run(ctx, *nodes, *dir, *runFor, *samplesTimeout, *withKueue, *plain, *monitoring)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Println("stopped")
+	default:
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		stop()
 		os.Exit(1)
@@ -82,6 +88,13 @@ func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time
 		return err
 	}
 	binaries, metrics, err := startBinaries(ctx, c, root, dir, withKueue, plain)
+	// The binaries started are stopped gracefully on every way out, a failed start included.
+	defer func() {
+		for _, b := range binaries {
+			_ = b.Process.Signal(syscall.SIGTERM)
+			_ = b.Wait()
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -95,12 +108,6 @@ func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time
 		}
 		fmt.Printf("prometheus ready at %s, scraping the four binaries (log: %s)\n", prom.URL, filepath.Join(dir, "prometheus.log"))
 	}
-	defer func() {
-		for _, b := range binaries {
-			_ = b.Process.Signal(syscall.SIGTERM)
-			_ = b.Wait()
-		}
-	}()
 
 	if err := runSamples(ctx, c, root, samplesTimeout, withKueue, plain); err != nil {
 		return err

@@ -90,6 +90,10 @@ type managedSource struct {
 	reader  client.Reader
 	scheme  *runtime.Scheme
 	types   []client.Object
+	// elected closes once this replica leads (nil: at once). Only the leader reports: a
+	// standby's cache has no informers for these kinds, and two replicas reporting would double
+	// every sum.
+	elected <-chan struct{}
 }
 
 func (m *managedObjects) add(s managedSource) {
@@ -107,6 +111,9 @@ func (m *managedObjects) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range sources {
+		if !s.leading() {
+			continue
+		}
 		s.collect(ctx, ch)
 	}
 }
@@ -127,5 +134,17 @@ func (m managedSource) collect(ctx context.Context, ch chan<- prometheus.Metric)
 		}
 		n := meta.LenList(l)
 		ch <- prometheus.MustNewConstMetric(managedDesc, prometheus.GaugeValue, float64(n), m.backend, gvk.Kind)
+	}
+}
+
+func (m managedSource) leading() bool {
+	if m.elected == nil {
+		return true
+	}
+	select {
+	case <-m.elected:
+		return true
+	default:
+		return false
 	}
 }

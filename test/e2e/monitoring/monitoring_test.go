@@ -22,6 +22,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,7 +204,7 @@ tests:
           - exp_labels: {severity: warning, namespace: team, backend: kube-scheduler}
             exp_annotations:
               summary: A gang cannot be placed
-              description: "1 PodGang(s) in namespace team have been Unschedulable under the kube-scheduler backend for 15 minutes: the scheduler finds no room for the whole gang. kubectl grove status on the PodCliqueSet shows the scheduler's message."
+              description: "Namespace team has had an Unschedulable PodGang under the kube-scheduler backend for 15 minutes (1 now): the scheduler finds no room for the whole gang. kubectl grove status on the PodCliqueSet shows the scheduler's message."
   - interval: 1m
     input_series:
       - series: 'grove_backend_sync_errors_total{job="backend-controller-kai-scheduler",backend="kai-scheduler",reason="Forbidden"}'
@@ -363,7 +364,28 @@ func denySchedulingObjects(t *testing.T) string {
 		},
 	}
 	require.NoError(t, k.Create(ctx, binding))
+	t.Cleanup(func() {
+		_ = k.Delete(ctx, binding)
+		_ = k.Delete(ctx, policy)
+	})
+	// A policy takes effect asynchronously: wait until it refuses, or the backend's first sync
+	// could succeed and never be retried. A cluster-scoped object of the group is always matched.
+	require.Eventually(t, func() bool {
+		probe := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "deny-probe"}, Value: 1}
+		err := k.Create(ctx, probe, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), policy.Name)
+	}, time.Minute, 250*time.Millisecond, "the ValidatingAdmissionPolicy refuses scheduling objects")
 	return ns.Name
+}
+
+// dashboardPanel is what the test reads of a Grafana panel.
+type dashboardPanel struct {
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+	Panels []dashboardPanel `json:"panels"`
 }
 
 // panelQuery is one query of the shipped dashboard.
@@ -378,18 +400,18 @@ func dashboardQueries(t *testing.T) []panelQuery {
 	data, err := os.ReadFile(filepath.Join(root, cluster.MonitoringDir, "grove-dashboard.json"))
 	require.NoError(t, err)
 	var dashboard struct {
-		Panels []struct {
-			Type    string `json:"type"`
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
+		Panels []dashboardPanel `json:"panels"`
 	}
 	require.NoError(t, json.Unmarshal(data, &dashboard))
 	vars := strings.NewReplacer("$namespace", ".*", "$__rate_interval", "10m")
 	var queries []panelQuery
+	// A collapsed row holds its panels itself.
+	var panels []dashboardPanel
 	for _, p := range dashboard.Panels {
+		panels = append(panels, p)
+		panels = append(panels, p.Panels...)
+	}
+	for _, p := range panels {
 		if p.Type == "row" {
 			continue
 		}
