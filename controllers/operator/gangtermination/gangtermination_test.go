@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/metricstest"
 )
 
 var since = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -147,39 +147,14 @@ func TestDeletePodCliquesReturnsOtherErrorsAndWhatItDeletedBefore(t *testing.T) 
 	assert.True(t, exists(t, c, a), "retried on the next pass")
 }
 
-// value reads a counter series of controller-runtime's registry (0 when it does not exist).
-func value(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			if len(m.GetLabel()) != len(labels) {
-				continue
-			}
-			for _, l := range m.GetLabel() {
-				if labels[l.GetName()] != l.GetValue() {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
 func TestTerminatedCountsByLevelWithTheBreachAsReason(t *testing.T) {
 	series := func(level string) map[string]string {
 		return map[string]string{"level": level, "reason": "MinAvailableBreached"}
 	}
-	pcs, pcsg := value(t, "grove_gang_terminations_total", series(LevelPodCliqueSet)), value(t, "grove_gang_terminations_total", series(LevelPodCliqueScalingGroup))
+	pcs, pcsg := metricstest.Observations(t, "grove_gang_terminations_total", series(LevelPodCliqueSet)), metricstest.Observations(t, "grove_gang_terminations_total", series(LevelPodCliqueScalingGroup))
 
 	Terminated(LevelPodCliqueScalingGroup)
 
-	assert.Equal(t, pcs, value(t, "grove_gang_terminations_total", series(LevelPodCliqueSet)), "each level is a series of its own")
-	assert.Equal(t, pcsg+1, value(t, "grove_gang_terminations_total", series(LevelPodCliqueScalingGroup)))
+	assert.Equal(t, pcs, metricstest.Observations(t, "grove_gang_terminations_total", series(LevelPodCliqueSet)), "each level is a series of its own")
+	assert.Equal(t, pcsg+1, metricstest.Observations(t, "grove_gang_terminations_total", series(LevelPodCliqueScalingGroup)))
 }

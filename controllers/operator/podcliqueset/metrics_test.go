@@ -16,42 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/internal/podgangstatus"
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/metricstest"
 )
-
-// observations reads a series of controller-runtime's registry: a counter's value, or how many
-// observations a histogram holds (0 when the series does not exist).
-func observations(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			if len(m.GetLabel()) != len(labels) {
-				continue
-			}
-			for _, l := range m.GetLabel() {
-				if labels[l.GetName()] != l.GetValue() {
-					continue series
-				}
-			}
-			if h := m.GetHistogram(); h != nil {
-				return float64(h.GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
 
 func TestGangFirstsAreTheFirstPlacementAndReadinessOnly(t *testing.T) {
 	created := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -122,8 +93,8 @@ func TestAGangsFirstPlacementIsObservedAfterItsStatusWriteSucceeded(t *testing.T
 		return r.applyGangStatus(ctx, p.gangStatus, p.changes, failed)
 	}
 	backend := map[string]string{"backend": "metrics-test"}
-	scheduled := func() float64 { return observations(t, "grove_podgang_time_to_scheduled_seconds", backend) }
-	ready := func() float64 { return observations(t, "grove_podgang_time_to_ready_seconds", backend) }
+	scheduled := func() float64 { return metricstest.Observations(t, "grove_podgang_time_to_scheduled_seconds", backend) }
+	ready := func() float64 { return metricstest.Observations(t, "grove_podgang_time_to_ready_seconds", backend) }
 	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-router-0", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 
@@ -223,7 +194,7 @@ func TestFailureReasonIsTheFailedConditionsInABoundedSet(t *testing.T) {
 
 func TestATrainingFailureIsCountedOnceByReasonWhenThePhaseTurnsFailed(t *testing.T) {
 	failures := func() float64 {
-		return observations(t, "grove_training_failures_total", map[string]string{"reason": grovev1alpha1.ReasonMaxRestartsExceeded})
+		return metricstest.Observations(t, "grove_training_failures_total", map[string]string{"reason": grovev1alpha1.ReasonMaxRestartsExceeded})
 	}
 	before := failures()
 	f, _, _ := groupFixture(t, true)
@@ -243,7 +214,7 @@ func TestAnUpdateIsObservedOnceWhenItsStatusWriteEndsIt(t *testing.T) {
 		Reason: grovev1alpha1.ReasonProgressing, LastTransitionTime: metav1.NewTime(t0)}}
 	f := newFixture(t, pcs)
 	updates := func() float64 {
-		return observations(t, "grove_podcliqueset_update_duration_seconds", map[string]string{"strategy": string(grovev1alpha1.OnDeleteStrategy)})
+		return metricstest.Observations(t, "grove_podcliqueset_update_duration_seconds", map[string]string{"strategy": string(grovev1alpha1.OnDeleteStrategy)})
 	}
 	before := updates()
 
