@@ -20,8 +20,9 @@ func (listFailing) List(context.Context, client.ObjectList, ...client.ListOption
 	return errors.New("the cache is not synced")
 }
 
-// A read that fails decides nothing: the answer is an internal error (500), which the API server
-// reports as the webhook's failure and grove_admission_requests_total counts as result=error,
+// A read that fails decides nothing: the answer is an internal error (code 500, not allowed),
+// which the client sees as "Internal error occurred" and grove_admission_requests_total counts
+// as result=error,
 // not a refusal of the object.
 func TestAFailedReadIsAnInternalErrorNotAVerdict(t *testing.T) {
 	cases := []struct {

@@ -22,8 +22,9 @@ func (unreachable) Get(context.Context, client.ObjectKey, client.Object, ...clie
 	return errors.New("connection refused")
 }
 
-// A read that fails decides nothing: the answer is an internal error (500), which the API server
-// reports as the webhook's failure and grove_admission_requests_total counts as result=error,
+// A read that fails decides nothing: the answer is an internal error (code 500, not allowed),
+// which the client sees as "Internal error occurred" and grove_admission_requests_total counts
+// as result=error,
 // not a refusal of the TrainJob.
 func TestAFailedReadIsAnInternalErrorNotAVerdict(t *testing.T) {
 	s := runtime.NewScheme()

@@ -8,6 +8,7 @@ package statemetrics
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -85,9 +87,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 	defer cancel()
 	now := c.Clock.Now()
+	// A failed list leaves its gauges out of this scrape (an alert on them then resolves): it is
+	// logged, so the gap is never silent.
+	list := func(obj client.ObjectList, opts ...client.ListOption) error {
+		err := c.Reader.List(ctx, obj, opts...)
+		if err != nil {
+			ctrllog.Log.WithName("statemetrics").Error(err, "listing from the cache for the metrics failed: the gauges that need it are left out of this scrape", "list", fmt.Sprintf("%T", obj))
+		}
+		return err
+	}
 
 	gangList := &schedulerv1alpha1.PodGangList{}
-	gangsErr := c.Reader.List(ctx, gangList, client.UnsafeDisableDeepCopy)
+	gangsErr := list(gangList, client.UnsafeDisableDeepCopy)
 	gangs := pointers(gangList.Items)
 	if gangsErr == nil {
 		for k, w := range unscheduledGangs(gangs, now) {
@@ -97,14 +108,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	groupList := &grovev1alpha1.PodCliqueScalingGroupList{}
-	groupsErr := c.Reader.List(ctx, groupList, client.UnsafeDisableDeepCopy)
+	groupsErr := list(groupList, client.UnsafeDisableDeepCopy)
 	groups := pointers(groupList.Items)
 
 	pods, cliques, maps := &corev1.PodList{}, &grovev1alpha1.PodCliqueList{}, &grovev1alpha1.PodGangMapList{}
 	if gangsErr == nil && groupsErr == nil &&
-		c.Reader.List(ctx, pods, client.HasLabels{grovev1alpha1.LabelPodClique}, client.UnsafeDisableDeepCopy) == nil &&
-		c.Reader.List(ctx, cliques, client.UnsafeDisableDeepCopy) == nil &&
-		c.Reader.List(ctx, maps, client.UnsafeDisableDeepCopy) == nil {
+		list(pods, client.HasLabels{grovev1alpha1.LabelPodClique}, client.UnsafeDisableDeepCopy) == nil &&
+		list(cliques, client.UnsafeDisableDeepCopy) == nil &&
+		list(maps, client.UnsafeDisableDeepCopy) == nil {
 		v := newView(pointers(cliques.Items), gangs, groups, pointers(maps.Items))
 		for k, n := range gatedPods(pointers(pods.Items), v) {
 			ch <- prometheus.MustNewConstMetric(gatedDesc, prometheus.GaugeValue, float64(n), k.namespace, k.reason)
@@ -112,7 +123,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	pcsList := &grovev1alpha1.PodCliqueSetList{}
-	if groupsErr == nil && c.Reader.List(ctx, pcsList, client.UnsafeDisableDeepCopy) == nil {
+	if groupsErr == nil && list(pcsList, client.UnsafeDisableDeepCopy) == nil {
 		s := workloads(pointers(pcsList.Items), groups)
 		for k, n := range s.phases {
 			ch <- prometheus.MustNewConstMetric(podCliqueSetsDesc, prometheus.GaugeValue, float64(n), k.namespace, k.workloadType, k.phase)
