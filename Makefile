@@ -161,8 +161,8 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 
 .PHONY: run-local
 # What the local run starts, and so all it builds: the control plane, kwok, JobSet and the
-# generators (Kueue only with KUEUE=1, Prometheus only with MONITORING=1). The other tools are
-# the tests' and the bench's.
+# generators (Kueue only with KUEUE=1, Prometheus only with MONITORING=1). It applies its samples
+# itself, so it needs no kubectl; kubectl and the other tools are the tests' and the bench's.
 RUN_LOCAL_TOOLS := cluster gen kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),prometheus)
 
 run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.

@@ -86,8 +86,8 @@ groups=" ${*:-all} "
 want() { [[ $groups == *" all "* || $groups == *" $1 "* ]]; }
 for g in ${*:-}; do
   case $g in
-    all | cluster | gen | kwok | jobset | kueue | kubeflow | lws | plugins | prometheus) ;;
-    *) echo "tools: no tool group $g (cluster gen kwok jobset kueue kubeflow lws plugins prometheus)" >&2; exit 2 ;;
+    all | cluster | kubectl | gen | kwok | jobset | kueue | kubeflow | lws | plugins | prometheus) ;;
+    *) echo "tools: no tool group $g (cluster kubectl gen kwok jobset kueue kubeflow lws plugins prometheus)" >&2; exit 2 ;;
   esac
 done
 
@@ -100,8 +100,12 @@ lane_control_plane() {
       etcd=go.etcd.io/etcd/server/v3 \
       kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
       kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
-      kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
-      kubectl=k8s.io/kubernetes/cmd/kubectl
+      kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler
+  fi
+  if want kubectl; then
+    # Its own group, from the same module: make run-local applies its samples without it, and
+    # its packages (kustomize's among them) are a large share of a cold build.
+    group cluster "$k8s_ldflags" kubectl=k8s.io/kubernetes/cmd/kubectl
   fi
   if want prometheus; then
     # Prometheus 3.16 (module v0.316.0) and promtool, for the monitoring e2e and make run-local

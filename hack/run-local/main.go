@@ -20,6 +20,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
@@ -134,9 +136,11 @@ func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time
 	if err := status.Run(); err != nil {
 		return fmt.Errorf("kubectl grove status %s: %w", shown, err)
 	}
-	kubectl, err := toolpath.Bin("kubectl")
-	if err != nil {
-		return err
+	// The pinned kubectl when make tools built it (make run-local does not: it applies the samples
+	// itself); else the one on the PATH.
+	kubectl := "kubectl"
+	if pinned, err := toolpath.Bin("kubectl"); err == nil {
+		kubectl = pinned
 	}
 	fmt.Printf(`
 The local cluster is running. Logs of every component are in %s.
@@ -231,18 +235,14 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, wi
 func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout time.Duration, withKueue, plain bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	kubectl, err := toolpath.Bin("kubectl")
-	if err != nil {
-		return err
-	}
-	local := func(name string) []string { return []string{"-f", filepath.Join(root, "hack", "run-local", name)} }
+	local := func(name string) manifests { return manifests{file: filepath.Join(root, "hack", "run-local", name)} }
 	steps := []struct {
 		name  string
-		apply []string
+		apply manifests
 		show  func() error
 		skip  bool
 	}{
-		{name: "config/samples (inference)", apply: []string{"-k", filepath.Join(root, "config", "samples")},
+		{name: "config/samples (inference)", apply: manifests{kustomization: filepath.Join(root, "config", "samples")},
 			show: func() error {
 				if err := showProgress(ctx, c, "default", "inference"); err != nil || plain {
 					return err // without gangs, the condition says the gang is not kept together
@@ -270,9 +270,7 @@ func runSamples(ctx context.Context, c *cluster.Cluster, root string, timeout ti
 		if step.skip {
 			continue
 		}
-		apply := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", c.AdminKubeconfig(), "apply"}, step.apply...)...)
-		apply.Stdout, apply.Stderr = os.Stdout, os.Stderr
-		if err := apply.Run(); err != nil {
+		if err := step.apply.apply(ctx, c.Client()); err != nil {
 			return fmt.Errorf("applying %s: %w", step.name, err)
 		}
 		if err := step.show(); err != nil {
@@ -296,4 +294,44 @@ Queries to try: sum by (reason) (grove_pods_gated)  (pods held back, and by what
   histogram_quantile(0.9, sum by (le) (rate(grove_podgang_time_to_scheduled_seconds_bucket[5m]))).
 docs/metrics.md lists every metric and the question it answers.
 `, prom.RulesPath, prom.URL, prom.URL, prom.URL)
+}
+
+// manifests are what one sample step applies: a kustomization, built with the pinned kustomize,
+// or a file.
+type manifests struct{ kustomization, file string }
+
+// apply applies the manifests in their order with server-side apply, as `kubectl apply
+// --server-side` would, so the local run needs no kubectl.
+func (m manifests) apply(ctx context.Context, k client.Client) error {
+	var objs []*unstructured.Unstructured
+	var err error
+	if m.kustomization != "" {
+		kustomize, kerr := toolpath.Bin("kustomize")
+		if kerr != nil {
+			return kerr
+		}
+		out, berr := exec.CommandContext(ctx, kustomize, "build", m.kustomization).Output()
+		if berr != nil {
+			return fmt.Errorf("kustomize build %s: %w", m.kustomization, berr)
+		}
+		objs, err = apiserver.DecodeManifests(out)
+	} else {
+		objs, err = apiserver.ReadManifests(m.file)
+	}
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		// As kubectl does: a namespaced object without a namespace goes to "default".
+		if namespaced, err := k.IsObjectNamespaced(o); err != nil {
+			return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+		} else if namespaced && o.GetNamespace() == "" {
+			o.SetNamespace("default")
+		}
+		if err := k.Patch(ctx, o, client.Apply, client.FieldOwner("run-local"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		fmt.Printf("%s/%s applied\n", strings.ToLower(o.GetKind()), o.GetName())
+	}
+	return nil
 }
