@@ -118,7 +118,7 @@ test-hostile: tools ## Hostile input and security checks against the four runnin
 	@$(MAKE) --no-print-directory fuzz-long
 
 .PHONY: test-integration
-test-integration: ## Integration tests against a real kube-apiserver + etcd (envtest).
+test-integration: tools ## Integration tests against a real kube-apiserver + etcd (envtest).
 	$(GO_TEST) -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
@@ -126,7 +126,7 @@ test-integration: ## Integration tests against a real kube-apiserver + etcd (env
 # side: on two cores, sharing the machine with another package's cluster starved its API server.
 E2E_PKGS := $(filter-out ./test/e2e/compat/,$(sort $(dir $(wildcard ./test/e2e/*/*_test.go))))
 
-test-e2e: ## End-to-end tests on a local cluster of processes (apiserver, controller-manager, scheduler, kwok, JobSet).
+test-e2e: tools ## End-to-end tests on a local cluster of processes (apiserver, controller-manager, scheduler, kwok, JobSet).
 	$(GO_TEST) -timeout 30m ./test/e2e/compat/
 	$(GO_TEST) -timeout 30m $(E2E_PKGS)
 
