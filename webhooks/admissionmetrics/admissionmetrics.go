@@ -9,6 +9,9 @@
 // A defaulting webhook that lets the object pass decides nothing — the validating webhook of the
 // same kind decides the same request — and counting it too would make every refusal of a kind
 // with a defaulting webhook at most half of that kind's requests.
+//
+// It only observes the answer a webhook gave and changes nothing, so it logs nothing: the
+// admission packages log their own refusals (at debug, as the README's Logs section says).
 package admissionmetrics
 
 import (

@@ -3,7 +3,8 @@
 // phase, and the updates under way. They are computed at scrape time from the manager's informer
 // cache, so they need no bookkeeping, cannot drift from the objects, and are right again the
 // moment a restarted operator has synced. Deciding the series is pure (series.go); the Collector
-// only lists and emits.
+// only lists and emits. It reads and never writes, so it makes no decision that changes the
+// cluster and logs none; a list that fails is logged, since its gauges then miss a scrape.
 package statemetrics
 
 import (
