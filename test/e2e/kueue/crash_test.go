@@ -17,13 +17,16 @@ import (
 )
 
 // Nothing of an admission lives in a binary's memory: with the grove-operator and the
-// backend-controller killed while a gang waits in the queue, and its quota freed while they are
-// down, Kueue admits the waiting gang's Workload alone; the restarted binaries pick up from the
-// cluster — the same Workload (never a second one), the gang's pods run, QueueAdmitted turns True
-// — and a gang created while they were down gets its Workload and waits its turn.
+// backend-controller killed while a gang waits in the queue, and the gang holding the quota deleted
+// while they are down (its pods keep Kueue's finalizer until the restarted operator releases it), the
+// restarted binaries pick up from the cluster — the same Workload (never a second one), the gang's
+// pods run, QueueAdmitted turns True — and a gang created while they were down gets its Workload and
+// waits its turn. The queue is StrictFIFO: the quota frees in the instant the binaries return, and
+// under BestEffortFIFO Kueue may then admit the newer Workload first, which is Kueue's order to
+// choose, not what this test is about.
 func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *testing.T) {
 	ctx := context.Background()
-	ns := queueWithGPUs(t, "crash-8", 8)
+	ns := queueWithGPUs(t, "crash-8", 8, strictFIFO)
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "holder", "crash-8", 2, 4)))
 	waitRunning(t, ns, "holder", 2, 2*time.Minute)
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "waiter", "crash-8", 2, 4)))

@@ -27,7 +27,7 @@ const gpu corev1.ResourceName = "nvidia.com/gpu"
 
 // queueWithGPUs makes a ClusterQueue of n GPUs (that preempts lower priorities within itself)
 // and a LocalQueue of the same name in a new namespace, and returns the namespace.
-func queueWithGPUs(t *testing.T, name string, n int64) string {
+func queueWithGPUs(t *testing.T, name string, n int64, edits ...func(*kueuev1beta2.ClusterQueue)) string {
 	t.Helper()
 	ctx := context.Background()
 	ns := cluster.Current.NewNamespace(t)
@@ -46,6 +46,9 @@ func queueWithGPUs(t *testing.T, name string, n int64) string {
 			}},
 		},
 	}
+	for _, edit := range edits {
+		edit(cq)
+	}
 	lq := &kueuev1beta2.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: kueuev1beta2.LocalQueueSpec{ClusterQueue: kueuev1beta2.ClusterQueueReference(name)}}
 	for _, obj := range []client.Object{flavor, cq, lq} {
@@ -60,6 +63,10 @@ func queueWithGPUs(t *testing.T, name string, n int64) string {
 }
 
 // priorityClass makes a PriorityClass for the test.
+// strictFIFO makes the queue admit in creation order: an older Workload that does not fit blocks
+// every newer one.
+func strictFIFO(cq *kueuev1beta2.ClusterQueue) { cq.Spec.QueueingStrategy = kueuev1beta2.StrictFIFO }
+
 func priorityClass(t *testing.T, name string, value int32) {
 	t.Helper()
 	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
