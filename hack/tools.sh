@@ -68,7 +68,7 @@ default_name() {
   echo "$last"
 }
 
-k8s_version=v1.37.0
+k8s_version=v1.37.2
 k8s_ldflags=""
 for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   k8s_ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"

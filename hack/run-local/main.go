@@ -22,6 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
@@ -296,8 +298,8 @@ docs/metrics.md lists every metric and the question it answers.
 `, prom.RulesPath, prom.URL, prom.URL, prom.URL)
 }
 
-// manifests are what one sample step applies: a kustomization, built with the pinned kustomize,
-// or a file.
+// manifests are what one sample step applies: a kustomization, built with kustomize's library, or
+// a file.
 type manifests struct{ kustomization, file string }
 
 // apply applies the manifests in their order with server-side apply, as `kubectl apply
@@ -306,13 +308,14 @@ func (m manifests) apply(ctx context.Context, k client.Client) error {
 	var objs []*unstructured.Unstructured
 	var err error
 	if m.kustomization != "" {
-		kustomize, kerr := toolpath.Bin("kustomize")
-		if kerr != nil {
-			return kerr
-		}
-		out, berr := exec.CommandContext(ctx, kustomize, "build", m.kustomization).Output()
+		// kustomize's library, in-process: a first run then builds no kustomize binary.
+		built, berr := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), m.kustomization)
 		if berr != nil {
 			return fmt.Errorf("kustomize build %s: %w", m.kustomization, berr)
+		}
+		out, yerr := built.AsYaml()
+		if yerr != nil {
+			return fmt.Errorf("kustomize build %s: %w", m.kustomization, yerr)
 		}
 		objs, err = apiserver.DecodeManifests(out)
 	} else {

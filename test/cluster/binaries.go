@@ -24,7 +24,8 @@ func BuildBinaries() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/...")
+	// -trimpath as make build and make run-local build them, so each reuses the others' compiled packages.
+	build := exec.Command("go", "build", "-trimpath", "-o", dir+"/", "./cmd/...")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)

@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	binDir = filepath.Join(tmp, "bin")
-	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
+	build := exec.Command("go", "build", "-trimpath", "-o", binDir+"/", "./cmd/...")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the binaries: %v\n%s", err, out)

@@ -48,7 +48,7 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/grove-webhook")
+	build := exec.Command("go", "build", "-trimpath", "-o", tmp+"/", "./cmd/grove-webhook")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("building grove-webhook: %v\n%s", err, out))
