@@ -26,7 +26,10 @@ help: ## List the targets.
 ##@ Development
 
 .PHONY: tools
+# The project's packages compile first, as in run-local: the control plane's, kwok's and JobSet's
+# builds reuse them instead of compiling their own copies side by side.
 tools: ## Build the pinned tools and control-plane binaries (cached outside the clone).
+	@go list -trimpath -export -deps ./cmd/... ./hack/run-local > /dev/null
 	hack/tools.sh
 
 .PHONY: generate
@@ -166,13 +169,17 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 # What the local run starts, and so all it builds: the control plane, kwok and JobSet (Kueue only
 # with KUEUE=1, Prometheus only with MONITORING=1). It applies the committed CRDs and its samples
 # itself (kustomize's library, server-side apply), so it needs neither the generators nor kubectl:
-# they are the tests' and the bench's. The project builds first: kwok's and JobSet's builds then
-# reuse nearly all of its compiled packages (hack/tools/README.md).
+# they are the tests' and the bench's. The project's packages compile first (go list -export
+# compiles without linking): the tools' builds then reuse most of them (hack/tools/README.md), and
+# the project's links run beside the tools' compiles.
 RUN_LOCAL_TOOLS := cluster kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),prometheus)
 
 run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.
-	go build -trimpath -o bin/ ./cmd/... ./hack/run-local
-	@hack/tools.sh $(RUN_LOCAL_TOOLS)
+	@echo "compiling the project's packages"
+	@go list -trimpath -export -deps ./cmd/... ./hack/run-local > /dev/null
+	@hack/tools.sh $(RUN_LOCAL_TOOLS) & tools=$$!; \
+	  go build -trimpath -o bin/ ./cmd/... ./hack/run-local || { kill $$tools; exit 1; }; \
+	  wait $$tools
 	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check

@@ -22,8 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
@@ -308,16 +306,7 @@ func (m manifests) apply(ctx context.Context, k client.Client) error {
 	var objs []*unstructured.Unstructured
 	var err error
 	if m.kustomization != "" {
-		// kustomize's library, in-process: a first run then builds no kustomize binary.
-		built, berr := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), m.kustomization)
-		if berr != nil {
-			return fmt.Errorf("kustomize build %s: %w", m.kustomization, berr)
-		}
-		out, yerr := built.AsYaml()
-		if yerr != nil {
-			return fmt.Errorf("kustomize build %s: %w", m.kustomization, yerr)
-		}
-		objs, err = apiserver.DecodeManifests(out)
+		objs, err = apiserver.Kustomize(m.kustomization)
 	} else {
 		objs, err = apiserver.ReadManifests(m.file)
 	}

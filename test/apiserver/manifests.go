@@ -9,7 +9,23 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
+
+// Kustomize builds a kustomization with kustomize's library, as `kustomize build dir` would, and
+// decodes what it renders. In-process, so a local cluster needs no kustomize binary.
+func Kustomize(dir string) ([]*unstructured.Unstructured, error) {
+	built, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	out, err := built.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	return DecodeManifests(out)
+}
 
 // ReadManifests decodes every non-empty document of a multi-document YAML file.
 func ReadManifests(path string) ([]*unstructured.Unstructured, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,19 +19,11 @@ import (
 // prefix so several servers can coexist.
 // Each mutate function may adjust every webhook entry before the configuration is created.
 func RegisterWebhooks(ctx context.Context, c client.Client, kustomization, prefix, hostPort string, caPEM []byte, mutate ...func(hook map[string]any)) error {
-	kustomize, err := toolpath.Bin("kustomize")
-	if err != nil {
-		return err
-	}
 	root, err := toolpath.RepoRoot()
 	if err != nil {
 		return err
 	}
-	out, err := exec.Command(kustomize, "build", filepath.Join(root, kustomization)).Output()
-	if err != nil {
-		return fmt.Errorf("kustomize build %s: %w", kustomization, err)
-	}
-	objs, err := DecodeManifests(out)
+	objs, err := Kustomize(filepath.Join(root, kustomization))
 	if err != nil {
 		return err
 	}
