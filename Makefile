@@ -68,7 +68,7 @@ vet: ## Run gofmt and go vet, check that the local cluster's tools compile the p
 	@for k in deploy/base deploy/overlays/* deploy/argocd config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
-# -trimpath, as the tools and the tests build: the pinned tools' modules require the project's
+# -trimpath, as the tools and the e2e tests' binaries build: the pinned tools' modules require the project's
 # versions of the libraries they share (hack/tools/README.md), so their builds reuse its packages.
 build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bin/ on PATH for `kubectl grove`).
 	go build -trimpath -o bin/ ./cmd/...
@@ -169,17 +169,16 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 # What the local run starts, and so all it builds: the control plane, kwok and JobSet (Kueue only
 # with KUEUE=1, Prometheus only with MONITORING=1). It applies the committed CRDs and its samples
 # itself (kustomize's library, server-side apply), so it needs neither the generators nor kubectl:
-# they are the tests' and the bench's. The project's packages compile first (go list -export
-# compiles without linking): the tools' builds then reuse most of them (hack/tools/README.md), and
-# the project's links run beside the tools' compiles.
+# they are the tests' and the bench's (after changing apis/ or markers, run make manifests first).
+# The project builds first: the tools' builds then reuse most of its compiled packages
+# (hack/tools/README.md).
 RUN_LOCAL_TOOLS := cluster kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),prometheus)
 
 run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.
-	@echo "compiling the project's packages"
-	@go list -trimpath -export -deps ./cmd/... ./hack/run-local > /dev/null
-	@hack/tools.sh $(RUN_LOCAL_TOOLS) & tools=$$!; \
-	  go build -trimpath -o bin/ ./cmd/... ./hack/run-local || { kill $$tools; exit 1; }; \
-	  wait $$tools
+	@start=$$(date +%s); echo "building the project (bin/)"; \
+	  go build -trimpath -o bin/ ./cmd/... ./hack/run-local && \
+	  echo "project built in $$(( $$(date +%s) - start ))s"
+	@hack/tools.sh $(RUN_LOCAL_TOOLS)
 	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check

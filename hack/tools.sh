@@ -151,10 +151,14 @@ lane_tools() {
   fi
 }
 
+# Each lane is its own process group (set -m), so an interrupt or a TERM ends every go build and
+# compiler under it: a backgrounded job in a script otherwise ignores Ctrl-C and outlives make.
+set -m
 lane_control_plane &
 control_plane=$!
 lane_tools &
 tools=$!
+trap 'kill -TERM -- -"$control_plane" -"$tools" 2>/dev/null; exit 130' INT TERM
 status=0
 wait "$control_plane" || status=$?
 wait "$tools" || status=$?

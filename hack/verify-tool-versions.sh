@@ -8,8 +8,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 export LC_ALL=C
-# A replaced module is compiled at its replacement's version.
-fmt='{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}'
+# Go keys a compiled package by its module's required version, so a module replaced by another
+# version (k8s.io/kubernetes requires its staging modules at v0.0.0) shows both and never matches.
+fmt='{{with .Module}}{{.Path}} {{.Version}}{{with .Replace}}{{if ne .Version $.Module.Version}}=>{{.Version}}{{end}}{{end}}{{end}}'
 
 compiled() { go list -trimpath -deps -f "$fmt" "$@" | sort -u; }
 

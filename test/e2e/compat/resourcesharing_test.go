@@ -54,19 +54,17 @@ func podClaims(ctx context.Context, t *testing.T, ns string) map[string][]string
 	return out
 }
 
+// waitClaims waits until the namespace's claims and their owners are want. Each step gets the
+// tier's run timeout: claims of a removed level go by the garbage collector, and beside upstream's
+// corpus deleting namespaces of thousands of pods on two cores it was seen to take over 2 minutes
+// (etcd timing out), on a scale-in as on the PodCliqueSet's deletion.
 func waitClaims(ctx context.Context, t *testing.T, ns string, want map[string]string, msg string) {
-	t.Helper()
-	waitClaimsFor(ctx, t, ns, want, 2*time.Minute, msg)
-}
-
-// waitClaimsFor is waitClaims with its own timeout.
-func waitClaimsFor(ctx context.Context, t *testing.T, ns string, want map[string]string, timeout time.Duration, msg string) {
 	t.Helper()
 	var got map[string]string
 	if !assert.Eventually(t, func() bool {
 		got = claims(ctx, t, ns)
 		return assert.ObjectsAreEqual(want, got)
-	}, timeout, 500*time.Millisecond, msg) {
+	}, runTimeout, 500*time.Millisecond, msg) {
 		assert.Equal(t, want, got, msg)
 	}
 }
@@ -125,12 +123,10 @@ func claimsAtEveryLevel(t *testing.T, w workload) {
 	scaleGroup(2)
 	waitClaims(ctx, t, ns, initial, "scale-in of the group: back to the 12")
 
-	// The PodCliqueSet deleted, every claim goes with its owner. The garbage collector removes
-	// them two levels down (PodCliqueSet → scaling group and PodCliques → claims); beside
-	// upstream's corpus deleting namespaces of thousands of pods on two cores it was seen to take
-	// over 2 minutes (etcd timing out), so this step gets the tier's run timeout.
+	// The PodCliqueSet deleted, every claim goes with its owner: the garbage collector removes
+	// them two levels down (PodCliqueSet → scaling group and PodCliques → claims).
 	require.NoError(t, k8s().Delete(ctx, &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs-test"}}))
-	waitClaimsFor(ctx, t, ns, map[string]string{}, runTimeout, "no claim outlives the PodCliqueSet")
+	waitClaims(ctx, t, ns, map[string]string{}, "no claim outlives the PodCliqueSet")
 }
 
 // TestPodsOfAReplicaShareOneAllocatedClaim shares one device per PodCliqueSet replica: both pods

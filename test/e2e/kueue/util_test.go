@@ -62,11 +62,11 @@ func queueWithGPUs(t *testing.T, name string, n int64, edits ...func(*kueuev1bet
 	return ns
 }
 
-// priorityClass makes a PriorityClass for the test.
 // strictFIFO makes the queue admit in creation order: an older Workload that does not fit blocks
 // every newer one.
 func strictFIFO(cq *kueuev1beta2.ClusterQueue) { cq.Spec.QueueingStrategy = kueuev1beta2.StrictFIFO }
 
+// priorityClass makes a PriorityClass for the test.
 func priorityClass(t *testing.T, name string, value int32) {
 	t.Helper()
 	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
