@@ -15,6 +15,9 @@ export GROVE_TOOLS_BIN := $(TOOLS_BIN)
 CRD_PATHS := ./apis/grove/...;./apis/scheduler/...;./apis/trainer/...
 CRD_OPTIONS := crd:allowDangerousTypes=true,generateEmbeddedObjectMeta=true
 GO_TEST   := go test -count=1
+# Every build of the project's binaries uses -trimpath, as hack/tools.sh and the e2e tests' builds
+# do: a compiled package is reused only across builds with the same flags (hack/tools/README.md).
+BUILD_FLAGS := -trimpath
 UNIT_PKGS  = $$(go list ./... | grep -v '/test/')
 
 ##@ General
@@ -29,7 +32,7 @@ help: ## List the targets.
 # The project's packages compile first, as in run-local: the control plane's, kwok's and JobSet's
 # builds reuse them instead of compiling their own copies side by side.
 tools: ## Build the pinned tools and control-plane binaries (cached outside the clone).
-	@go list -trimpath -export -deps ./cmd/... ./hack/run-local > /dev/null
+	@go list $(BUILD_FLAGS) -export -deps ./cmd/... ./hack/run-local > /dev/null
 	hack/tools.sh
 
 .PHONY: generate
@@ -68,10 +71,8 @@ vet: ## Run gofmt and go vet, check that the local cluster's tools compile the p
 	@for k in deploy/base deploy/overlays/* deploy/argocd config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 
 .PHONY: build
-# -trimpath, as the tools and the e2e tests' binaries build: the pinned tools' modules require the project's
-# versions of the libraries they share (hack/tools/README.md), so their builds reuse its packages.
 build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bin/ on PATH for `kubectl grove`).
-	go build -trimpath -o bin/ ./cmd/...
+	go build $(BUILD_FLAGS) -o bin/ ./cmd/...
 
 ##@ Test
 
@@ -176,7 +177,7 @@ RUN_LOCAL_TOOLS := cluster kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),p
 
 run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.
 	@start=$$(date +%s); echo "building the project (bin/)"; \
-	  go build -trimpath -o bin/ ./cmd/... ./hack/run-local && \
+	  go build $(BUILD_FLAGS) -o bin/ ./cmd/... ./hack/run-local && \
 	  echo "project built in $$(( $$(date +%s) - start ))s"
 	@hack/tools.sh $(RUN_LOCAL_TOOLS)
 	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
