@@ -45,6 +45,12 @@ type bench struct {
 	binDir string
 	// progress prints a line as each part of the run starts and ends.
 	progress progress
+	// mode is the extra configuration every binary runs with now (the scheduler profiles).
+	mode string
+	// coscheduler: scheduler-plugins' coscheduling scheduler runs.
+	coscheduler bool
+	// starts counts the starts of each log name.
+	starts map[string]int
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -128,6 +134,11 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 	}{
 		{"peers", b.peers},
 		{"rollout", b.rollout},
+		{"recovery", func(ctx context.Context) error { return b.dayTwo(ctx, []family{b.recovery(b.sz.Recovery)}) }},
+		{"scale-out", func(ctx context.Context) error {
+			return b.dayTwo(ctx, []family{b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize)})
+		}},
+		{"placement", func(ctx context.Context) error { return b.dayTwo(ctx, []family{b.placement(b.sz.Placement)}) }},
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
 			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)
@@ -204,27 +215,54 @@ const gangConfig = `scheduler:
 // startBinary starts one of the project's binaries with extraConfig, logging to logName, and
 // waits until it is ready.
 func (b *bench) startBinary(name, logName, extraConfig string) error {
-	var args []string
 	if name == "backend-controller" {
-		args = append(args, "--backend=kube-scheduler")
+		return b.startBackend("kube-scheduler", name, extraConfig)
 	}
-	p, err := b.c.StartBinary(b.binDir, name, logName, extraConfig, args...)
+	return b.start(name, name, logName, extraConfig)
+}
+
+// startBackend starts a backend-controller syncing backend, known as key in b.procs.
+func (b *bench) startBackend(backend, key, extraConfig string) error {
+	return b.start("backend-controller", key, key, extraConfig, "--backend="+backend)
+}
+
+// logName is base the first time, base-2 the second…: every start of a binary keeps its own log
+// (a failed phase's logs are what says why).
+func (b *bench) logName(base string) string {
+	if b.starts == nil {
+		b.starts = map[string]int{}
+	}
+	b.starts[base]++
+	if n := b.starts[base]; n > 1 {
+		return fmt.Sprintf("%s-%d", base, n)
+	}
+	return base
+}
+
+// start starts binary name as b.procs[key], logging to logName.
+func (b *bench) start(name, key, logName, extraConfig string, args ...string) error {
+	p, err := b.c.StartBinary(b.binDir, name, b.logName(logName), extraConfig, args...)
 	if err != nil {
 		return err
 	}
 	if err := p.WaitReady(time.Minute); err != nil {
 		return err
 	}
-	b.procs[name] = p
+	b.procs[key] = p
 	return nil
 }
 
-// schedulerMode restarts the grove-operator, the backend-controller and grove-webhook with the
-// kube-scheduler profile of extraConfig ("" is plain mode). All read the profile: they switch
-// together.
+// schedulerMode restarts the grove-operator, the backend-controller, the trainer-controller
+// (unless Kubeflow's replaces it) and grove-webhook with the scheduler profiles of extraConfig
+// ("" is kube-scheduler in plain mode). All read the profiles: they switch together.
 func (b *bench) schedulerMode(extraConfig, suffix string) error {
-	for _, name := range []string{"grove-operator", "backend-controller"} {
-		b.procs[name].Stop()
+	b.mode = extraConfig
+	for _, name := range []string{"grove-operator", "backend-controller", "trainer-controller"} {
+		p := b.procs[name]
+		if p == nil {
+			continue
+		}
+		p.Stop()
 		if err := b.startBinary(name, name+suffix, extraConfig); err != nil {
 			return err
 		}
@@ -238,7 +276,7 @@ func (b *bench) startWebhook(ctx context.Context, extraConfig, logName string) e
 	if old := b.procs["grove-webhook"]; old != nil {
 		old.Stop()
 	}
-	p, err := b.c.StartWebhook(b.binDir, extraConfig, time.Minute)
+	p, err := b.c.StartWebhookLogging(b.binDir, b.logName(logName), extraConfig, time.Minute)
 	if err != nil {
 		return err
 	}

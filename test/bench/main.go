@@ -49,28 +49,38 @@ type sizes struct {
 	// round's, its lowest capacity the lowest of all). From the second round on, the update starts
 	// from the gangs an earlier update left (under Coherent, one anchor per step).
 	RolloutRounds int
+	// RolloutGroups is the rollout family's second workload: groups only (issue 38: 100 groups of
+	// 10 pods, one unavailable at a time), rolled once per contender and held to LeaderWorkerSet's
+	// time and writes.
+	RolloutGroups rolloutShape
+	// Recovery is the recovery family's gang; Placement the placement family's.
+	Recovery, Placement int
+	// ScaleGroups groups of ScaleSize pods are doubled by the scale-out family.
+	ScaleGroups, ScaleSize int
 	// OverlapDeletions lets each peer namespace's deletion run while the next contender runs
 	// (smoke: the harness, not the numbers).
 	OverlapDeletions bool
 	EnforceTargets   bool
-	// Only limits the run to these scenarios (peers, rollout, s1, s1-gang, s2…s6, memory); empty runs all. For iterating on
+	// Only limits the run to these scenarios (peers, rollout, recovery, scale-out, placement, s1, s1-gang, s2…s6, memory); empty runs all. For iterating on
 	// one figure: targets of scenarios not run are not checked.
 	Only map[string]bool
 }
 
 var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
 	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 10000, EnforceTargets: true,
-	PeerGroups: 100, PeerGroupSize: 10, Rollout: rolloutShape{Frontend: 4, Prefill: 6, Decode: 4, Workers: 4}, RolloutRounds: 3}
+	PeerGroups: 100, PeerGroupSize: 10, Rollout: rolloutShape{Frontend: 4, Prefill: 6, Decode: 4, Workers: 4}, RolloutRounds: 3,
+	Recovery: 1000, Placement: 1000, ScaleGroups: 100, ScaleSize: 10, RolloutGroups: rolloutShape{Prefill: 100, Workers: 9}}
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
 	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second, PeerGroups: 5, PeerGroupSize: 2,
-	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 2, OverlapDeletions: true}
+	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 2, OverlapDeletions: true,
+	Recovery: 20, Placement: 20, ScaleGroups: 3, ScaleSize: 2, RolloutGroups: rolloutShape{Prefill: 3, Workers: 1}}
 
 func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
-	only := flag.String("only", "", "comma-separated scenarios to run (peers,rollout,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
+	only := flag.String("only", "", "comma-separated scenarios to run (peers,rollout,recovery,scale-out,placement,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
 	flag.Parse()
 	// The bench's client logs nothing of its own: the report is its output. Without a logger,
 	// controller-runtime prints a stack on the first webhook warning it is handed.
@@ -149,5 +159,10 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	defer c.Stop()
 	b := &bench{c: c, sz: sz, r: r, progress: newProgress()}
-	return r, b.run(ctx, binDir)
+	if err := b.run(ctx, binDir); err != nil {
+		// Every component's log stays: they say why a phase failed.
+		c.Keep()
+		return r, fmt.Errorf("%w\n(every component's log is in %s)", err, c.Dir())
+	}
+	return r, nil
 }

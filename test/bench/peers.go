@@ -272,7 +272,7 @@ func (b *bench) kubeflowTurn(ctx context.Context, on bool) error {
 	}
 	b.procs[cluster.KubeflowTrainerUser].Stop()
 	delete(b.procs, cluster.KubeflowTrainerUser)
-	return b.startBinary("trainer-controller", "trainer-controller-2", "")
+	return b.startBinary("trainer-controller", "trainer-controller", b.mode)
 }
 
 // peers runs every shape through every contender and checks the targets against the best peer.

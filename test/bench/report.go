@@ -18,7 +18,10 @@ type Report struct {
 	// Peers are the shapes run through this project and through the peers, same run.
 	Peers []PeerRun `json:"peers,omitempty"`
 	// Rollouts are the rollout family: one template change through each contender, same run.
-	Rollouts     []Rollout        `json:"rollouts,omitempty"`
+	Rollouts []Rollout `json:"rollouts,omitempty"`
+	// DayTwo are the day-two families (recovery, scale-out, placement) through this project and
+	// the peers, same run.
+	DayTwo       []DayTwo         `json:"dayTwo,omitempty"`
 	Rest         *Rest            `json:"rest,omitempty"`
 	Training     *Training        `json:"training,omitempty"`
 	ManagedPods  int              `json:"managedPods,omitempty"`
@@ -145,6 +148,7 @@ func (r *Report) print(out io.Writer) {
 	}
 	r.printPeers(out)
 	r.printRollouts(out)
+	r.printDayTwo(out)
 	if g := r.GangVsPlain; g != nil {
 		fmt.Fprintf(out, "\ns1 in gang mode: %d pods Running in %.1fs against %.1fs in plain mode: %.2f×\n", g.Pods, g.GangRunning, g.PlainRunning, g.Ratio)
 	}
@@ -230,51 +234,82 @@ func (r *Report) printPeers(out io.Writer) {
 	}
 }
 
-// printRollouts prints each contender's updates of the rollout workload: the median round's
-// time, its ratio to RollingRecreate's, and each component's lowest available units (of all
-// rounds) against its budget's floor; then each round.
+// printRollouts prints each shape's contenders: the median round's time, its ratios to
+// RollingRecreate's and to the peer's, the writes per pod, and each component's lowest available
+// units (of all rounds) against its budget's floor; then each round.
 func (r *Report) printRollouts(out io.Writer) {
-	if len(r.Rollouts) == 0 {
+	var shapes []string
+	byShape := map[string][]Rollout{}
+	for _, ro := range r.Rollouts {
+		if _, ok := byShape[ro.Shape]; !ok {
+			shapes = append(shapes, ro.Shape)
+		}
+		byShape[ro.Shape] = append(byShape[ro.Shape], ro)
+	}
+	for _, shape := range shapes {
+		runs := byShape[shape]
+		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		header := fmt.Sprintf("\nrollout of %s\tcontender\tpods\tall new+Ready", shape)
+		if n := len(runs[0].Rounds); n > 1 {
+			header += fmt.Sprintf(" (median of %d)", n)
+		}
+		header += "\t/RollingRecreate\t/peer\twrites/pod"
+		for _, c := range runs[0].Components {
+			header += fmt.Sprintf("\t%s lowest (floor %d of %d)", c.Name, c.Floor, c.Units)
+		}
+		fmt.Fprintln(w, header+"\tbelow budget\t")
+		for _, ro := range runs {
+			name := ro.Contender
+			if ro.Peer {
+				name += " (peer)"
+			}
+			line := fmt.Sprintf("one template change\t%s\t%d\t%.2fs\t%.2f×\t%.2f×\t%.2f", name, ro.Pods, ro.Seconds, ro.Ratio, ro.PeerRatio, ro.WritesPerPod)
+			for _, c := range ro.Components {
+				line += fmt.Sprintf("\t%d (%d pods)", c.LowestAvailable, c.LowestReadyPods)
+			}
+			fmt.Fprintf(w, "%s\t%d\t\n", line, ro.BelowBudget)
+		}
+		w.Flush()
+		for _, ro := range runs {
+			fmt.Fprintf(out, "  %s rounds:", ro.Contender)
+			for i, round := range ro.Rounds {
+				fmt.Fprintf(out, " %.1fs", round.Seconds)
+				var below []string
+				for _, c := range ro.Components {
+					if low := round.Lowest[c.Name]; low.Units < c.Floor {
+						below = append(below, fmt.Sprintf("%s %d/%d", c.Name, low.Units, c.Units))
+					}
+				}
+				if len(below) > 0 {
+					fmt.Fprintf(out, " (below budget: %s)", strings.Join(below, ", "))
+				}
+				if i < len(ro.Rounds)-1 {
+					fmt.Fprint(out, ",")
+				}
+			}
+			fmt.Fprintln(out)
+		}
+	}
+}
+
+// printDayTwo prints each day-two family's contenders: the time from the trigger until every new
+// pod ran, its ratio to the best peer, and the writes per pod meanwhile.
+func (r *Report) printDayTwo(out io.Writer) {
+	if len(r.DayTwo) == 0 {
 		return
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	header := "\nrollout\tcontender\tpods\tall new+Ready\t/RollingRecreate"
-	if n := len(r.Rollouts[0].Rounds); n > 1 {
-		header = fmt.Sprintf("\nrollout\tcontender\tpods\tall new+Ready (median of %d)\t/RollingRecreate", n)
-	}
-	for _, c := range r.Rollouts[0].Components {
-		header += fmt.Sprintf("\t%s lowest (floor %d of %d)", c.Name, c.Floor, c.Units)
-	}
-	fmt.Fprintln(w, header+"\tbelow budget\t")
-	for _, ro := range r.Rollouts {
-		name := ro.Contender
-		if ro.Peer {
+	fmt.Fprintln(w, "\nday two\tcontender\tnew pods\tall Running\t/best peer\twrites/pod\t")
+	for _, d := range r.DayTwo {
+		name := d.Contender
+		if d.Peer {
 			name += " (peer)"
 		}
-		line := fmt.Sprintf("one template change\t%s\t%d\t%.2fs\t%.2f×", name, ro.Pods, ro.Seconds, ro.Ratio)
-		for _, c := range ro.Components {
-			line += fmt.Sprintf("\t%d (%d pods)", c.LowestAvailable, c.LowestReadyPods)
-		}
-		fmt.Fprintf(w, "%s\t%d\t\n", line, ro.BelowBudget)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.2fs\t%.2f×\t%.2f\t\n", d.Description, name, d.Pods, d.Seconds, d.Ratio, d.WritesPerPod)
 	}
 	w.Flush()
-	for _, ro := range r.Rollouts {
-		fmt.Fprintf(out, "  %s rounds:", ro.Contender)
-		for i, round := range ro.Rounds {
-			fmt.Fprintf(out, " %.1fs", round.Seconds)
-			var below []string
-			for _, c := range ro.Components {
-				if low := round.Lowest[c.Name]; low.Units < c.Floor {
-					below = append(below, fmt.Sprintf("%s %d/%d", c.Name, low.Units, c.Units))
-				}
-			}
-			if len(below) > 0 {
-				fmt.Fprintf(out, " (below budget: %s)", strings.Join(below, ", "))
-			}
-			if i < len(ro.Rounds)-1 {
-				fmt.Fprint(out, ",")
-			}
-		}
-		fmt.Fprintln(out)
+	for _, d := range r.DayTwo {
+		fmt.Fprintf(out, "\n%s %s: %d writes\n", d.Family, d.Contender, d.Writes)
+		printWrites(out, d.WritesBy, float64(d.Pods))
 	}
 }

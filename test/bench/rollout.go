@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,13 +61,24 @@ type rolloutComponent struct {
 // floor is the fewest available units the budget allows.
 func (c rolloutComponent) floor() int { return c.Units - c.MaxUnavailable }
 
+// components are the shape's components with at least one unit (a shape of groups only has no
+// frontend and no decode).
 func (s rolloutShape) components() []rolloutComponent {
 	group := 1 + s.Workers
-	return []rolloutComponent{
+	all := []rolloutComponent{
 		{Name: "frontend", Units: s.Frontend, UnitPods: 1, MaxUnavailable: rolloutBudget},
 		{Name: "prefill", Units: s.Prefill, UnitPods: group, MaxUnavailable: rolloutBudget},
 		{Name: "decode", Units: s.Decode, UnitPods: group, MaxUnavailable: rolloutBudget},
 	}
+	return slices.DeleteFunc(all, func(c rolloutComponent) bool { return c.Units == 0 })
+}
+
+// String names the shape in the report.
+func (s rolloutShape) String() string {
+	if s.Frontend == 0 && s.Decode == 0 {
+		return fmt.Sprintf("%d groups × %d pods", s.Prefill, 1+s.Workers)
+	}
+	return fmt.Sprintf("frontend %d, prefill %d×%d, decode %d×%d", s.Frontend, s.Prefill, 1+s.Workers, s.Decode, 1+s.Workers)
 }
 
 func (s rolloutShape) pods() int {
@@ -343,7 +355,7 @@ type rolloutContender struct {
 	objs func(ns string, s rolloutShape) []client.Object
 	// change sets the rolloutEnv of every container of every component to revision, one write
 	// per object.
-	change func(ctx context.Context, c client.Client, ns, revision string) error
+	change func(ctx context.Context, c client.Client, ns, revision string, s rolloutShape) error
 }
 
 // rolloutPCS is the workload as one PodCliqueSet under strategy: every component's budget
@@ -359,16 +371,24 @@ func rolloutPCS(ns string, s rolloutShape, strategy grovev1alpha1.UpdateStrategy
 		c.Spec.MinAvailable = ptr.To(int32(pods))
 		return c
 	}
-	frontend := member("frontend", "frontend", s.Frontend)
-	frontend.Spec.MinAvailable = ptr.To[int32](1)
-	frontend.RollingUpdate = budget()
-	p := pcs(ns, "disagg", frontend,
-		member("pleader", "prefill", 1), member("pworker", "prefill", s.Workers),
-		member("dleader", "decode", 1), member("dworker", "decode", s.Workers))
+	p := pcs(ns, "disagg")
 	p.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: strategy}
-	p.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{
-		{Name: "prefill", CliqueNames: []string{"pleader", "pworker"}, Replicas: ptr.To(int32(s.Prefill)), MinAvailable: ptr.To[int32](1), RollingUpdate: budget()},
-		{Name: "decode", CliqueNames: []string{"dleader", "dworker"}, Replicas: ptr.To(int32(s.Decode)), MinAvailable: ptr.To[int32](1), RollingUpdate: budget()},
+	if s.Frontend > 0 {
+		frontend := member("frontend", "frontend", s.Frontend)
+		frontend.Spec.MinAvailable = ptr.To[int32](1)
+		frontend.RollingUpdate = budget()
+		p.Spec.Template.Cliques = append(p.Spec.Template.Cliques, frontend)
+	}
+	for _, g := range []struct {
+		name, leader, worker string
+		replicas             int
+	}{{"prefill", "pleader", "pworker", s.Prefill}, {"decode", "dleader", "dworker", s.Decode}} {
+		if g.replicas == 0 {
+			continue
+		}
+		p.Spec.Template.Cliques = append(p.Spec.Template.Cliques, member(g.leader, g.name, 1), member(g.worker, g.name, s.Workers))
+		p.Spec.Template.PodCliqueScalingGroupConfigs = append(p.Spec.Template.PodCliqueScalingGroupConfigs, grovev1alpha1.PodCliqueScalingGroupConfig{
+			Name: g.name, CliqueNames: []string{g.leader, g.worker}, Replicas: ptr.To(int32(g.replicas)), MinAvailable: ptr.To[int32](1), RollingUpdate: budget()})
 	}
 	return p
 }
@@ -383,7 +403,7 @@ func setEnv(spec *corev1.PodSpec, name, value string) {
 }
 
 // changePCS changes every clique's template of the PodCliqueSet in one update.
-func changePCS(ctx context.Context, c client.Client, ns, revision string) error {
+func changePCS(ctx context.Context, c client.Client, ns, revision string, _ rolloutShape) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p := &grovev1alpha1.PodCliqueSet{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "disagg"}, p); err != nil {
@@ -429,11 +449,12 @@ func rolloutDeployment(ns string, pods int) *appsv1.Deployment {
 	}
 }
 
-// changeLWSContender changes the Deployment's and both LeaderWorkerSets' templates, one update
+// changeLWSContender changes the Deployment's and the LeaderWorkerSets' templates, one update
 // each, all at once.
-func changeLWSContender(ctx context.Context, c client.Client, ns, revision string) error {
-	writes := []func() error{
-		func() error {
+func changeLWSContender(ctx context.Context, c client.Client, ns, revision string, s rolloutShape) error {
+	var writes []func() error
+	if s.Frontend > 0 {
+		writes = append(writes, func() error {
 			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				d := &appsv1.Deployment{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "frontend"}, d); err != nil {
@@ -442,9 +463,13 @@ func changeLWSContender(ctx context.Context, c client.Client, ns, revision strin
 				setEnv(&d.Spec.Template.Spec, rolloutEnv, revision)
 				return c.Update(ctx, d)
 			})
-		},
+		})
 	}
-	for _, name := range []string{"prefill", "decode"} {
+	for _, comp := range s.components() {
+		if comp.Name == "frontend" {
+			continue
+		}
+		name := comp.Name
 		writes = append(writes, func() error {
 			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				u := &unstructured.Unstructured{}
@@ -483,8 +508,15 @@ func (b *bench) rolloutContenders() []rolloutContender {
 		ours(grovev1alpha1.RollingRecreateStrategy),
 		ours(grovev1alpha1.CoherentStrategy),
 		{name: lwsRolloutName, peer: true, change: changeLWSContender, objs: func(ns string, s rolloutShape) []client.Object {
-			return []client.Object{rolloutDeployment(ns, s.Frontend),
-				rolloutLWS(ns, "prefill", s.Prefill, 1+s.Workers), rolloutLWS(ns, "decode", s.Decode, 1+s.Workers)}
+			var out []client.Object
+			for _, comp := range s.components() {
+				if comp.Name == "frontend" {
+					out = append(out, rolloutDeployment(ns, comp.Units))
+				} else {
+					out = append(out, rolloutLWS(ns, comp.Name, comp.Units, comp.UnitPods))
+				}
+			}
+			return out
 		}},
 	}
 }
@@ -493,14 +525,21 @@ const lwsRolloutName = "LeaderWorkerSet + Deployment"
 
 // Rollout is one contender's rolling updates of the workload.
 type Rollout struct {
+	// Shape names the workload.
+	Shape     string `json:"shape"`
 	Contender string `json:"contender"`
 	Pods      int    `json:"pods"`
 	// Peer marks LeaderWorkerSet's contender: reported, not held to the targets.
 	Peer bool `json:"peer,omitempty"`
 	// Seconds is the median round's.
 	Seconds float64 `json:"seconds"`
-	// Ratio is Seconds to RollingRecreate's.
-	Ratio float64 `json:"ratioToRollingRecreate"`
+	// Ratio is Seconds to RollingRecreate's, PeerRatio to LeaderWorkerSet's.
+	Ratio     float64 `json:"ratioToRollingRecreate"`
+	PeerRatio float64 `json:"ratioToPeer,omitempty"`
+	// WritesPerPod are every controller's writes in the namespace (the bench's own excluded)
+	// from each change until its rollout ended, summed over rounds, per pod and round.
+	WritesPerPod float64      `json:"writesPerPod"`
+	WritesBy     []writeCount `json:"writesBy,omitempty"`
 	// Components are the lowest capacities of all rounds.
 	Components []RolloutComponent `json:"components"`
 	// BelowBudget counts the components whose available units fell under their floor in some
@@ -531,8 +570,9 @@ type RolloutComponent struct {
 	LowestAvailable int    `json:"lowestAvailableUnits"`
 }
 
-// rollout runs every contender's update of the same workload, one after the other, and checks
-// the budgets and Coherent's time against RollingRecreate's.
+// rollout runs every contender's update of each workload shape, one after the other, and checks
+// the budgets, Coherent's time against RollingRecreate's and, on the groups shape (issue 38),
+// each of this project's times and writes against LeaderWorkerSet's.
 func (b *bench) rollout(ctx context.Context) error {
 	if err := b.ensureLWS(ctx); err != nil {
 		return err
@@ -541,48 +581,83 @@ func (b *bench) rollout(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s := b.sz.Rollout
-	var runs []Rollout
-	for i, c := range b.rolloutContenders() {
-		fmt.Printf("rollout: %s: starting (%d pods: frontend %d, prefill %d×%d, decode %d×%d)\n", c.name, s.pods(), s.Frontend, s.Prefill, 1+s.Workers, s.Decode, 1+s.Workers)
-		began := time.Now()
-		run, err := b.rolloutRun(ctx, observer, fmt.Sprintf("rollout-%d", i), c, s, max(b.sz.RolloutRounds, 1))
-		if err != nil {
-			return fmt.Errorf("rollout, %s: %w", c.name, err)
+	shapes := []struct {
+		key    string
+		shape  rolloutShape
+		rounds int
+		// againstPeer holds this project's contenders to the peer's time and writes.
+		againstPeer bool
+	}{
+		{"disagg", b.sz.Rollout, max(b.sz.RolloutRounds, 1), false},
+		{"groups", b.sz.RolloutGroups, 1, true},
+	}
+	var namespaces []string
+	for _, sh := range shapes {
+		if sh.shape.pods() == 0 {
+			continue
 		}
-		fmt.Printf("rollout: %s: done in %.0fs (median round %.1fs; %d component(s) below budget)\n",
-			c.name, time.Since(began).Seconds(), run.Seconds, run.BelowBudget)
-		runs = append(runs, run)
+		var runs []Rollout
+		for i, c := range b.rolloutContenders() {
+			ns := fmt.Sprintf("rollout-%s-%d", sh.key, i)
+			fmt.Printf("rollout: %s: %s: starting (%d pods)\n", sh.shape, c.name, sh.shape.pods())
+			began := time.Now()
+			run, err := b.rolloutRun(ctx, observer, ns, c, sh.shape, sh.rounds)
+			if err != nil {
+				return fmt.Errorf("rollout %s, %s: %w", sh.shape, c.name, err)
+			}
+			fmt.Printf("rollout: %s: %s: done in %.0fs (median round %.1fs; %d component(s) below budget; %.2f writes per pod)\n",
+				sh.shape, c.name, time.Since(began).Seconds(), run.Seconds, run.BelowBudget, run.WritesPerPod)
+			runs = append(runs, run)
+			namespaces = append(namespaces, ns)
+		}
+		b.rolloutTargets(runs, sh.againstPeer)
+		b.r.Rollouts = append(b.r.Rollouts, runs...)
 	}
 	if b.sz.OverlapDeletions {
-		for i := range runs {
-			if err := b.namespaceGone(ctx, fmt.Sprintf("rollout-%d", i)); err != nil {
+		for _, ns := range namespaces {
+			if err := b.namespaceGone(ctx, ns); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// rolloutTargets fills in one shape's ratios and records its targets.
+func (b *bench) rolloutTargets(runs []Rollout, againstPeer bool) {
 	var rr, coherent float64
+	peer := Rollout{Seconds: math.Inf(1), WritesPerPod: math.Inf(1)}
 	for _, r := range runs {
-		switch r.Contender {
-		case string(grovev1alpha1.RollingRecreateStrategy):
+		switch {
+		case r.Peer:
+			peer.Seconds, peer.WritesPerPod = min(peer.Seconds, r.Seconds), min(peer.WritesPerPod, r.WritesPerPod)
+		case r.Contender == string(grovev1alpha1.RollingRecreateStrategy):
 			rr = r.Seconds
-		case string(grovev1alpha1.CoherentStrategy):
+		case r.Contender == string(grovev1alpha1.CoherentStrategy):
 			coherent = r.Seconds
 		}
 	}
 	for i := range runs {
+		r := &runs[i]
 		if rr > 0 {
-			runs[i].Ratio = runs[i].Seconds / rr
+			r.Ratio = r.Seconds / rr
 		}
-		if !runs[i].Peer {
-			b.r.target(fmt.Sprintf("rollout %s: components below budget = 0", runs[i].Contender), float64(runs[i].BelowBudget), 0)
+		if !math.IsInf(peer.Seconds, 1) && peer.Seconds > 0 {
+			r.PeerRatio = r.Seconds / peer.Seconds
+		}
+		if r.Peer {
+			continue
+		}
+		prefix := fmt.Sprintf("rollout %s %s", r.Shape, r.Contender)
+		b.r.target(prefix+": components below budget = 0", float64(r.BelowBudget), 0)
+		if againstPeer {
+			b.r.target(prefix+": time ≤ 1.0× LeaderWorkerSet's", r.PeerRatio, 1.0)
+			b.r.target(prefix+": writes per pod ≤ LeaderWorkerSet's", r.WritesPerPod, peer.WritesPerPod)
 		}
 	}
-	b.r.Rollouts = append(b.r.Rollouts, runs...)
-	if rr > 0 {
-		b.r.target("rollout Coherent time ≤ 1.3× RollingRecreate's (median round)", coherent/rr, 1.3)
+	if rr > 0 && coherent > 0 {
+		b.r.target(fmt.Sprintf("rollout %s Coherent time ≤ 1.3× RollingRecreate's (median round)", runs[0].Shape), coherent/rr, 1.3)
 	}
-	return nil
 }
 
 // rolloutRun applies one contender's workload in a new namespace, waits until every pod is
@@ -609,8 +684,9 @@ func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns stri
 	if _, err := probe.waitRolledOut(ctx, 10*time.Minute); err != nil {
 		return Rollout{}, fmt.Errorf("every pod Ready before the change: %w", err)
 	}
-	run := Rollout{Contender: c.name, Pods: s.pods(), Peer: c.peer}
+	run := Rollout{Shape: s.String(), Contender: c.name, Pods: s.pods(), Peer: c.peer}
 	lowest := map[string]readyCapacity{}
+	writes := map[writeCount]int{}
 	for round := 1; round <= rounds; round++ {
 		time.Sleep(3 * time.Second) // the controllers' last status writes of the creation, or of the last round
 		if err := probe.whole(); err != nil {
@@ -619,12 +695,22 @@ func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns stri
 		revision := strconv.FormatInt(time.Now().UnixNano(), 10)
 		probe.arm(revision)
 		begin := time.Now()
-		if err := c.change(ctx, b.k8s(), ns, revision); err != nil {
+		if err := c.change(ctx, b.k8s(), ns, revision, s); err != nil {
 			return Rollout{}, fmt.Errorf("round %d: changing the templates: %w", round, err)
 		}
 		done, err := probe.waitRolledOut(ctx, 15*time.Minute)
 		if err != nil {
 			return Rollout{}, fmt.Errorf("round %d: every pod Ready at the new template: %w", round, err)
+		}
+		time.Sleep(time.Second) // the audit log's last lines of the round
+		by, _, err := writesBetween(b.c, ns, begin, done)
+		if err != nil {
+			return Rollout{}, err
+		}
+		for _, wc := range by {
+			n := wc.Count
+			wc.Count = 0
+			writes[wc] += n
 		}
 		low, events := probe.result()
 		lowest = lowestOf(lowest, low)
@@ -638,6 +724,9 @@ func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns stri
 		times = append(times, r.Seconds)
 	}
 	run.Seconds, run.BelowBudget = median(times), belowBudget(lowest, comps)
+	var total int
+	run.WritesBy, total = counts(writes)
+	run.WritesPerPod = float64(total) / float64(s.pods()*len(run.Rounds))
 	for _, comp := range comps {
 		run.Components = append(run.Components, RolloutComponent{Name: comp.Name, Units: comp.Units, PodsPerUnit: comp.UnitPods,
 			MaxUnavailable: comp.MaxUnavailable, Floor: comp.floor(), LowestReadyPods: lowest[comp.Name].Pods, LowestAvailable: lowest[comp.Name].Units})

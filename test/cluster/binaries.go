@@ -139,7 +139,13 @@ func ServiceAccountUser(identity string) string {
 // serves within ready, and registers the webhook configurations exactly as config/webhook
 // generates them, pointing at it: every kind the deployment guards is guarded.
 func (c *Cluster) StartWebhook(binDir, extraConfig string, ready time.Duration) (*Process, error) {
-	webhook, err := c.StartBinary(binDir, "grove-webhook", "grove-webhook", extraConfig)
+	return c.StartWebhookLogging(binDir, "grove-webhook", extraConfig, ready)
+}
+
+// StartWebhookLogging is StartWebhook logging to logName (a restarted webhook keeps the log of
+// the one before).
+func (c *Cluster) StartWebhookLogging(binDir, logName, extraConfig string, ready time.Duration) (*Process, error) {
+	webhook, err := c.StartBinary(binDir, "grove-webhook", logName, extraConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -212,6 +212,9 @@ func (c *Cluster) Client() client.Client { return c.client }
 // Dir is where logs, certificates and kubeconfigs are.
 func (c *Cluster) Dir() string { return c.dir }
 
+// Keep keeps Dir, with every component's log, after Stop: a run that failed calls it.
+func (c *Cluster) Keep() { c.opts.KeepDir = true }
+
 // AdminKubeconfig is the path of the admin kubeconfig.
 func (c *Cluster) AdminKubeconfig() string { return filepath.Join(c.dir, "kubeconfig-admin") }
 

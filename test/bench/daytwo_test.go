@@ -1,0 +1,118 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+)
+
+func TestBestPeerIsTheFastestAndLeanestOfThePeersARivalIsJudgedAgainst(t *testing.T) {
+	rivals := []rival{{name: "ours"}, {name: "ours via TrainJob", against: []string{"kubeflow"}}, {name: "jobset", peer: true}, {name: "kubeflow", peer: true}}
+	runs := []DayTwo{{Seconds: 5, WritesPerPod: 9}, {Seconds: 6, WritesPerPod: 9}, {Seconds: 10, WritesPerPod: 2}, {Seconds: 12, WritesPerPod: 3}}
+	for _, tc := range []struct {
+		name                  string
+		rival                 rival
+		seconds, writesPerPod float64
+	}{
+		{"every peer: the lowest time and the lowest writes, each of its own peer", rivals[0], 10, 2},
+		{"only the peers named", rivals[1], 12, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seconds, writes := bestPeer(runs, rivals, tc.rival)
+			assert.Equal(t, tc.seconds, seconds)
+			assert.Equal(t, tc.writesPerPod, writes)
+		})
+	}
+}
+
+func TestRolloutGroupsShapeIsGroupsOnlyForEveryContender(t *testing.T) {
+	s := rolloutShape{Prefill: 3, Workers: 9}
+	comps := s.components()
+	require.Len(t, comps, 1, "no frontend and no decode")
+	assert.Equal(t, rolloutComponent{Name: "prefill", Units: 3, UnitPods: 10, MaxUnavailable: rolloutBudget}, comps[0])
+	assert.Equal(t, 30, s.pods())
+	assert.Equal(t, "3 groups × 10 pods", s.String())
+
+	p := rolloutPCS("ns", s, grovev1alpha1.RollingRecreateStrategy)
+	require.Len(t, p.Spec.Template.PodCliqueScalingGroupConfigs, 1)
+	assert.EqualValues(t, 3, *p.Spec.Template.PodCliqueScalingGroupConfigs[0].Replicas)
+	var cliques []string
+	for _, c := range p.Spec.Template.Cliques {
+		cliques = append(cliques, c.Name)
+	}
+	assert.Equal(t, []string{"pleader", "pworker"}, cliques)
+
+	b := &bench{}
+	for _, c := range b.rolloutContenders() {
+		if !c.peer {
+			continue
+		}
+		objs := c.objs("ns", s)
+		require.Len(t, objs, 1, "one LeaderWorkerSet and no Deployment")
+		_, isDeployment := objs[0].(*appsv1.Deployment)
+		assert.False(t, isDeployment)
+		u := objs[0].(*unstructured.Unstructured)
+		replicas, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		size, _, _ := unstructured.NestedInt64(u.Object, "spec", "leaderWorkerTemplate", "size")
+		assert.Equal(t, int64(s.pods()), replicas*size)
+	}
+}
+
+func TestRolloutTargetsHoldThisProjectToLeaderWorkerSetOnTheGroupsShape(t *testing.T) {
+	runs := func() []Rollout {
+		return []Rollout{
+			{Shape: "s", Contender: string(grovev1alpha1.RollingRecreateStrategy), Seconds: 100, WritesPerPod: 4},
+			{Shape: "s", Contender: string(grovev1alpha1.CoherentStrategy), Seconds: 120, WritesPerPod: 6, BelowBudget: 1},
+			{Shape: "s", Contender: lwsRolloutName, Peer: true, Seconds: 110, WritesPerPod: 5, BelowBudget: 2},
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		againstPeer bool
+		missed      []string
+	}{
+		{"disaggregated shape: budgets and Coherent against RollingRecreate", false,
+			[]string{"rollout s Coherent: components below budget = 0"}},
+		{"groups shape: also time and writes against the peer", true,
+			[]string{"rollout s Coherent: components below budget = 0", "rollout s Coherent: time ≤ 1.0× LeaderWorkerSet's", "rollout s Coherent: writes per pod ≤ LeaderWorkerSet's"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &bench{r: &Report{}}
+			rs := runs()
+			b.rolloutTargets(rs, tc.againstPeer)
+			var missed []string
+			for _, target := range b.r.Targets {
+				if !target.Met {
+					missed = append(missed, target.Name)
+				}
+				assert.NotContains(t, target.Name, lwsRolloutName, "the peer is held to no target")
+			}
+			assert.Equal(t, tc.missed, missed)
+			assert.InDelta(t, 1.2, rs[1].Ratio, 1e-9, "Coherent to RollingRecreate")
+			assert.InDelta(t, 100.0/110, rs[0].PeerRatio, 1e-9, "RollingRecreate to the peer")
+		})
+	}
+}
+
+func TestAFailedPodIsNoLongerReady(t *testing.T) {
+	now := metav1.Now()
+	conds := readyFalse([]corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+	}, now)
+	status := map[corev1.PodConditionType]corev1.ConditionStatus{}
+	for _, c := range conds {
+		status[c.Type] = c.Status
+	}
+	assert.Equal(t, map[corev1.PodConditionType]corev1.ConditionStatus{
+		corev1.PodScheduled: corev1.ConditionTrue, corev1.PodReady: corev1.ConditionFalse, corev1.ContainersReady: corev1.ConditionFalse,
+	}, status)
+}
