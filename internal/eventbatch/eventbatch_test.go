@@ -10,11 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
 func podOf(owner string) *corev1.Pod {
@@ -117,4 +120,75 @@ func TestSkipCreatePassesOnlyChildrenAlreadyBeingDeleted(t *testing.T) {
 	assert.True(t, p.Create(event.CreateEvent{Object: deleting}), "a child seen first while being deleted may have no parent left to bring it back")
 	assert.True(t, p.Update(event.UpdateEvent{ObjectOld: live, ObjectNew: live}))
 	assert.True(t, p.Delete(event.DeleteEvent{Object: live}))
+}
+
+func TestPromptRequestsTakeTheBurstThenOnePerPeriod(t *testing.T) {
+	start := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}
+	other := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "b"}}
+	type step struct {
+		at   time.Duration
+		req  reconcile.Request
+		want time.Duration
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"an idle parent waits only the window", []step{{0, req, PromptWindow}}},
+		{"events of the same burst join the request already due", []step{
+			{0, req, PromptWindow}, {10 * time.Millisecond, req, PromptWindow - 10*time.Millisecond}}},
+		{"after a prompt request, the next waits a period after it", []step{
+			{0, req, PromptWindow}, {200 * time.Millisecond, req, PromptWindow + Period - 200*time.Millisecond},
+			{300 * time.Millisecond, req, PromptWindow + Period - 300*time.Millisecond}}},
+		{"a period after the last request the parent is idle again", []step{
+			{0, req, PromptWindow}, {PromptWindow + Period, req, PromptWindow}}},
+		{"parents are batched apart", []step{{0, req, PromptWindow}, {200 * time.Millisecond, other, PromptWindow}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(start)
+			b := &promptBatch{period: Period, clk: clk, last: map[reconcile.Request]time.Time{}}
+			for i, s := range tc.steps {
+				clk.SetTime(start.Add(s.at))
+				assert.Equal(t, s.want, b.delay(s.req), "step %d", i)
+			}
+		})
+	}
+}
+
+func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
+	pod := func(ready bool, phase corev1.PodPhase, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: map[bool]corev1.ConditionStatus{true: corev1.ConditionTrue, false: corev1.ConditionFalse}[ready]},
+		}}}
+		if deleting {
+			p.DeletionTimestamp = ptr.To(metav1.Now())
+		}
+		return p
+	}
+	clique := func(gen int64, ready, updated int32) *grovev1alpha1.PodClique {
+		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(gen), ReadyReplicas: ready, UpdatedReplicas: updated}}
+	}
+	for _, tc := range []struct {
+		name     string
+		prompt   Prompt
+		old, new client.Object
+		want     bool
+	}{
+		{"a pod turned Ready", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(true, corev1.PodRunning, false), true},
+		{"a pod turned not Ready", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(false, corev1.PodRunning, false), true},
+		{"a pod failed", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(false, corev1.PodFailed, false), true},
+		{"a pod began to be deleted", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(true, corev1.PodRunning, true), true},
+		{"a pod scheduled or started: batched", PodReadyOrGone, pod(false, corev1.PodPending, false), pod(false, corev1.PodRunning, false), false},
+		{"a pod's creation: batched", PodReadyOrGone, nil, pod(false, corev1.PodPending, false), false},
+		{"a clique's Ready count", CliqueProgressed, clique(1, 3, 4), clique(1, 4, 4), true},
+		{"a clique's updated count", CliqueProgressed, clique(1, 4, 3), clique(1, 4, 4), true},
+		{"a clique's status describes a new generation", CliqueProgressed, clique(1, 4, 4), clique(2, 4, 4), true},
+		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))
+		})
+	}
 }

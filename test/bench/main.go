@@ -38,7 +38,8 @@ type sizes struct {
 	// S6Sets PodCliqueSets of S6Pods pods go through Kueue and without it.
 	S6Sets, S6Pods int
 	Rest           time.Duration
-	MemoryPods     int
+	// MemoryPods are the managed pods the memory step fills the cluster to, in turn.
+	MemoryPods []int
 	// PeerGroups groups of PeerGroupSize pods are the peers' many-small-groups shape; their
 	// one-workload shape has S1Workers+1 pods.
 	PeerGroups, PeerGroupSize int
@@ -67,7 +68,7 @@ type sizes struct {
 }
 
 var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
-	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: 10000, EnforceTargets: true,
+	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: []int{10000, 20000}, EnforceTargets: true,
 	PeerGroups: 100, PeerGroupSize: 10, Rollout: rolloutShape{Frontend: 4, Prefill: 6, Decode: 4, Workers: 4}, RolloutRounds: 3,
 	Recovery: 1000, Placement: 1000, ScaleGroups: 100, ScaleSize: 10, RolloutGroups: rolloutShape{Prefill: 100, Workers: 9}}
 
@@ -146,6 +147,8 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: sz.Nodes, Node: benchNode, CRDDirs: crds, Scheme: apiserver.Scheme(), KeepDir: keep,
 		JobSetQPS: qps, JobSetBurst: burst,
+		// A kubelet per node reports its pods in parallel: so does kwok, as many at once as nodes.
+		KwokPodParallelism: sz.Nodes,
 		// The shipped lease timings: with the tests' short ones, an API server loaded by 10,000
 		// pods on two cores made the grove-operator miss a renewal and exit mid-run.
 		LeaderElectionTimings: "leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s",

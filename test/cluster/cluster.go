@@ -63,6 +63,10 @@ type Options struct {
 	APIServerOnly bool
 	// ControllerManagerArgs are extra kube-controller-manager flags, after the cluster's own.
 	ControllerManagerArgs []string
+	// KwokPodParallelism is how many pod stages kwok plays at once (0: kwok's default, 4). A real
+	// cluster has a kubelet per node reporting in parallel; with 4 for all nodes, kwok's status
+	// patches become the pace of thousands of pods as soon as the API server answers slowly.
+	KwokPodParallelism int
 	// Kueue installs Kueue's CRDs and runs its controller (the pinned tool) with the pod and
 	// TrainJob integrations.
 	Kueue bool
@@ -650,6 +654,24 @@ func (c *Cluster) writeKwokConfig() (string, error) {
 	data, err := kwokConfig()
 	if err != nil {
 		return "", err
+	}
+	if n := c.opts.KwokPodParallelism; n > 0 {
+		// kwok defaults none of a configuration file's other options: they are its defaults.
+		data = append(data, fmt.Sprintf(`
+---
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  enableDebuggingHandlers: true
+  enableContentionProfiling: false
+  enableProfilingHandler: true
+`, n)...)
 	}
 	return writeFile(c.dir, "kwok.yaml", data)
 }
