@@ -75,20 +75,26 @@ func EnqueueAfter(fn handler.MapFunc, period time.Duration, priority int) handle
 // turn Ready, or vanish, within tens of milliseconds of each other.
 const PromptWindow = 50 * time.Millisecond
 
+// PromptBurst is how many prompt requests a parent may have in a row before they are spaced
+// period/PromptBurst apart: a rolling update's step takes two or three (its old pods gone, its
+// new pods Ready, the clique's counts), a thousand pods turning Ready one after the other take
+// PromptBurst a period.
+const PromptBurst = 3
+
 // Prompt reports whether a child's change ends something its parent waits for (a pod turned
 // Ready or went away, a clique's Ready count changed). old is nil for a creation or deletion.
 type Prompt func(old, new client.Object) bool
 
 // EnqueuePromptly is EnqueueAfter, except for the events prompt reports and every deletion: such
-// an event is enqueued at Normal priority PromptWindow later — after the rest of its burst —
-// unless the parent had a prompt request less than period before; then it joins one period
-// after that request. A parent waiting for one group's pods (a step of a rolling update) reacts
-// within PromptWindow instead of period (measured in make bench: each of three hops between a
-// group's last pod turning Ready and the next group's replacement waited the full second), and a
-// parent under a stream of prompt events (a thousand pods turning Ready) still reconciles at most
-// once a period after the first.
+// an event is enqueued at Normal priority PromptWindow later — after the rest of its burst — as
+// long as the parent has prompt requests left (PromptBurst, refilled at PromptBurst a period);
+// then it waits for the next. A parent waiting for one group's pods (a step of a rolling update)
+// reacts within PromptWindow instead of period (measured in make bench: each of three hops
+// between a group's last pod turning Ready and the next group's replacement waited the full
+// second), and a parent under a stream of prompt events (a thousand pods turning Ready) still
+// reconciles only PromptBurst times a period.
 func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, prompt Prompt, clk clock.PassiveClock) handler.EventHandler {
-	b := &promptBatch{period: period, clk: clk, last: map[reconcile.Request]time.Time{}}
+	b := &promptBatch{period: period, clk: clk}
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], isPrompt bool) {
 		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 		for _, req := range fn(ctx, obj) {
@@ -154,41 +160,59 @@ func CliqueProgressed(old, new client.Object) bool {
 		o.Status.ReadyReplicas != n.Status.ReadyReplicas || o.Status.UpdatedReplicas != n.Status.UpdatedReplicas
 }
 
-// promptBatch remembers, per parent, when its last prompt request was due. It is timing only: lost
-// in a restart, the next prompt event is enqueued after PromptWindow.
+// promptBatch keeps, per parent, the prompt requests it has left and when its last one is due.
+// It is timing only: lost in a restart, the next prompt event is enqueued after PromptWindow.
 type promptBatch struct {
 	period time.Duration
 	clk    clock.PassiveClock
 	mu     sync.Mutex
-	last   map[reconcile.Request]time.Time
+	state  map[reconcile.Request]*promptState
 	adds   int
 }
 
-// delay is how long a prompt request for req waits: until the one already due, if any; one period
-// after the last one, if that was less than a period ago; PromptWindow otherwise.
+type promptState struct {
+	// tokens are the prompt requests left as of at.
+	tokens float64
+	at     time.Time
+	// due is when the last prompt request is due.
+	due time.Time
+}
+
+// delay is how long a prompt request for req waits: until the one already due, if any;
+// PromptWindow while the parent has prompt requests left; until it has one again otherwise.
 func (b *promptBatch) delay(req reconcile.Request) time.Duration {
 	now := b.clk.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.state == nil {
+		b.state = map[reconcile.Request]*promptState{}
+	}
 	b.adds++
 	if b.adds%1024 == 0 {
-		for r, t := range b.last {
-			if now.Sub(t) >= b.period {
-				delete(b.last, r)
+		for r, st := range b.state {
+			if now.Sub(st.due) >= b.period {
+				delete(b.state, r)
 			}
 		}
 	}
-	last, ok := b.last[req]
-	switch {
-	case ok && last.After(now):
-		return last.Sub(now)
-	case ok && now.Sub(last) < b.period:
-		due := last.Add(b.period)
-		b.last[req] = due
-		return due.Sub(now)
+	st, ok := b.state[req]
+	if !ok {
+		st = &promptState{tokens: PromptBurst, at: now}
+		b.state[req] = st
 	}
-	b.last[req] = now.Add(PromptWindow)
-	return PromptWindow
+	if st.due.After(now) {
+		return st.due.Sub(now)
+	}
+	refill := PromptBurst / b.period.Seconds() // tokens a second
+	st.tokens = min(PromptBurst, st.tokens+now.Sub(st.at).Seconds()*refill)
+	st.at = now
+	wait := PromptWindow
+	if st.tokens < 1 {
+		wait = max(PromptWindow, time.Duration((1-st.tokens)/refill*float64(time.Second)))
+	}
+	st.tokens--
+	st.due = now.Add(wait)
+	return wait
 }
 
 // StatusPass is the result of a pass that created or deleted children: they are not in its view

@@ -122,10 +122,11 @@ func TestSkipCreatePassesOnlyChildrenAlreadyBeingDeleted(t *testing.T) {
 	assert.True(t, p.Delete(event.DeleteEvent{Object: live}))
 }
 
-func TestPromptRequestsTakeTheBurstThenOnePerPeriod(t *testing.T) {
+func TestPromptRequestsTakeABurstThenArePaced(t *testing.T) {
 	start := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}
 	other := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "b"}}
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
 	type step struct {
 		at   time.Duration
 		req  reconcile.Request
@@ -137,20 +138,25 @@ func TestPromptRequestsTakeTheBurstThenOnePerPeriod(t *testing.T) {
 	}{
 		{"an idle parent waits only the window", []step{{0, req, PromptWindow}}},
 		{"events of the same burst join the request already due", []step{
-			{0, req, PromptWindow}, {10 * time.Millisecond, req, PromptWindow - 10*time.Millisecond}}},
-		{"after a prompt request, the next waits a period after it", []step{
-			{0, req, PromptWindow}, {200 * time.Millisecond, req, PromptWindow + Period - 200*time.Millisecond},
-			{300 * time.Millisecond, req, PromptWindow + Period - 300*time.Millisecond}}},
-		{"a period after the last request the parent is idle again", []step{
-			{0, req, PromptWindow}, {PromptWindow + Period, req, PromptWindow}}},
-		{"parents are batched apart", []step{{0, req, PromptWindow}, {200 * time.Millisecond, other, PromptWindow}}},
+			{0, req, PromptWindow}, {ms(10), req, PromptWindow - ms(10)}}},
+		{"a rolling step's three hops each wait only the window", []step{
+			{0, req, PromptWindow}, {ms(60), req, PromptWindow}, {ms(120), req, PromptWindow}}},
+		{"past the burst, a request waits until the parent has one again", []step{
+			{0, req, PromptWindow}, {ms(60), req, PromptWindow}, {ms(120), req, PromptWindow},
+			// 3 − 3 + 0.54 refilled (180 ms at 3 a second): 0.46 of a request is missing, 153 ms.
+			{ms(180), req, ms(460.0 / 3)}}},
+		{"a period later the burst is back", []step{
+			{0, req, PromptWindow}, {ms(60), req, PromptWindow}, {ms(120), req, PromptWindow},
+			{ms(120) + Period, req, PromptWindow}, {ms(180) + Period, req, PromptWindow}}},
+		{"parents are paced apart", []step{
+			{0, req, PromptWindow}, {ms(60), req, PromptWindow}, {ms(120), req, PromptWindow}, {ms(180), other, PromptWindow}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
-			b := &promptBatch{period: Period, clk: clk, last: map[reconcile.Request]time.Time{}}
+			b := &promptBatch{period: Period, clk: clk}
 			for i, s := range tc.steps {
 				clk.SetTime(start.Add(s.at))
-				assert.Equal(t, s.want, b.delay(s.req), "step %d", i)
+				assert.InDelta(t, s.want, b.delay(s.req), float64(time.Microsecond), "step %d", i)
 			}
 		})
 	}
