@@ -82,17 +82,17 @@ const PromptWindow = 50 * time.Millisecond
 const PromptBurst = 3
 
 // Prompt reports whether a child's change ends something its parent waits for (a pod turned
-// Ready or went away, a clique's Ready count changed). old is nil for a creation or deletion.
+// Ready or went away, a clique's Ready count changed). old is nil for a creation.
 type Prompt func(old, new client.Object) bool
 
 // EnqueuePromptly is EnqueueAfter, except for the events prompt reports and every deletion: such
 // an event is enqueued at Normal priority PromptWindow later — after the rest of its burst — as
 // long as the parent has prompt requests left (PromptBurst, refilled at PromptBurst a period);
-// then it waits for the next. A parent waiting for one group's pods (a step of a rolling update)
-// reacts within PromptWindow instead of period (measured in make bench: each of three hops
-// between a group's last pod turning Ready and the next group's replacement waited the full
-// second), and a parent under a stream of prompt events (a thousand pods turning Ready) still
-// reconciles only PromptBurst times a period.
+// then it waits, at priority, for the next. A parent waiting for one group's pods (a step of a
+// rolling update) reacts within PromptWindow instead of period (measured in make bench: each of
+// three hops between a group's last pod turning Ready and the next group's replacement waited the
+// full second), and a parent under a stream of prompt events (a thousand pods turning Ready)
+// reconciles PromptBurst times a period once its burst is spent.
 func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, prompt Prompt, clk clock.PassiveClock) handler.EventHandler {
 	b := &promptBatch{period: period, clk: clk}
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], isPrompt bool) {
@@ -100,7 +100,10 @@ func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, pro
 		for _, req := range fn(ctx, obj) {
 			after, prio := period, priority
 			if isPrompt {
-				after, prio = b.delay(req), Normal
+				var burst bool
+				if after, burst = b.delay(req); burst {
+					prio = Normal
+				}
 			}
 			if ok {
 				pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(prio)}, req)
@@ -174,16 +177,18 @@ type promptState struct {
 	// tokens are the prompt requests left as of at.
 	tokens float64
 	at     time.Time
-	// due is when the last prompt request is due.
-	due time.Time
+	// due is when the last prompt request is due; burst: it was one of the burst.
+	due   time.Time
+	burst bool
 }
 
 // delay is how long a prompt request for req waits: until the one already due, if any;
-// PromptWindow while the parent has prompt requests left; until it has one again otherwise.
-func (b *promptBatch) delay(req reconcile.Request) time.Duration {
-	now := b.clk.Now()
+// PromptWindow while the parent has prompt requests left (burst); until it has one again
+// otherwise.
+func (b *promptBatch) delay(req reconcile.Request) (wait time.Duration, burst bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	now := b.clk.Now()
 	if b.state == nil {
 		b.state = map[reconcile.Request]*promptState{}
 	}
@@ -201,18 +206,18 @@ func (b *promptBatch) delay(req reconcile.Request) time.Duration {
 		b.state[req] = st
 	}
 	if st.due.After(now) {
-		return st.due.Sub(now)
+		return st.due.Sub(now), st.burst
 	}
 	refill := PromptBurst / b.period.Seconds() // tokens a second
 	st.tokens = min(PromptBurst, st.tokens+now.Sub(st.at).Seconds()*refill)
 	st.at = now
-	wait := PromptWindow
-	if st.tokens < 1 {
+	wait, st.burst = PromptWindow, st.tokens >= 1
+	if !st.burst {
 		wait = max(PromptWindow, time.Duration((1-st.tokens)/refill*float64(time.Second)))
 	}
 	st.tokens--
 	st.due = now.Add(wait)
-	return wait
+	return wait, st.burst
 }
 
 // StatusPass is the result of a pass that created or deleted children: they are not in its view

@@ -47,8 +47,6 @@ type bench struct {
 	progress progress
 	// mode is the extra configuration every binary runs with now (the scheduler profiles).
 	mode string
-	// coscheduler: scheduler-plugins' coscheduling scheduler runs.
-	coscheduler bool
 	// starts counts the starts of each log name.
 	starts map[string]int
 }
@@ -216,12 +214,13 @@ const gangConfig = `scheduler:
 // waits until it is ready.
 func (b *bench) startBinary(name, logName, extraConfig string) error {
 	if name == "backend-controller" {
-		return b.startBackend("kube-scheduler", name, extraConfig)
+		return b.start(name, name, logName, extraConfig, "--backend=kube-scheduler")
 	}
 	return b.start(name, name, logName, extraConfig)
 }
 
-// startBackend starts a backend-controller syncing backend, known as key in b.procs.
+// startBackend starts a backend-controller syncing backend, known as key in b.procs and logging
+// to key.
 func (b *bench) startBackend(backend, key, extraConfig string) error {
 	return b.start("backend-controller", key, key, extraConfig, "--backend="+backend)
 }

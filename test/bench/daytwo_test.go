@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,6 +66,13 @@ func TestRolloutGroupsShapeIsGroupsOnlyForEveryContender(t *testing.T) {
 	}
 }
 
+func TestRolloutTargetsWithoutThePeerAreMissed(t *testing.T) {
+	b := &bench{r: &Report{}}
+	b.rolloutTargets([]Rollout{{Shape: "s", Contender: string(grovev1alpha1.RollingRecreateStrategy), Seconds: 100}}, true)
+	require.NotEmpty(t, b.r.Targets)
+	assert.Equal(t, 1, b.r.Missed, "no LeaderWorkerSet run: the comparison is missed, not met")
+}
+
 func TestRolloutTargetsHoldThisProjectToLeaderWorkerSetOnTheGroupsShape(t *testing.T) {
 	runs := func() []Rollout {
 		return []Rollout{
@@ -95,6 +103,13 @@ func TestRolloutTargetsHoldThisProjectToLeaderWorkerSetOnTheGroupsShape(t *testi
 				assert.NotContains(t, target.Name, lwsRolloutName, "the peer is held to no target")
 			}
 			assert.Equal(t, tc.missed, missed)
+			coherentToRR := 0
+			for _, target := range b.r.Targets {
+				if strings.Contains(target.Name, "RollingRecreate's") {
+					coherentToRR++
+				}
+			}
+			assert.Equal(t, map[bool]int{false: 1, true: 0}[tc.againstPeer], coherentToRR, "Coherent is held to RollingRecreate on the disaggregated shape only")
 			assert.InDelta(t, 1.2, rs[1].Ratio, 1e-9, "Coherent to RollingRecreate")
 			assert.InDelta(t, 100.0/110, rs[0].PeerRatio, 1e-9, "RollingRecreate to the peer")
 		})

@@ -24,9 +24,11 @@ import (
 const benchMaxRestarts = 3
 
 // recovery is issue 38's first family: pods pods in one gang, one of which exits 1. The Training
-// PodCliqueSet restarts its replica, the TrainJobs and JobSets restart the JobSet (their Jobs
-// fail on the first pod failure, backoffLimit 0, as a gang's must); every contender replaces
-// every pod, so the time runs until as many new pods run.
+// PodCliqueSet restarts its replica, and so does a TrainJob on the PodCliqueSet path (the
+// runtime's failurePolicy.maxRestarts becomes its maxRestarts); a JobSet, a TrainJob on the JobSet
+// path and Kubeflow's restart the JobSet (their Jobs fail on the first pod failure, backoffLimit
+// 0, as a gang's must). Every contender replaces every pod, so the time runs until as many new
+// pods run.
 func (b *bench) recovery(pods int) family {
 	kubeflow := func(ctx context.Context, on bool) error { return b.kubeflowTurn(ctx, on) }
 	return family{id: "recovery", desc: fmt.Sprintf("%d pods in one gang, one exits 1", pods), pods: pods, want: pods, writesTarget: true,
@@ -196,26 +198,31 @@ const coschedulingConfig = `scheduler:
   - name: scheduler-plugins
 `
 
-// coschedulingOn starts the coscheduling scheduler (once), restarts the binaries with the
+// coscheduler is the key of the coscheduling scheduler in b.procs.
+const coscheduler = "scheduler-plugins"
+
+// coschedulingOn starts the coscheduling scheduler, restarts the binaries with the
 // scheduler-plugins profile and starts its backend-controller.
 func (b *bench) coschedulingOn(ctx context.Context) error {
-	if !b.coscheduler {
-		if err := b.c.StartCoscheduler(cluster.Coscheduling{SchedulerName: configv1alpha1.DefaultSchedulerPluginsSchedulerName, PermitWaitSeconds: benchGangTimeout}); err != nil {
-			return err
-		}
-		b.coscheduler = true
+	p, err := b.c.StartCoschedulerProcess(cluster.Coscheduling{SchedulerName: configv1alpha1.DefaultSchedulerPluginsSchedulerName, PermitWaitSeconds: benchGangTimeout})
+	if err != nil {
+		return err
 	}
+	b.procs[coscheduler] = p
 	if err := b.schedulerMode(coschedulingConfig, "-plugins"); err != nil {
 		return err
 	}
 	return b.startBackend("scheduler-plugins", "backend-controller-plugins", coschedulingConfig)
 }
 
-// coschedulingOff stops the scheduler-plugins backend-controller and returns to plain mode.
+// coschedulingOff stops the coscheduling scheduler and the scheduler-plugins backend-controller
+// (the scenarios after placement run without them) and returns to plain mode.
 func (b *bench) coschedulingOff(context.Context) error {
-	if p := b.procs["backend-controller-plugins"]; p != nil {
-		p.Stop()
-		delete(b.procs, "backend-controller-plugins")
+	for _, key := range []string{coscheduler, "backend-controller-plugins"} {
+		if p := b.procs[key]; p != nil {
+			p.Stop()
+			delete(b.procs, key)
+		}
 	}
 	return b.schedulerMode("", "-plain")
 }

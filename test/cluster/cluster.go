@@ -217,7 +217,11 @@ func (c *Cluster) Client() client.Client { return c.client }
 func (c *Cluster) Dir() string { return c.dir }
 
 // Keep keeps Dir, with every component's log, after Stop: a run that failed calls it.
-func (c *Cluster) Keep() { c.opts.KeepDir = true }
+func (c *Cluster) Keep() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.KeepDir = true
+}
 
 // AdminKubeconfig is the path of the admin kubeconfig.
 func (c *Cluster) AdminKubeconfig() string { return filepath.Join(c.dir, "kubeconfig-admin") }
@@ -238,12 +242,13 @@ func (c *Cluster) Stop() {
 		c.mu.Lock()
 		c.stopping = true
 		procs := append([]*process(nil), c.procs...)
+		keep := c.opts.KeepDir
 		c.mu.Unlock()
 		c.restartMu.Unlock()
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].stop(10 * time.Second)
 		}
-		if !c.opts.KeepDir && c.opts.Dir == "" {
+		if !keep && c.opts.Dir == "" {
 			_ = os.RemoveAll(c.dir)
 		}
 	})

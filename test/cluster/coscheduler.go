@@ -41,22 +41,27 @@ type Coscheduling struct {
 // StartCoscheduler starts the scheduler-plugins scheduler (built by make tools from
 // sigs.k8s.io/scheduler-plugins) with the Coscheduling plugin configured as cs says.
 func (c *Cluster) StartCoscheduler(cs Coscheduling) error {
+	_, err := c.StartCoschedulerProcess(cs)
+	return err
+}
+
+// StartCoschedulerProcess is StartCoscheduler returning the process, for a caller that stops it.
+func (c *Cluster) StartCoschedulerProcess(cs Coscheduling) (*Process, error) {
 	bin, err := toolpath.Bin("scheduler-plugins")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kubeconfig, err := c.KubeconfigFor("system:kube-scheduler-plugins", "system:masters")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path := filepath.Join(c.Dir(), "scheduler-plugins.yaml")
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(coschedulerConfig, kubeconfig, cs.SchedulerName, cs.PermitWaitSeconds, cs.PodGroupBackoffSeconds)), 0o600); err != nil {
-		return err
+		return nil, err
 	}
 	// Coscheduling wakes a rejected gang only on pod or PodGroup events, not when a node is added;
 	// the scheduler's periodic retry of unschedulable pods (5 minutes by default) is shortened.
-	_, err = c.StartProcess("scheduler-plugins", bin, "--config", path, "--secure-port", "0",
+	return c.StartProcess("scheduler-plugins", bin, "--config", path, "--secure-port", "0",
 		"--pod-max-in-unschedulable-pods-duration=10s",
 		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig)
-	return err
 }
