@@ -46,13 +46,8 @@ const (
 // event.
 func EnqueueAfter(fn handler.MapFunc, period time.Duration, priority int) handler.EventHandler {
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 		for _, req := range fn(ctx, obj) {
-			if ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{After: period, Priority: ptr.To(priority)}, req)
-			} else {
-				q.AddAfter(req, period)
-			}
+			addAfter(q, req, period, priority)
 		}
 	}
 	return handler.Funcs{
@@ -96,7 +91,6 @@ type Prompt func(old, new client.Object) bool
 func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, prompt Prompt, clk clock.PassiveClock) handler.EventHandler {
 	b := &promptBatch{period: period, clk: clk}
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], isPrompt bool) {
-		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 		for _, req := range fn(ctx, obj) {
 			after, prio := period, priority
 			if isPrompt {
@@ -105,11 +99,7 @@ func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, pro
 					prio = Normal
 				}
 			}
-			if ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(prio)}, req)
-			} else {
-				q.AddAfter(req, after)
-			}
+			addAfter(q, req, after, prio)
 		}
 	}
 	return handler.Funcs{
@@ -218,6 +208,15 @@ func (b *promptBatch) delay(req reconcile.Request) (wait time.Duration, burst bo
 	st.tokens--
 	st.due = now.Add(wait)
 	return wait, st.burst
+}
+
+// addAfter adds req to q after after, at priority where q is controller-runtime's priority queue.
+func addAfter(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, after time.Duration, priority int) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(priority)}, req)
+		return
+	}
+	q.AddAfter(req, after)
 }
 
 // StatusPass is the result of a pass that created or deleted children: they are not in its view
