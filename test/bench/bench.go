@@ -132,11 +132,9 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 	}{
 		{"peers", b.peers},
 		{"rollout", b.rollout},
-		{"recovery", func(ctx context.Context) error { return b.dayTwo(ctx, []family{b.recovery(b.sz.Recovery)}) }},
-		{"scale-out", func(ctx context.Context) error {
-			return b.dayTwo(ctx, []family{b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize)})
-		}},
-		{"placement", func(ctx context.Context) error { return b.dayTwo(ctx, []family{b.placement(b.sz.Placement)}) }},
+		{"recovery", func(ctx context.Context) error { return b.runFamily(ctx, b.recovery(b.sz.Recovery)) }},
+		{"scale-out", func(ctx context.Context) error { return b.runFamily(ctx, b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize)) }},
+		{"placement", func(ctx context.Context) error { return b.runFamily(ctx, b.placement(b.sz.Placement)) }},
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
 			return b.withBaseline(ctx, "baseline-big", baselineShape{Pods: pods, PerService: pods}, b.s1)

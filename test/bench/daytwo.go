@@ -71,20 +71,16 @@ type DayTwo struct {
 	CPUSeconds   map[string]float64 `json:"cpuSeconds"`
 }
 
-// dayTwo runs every family: each rival in its own namespace, then the targets against the best
+// runFamily runs each rival of f in its own namespace, then records the targets against the best
 // peer.
-func (b *bench) dayTwo(ctx context.Context, families []family) error {
-	for _, f := range families {
-		if err := b.runFamily(ctx, f); err != nil {
-			return fmt.Errorf("%s: %w", f.desc, err)
-		}
-	}
-	return nil
-}
-
 func (b *bench) runFamily(ctx context.Context, f family) (err error) {
 	done := b.progress.start(fmt.Sprintf("  %s: %s", f.id, f.desc))
-	defer func() { done(err) }()
+	defer func() {
+		done(err)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", f.desc, err)
+		}
+	}()
 	if f.setup != nil {
 		if err := f.setup(ctx); err != nil {
 			return err
