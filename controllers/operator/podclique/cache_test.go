@@ -1,7 +1,9 @@
 package podclique
 
 import (
+	"encoding/json"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,4 +46,37 @@ func TestSlimPodKeepsWhatTheOperatorReadsAndDropsTheRest(t *testing.T) {
 	got, err := SlimPod(other)
 	require.NoError(t, err)
 	assert.Same(t, other, got, "other kinds pass unchanged")
+}
+
+func TestSlimPodSharesTheStringsItsPodsRepeat(t *testing.T) {
+	decoded := func(name string) *corev1.Pod {
+		// Each pod decoded on its own, as the informer does: no string is shared before SlimPod.
+		pod := &corev1.Pod{}
+		require.NoError(t, json.Unmarshal([]byte(`{"metadata":{"name":"`+name+`","namespace":"ns",
+			"labels":{"grove.io/podclique":"inf-0-worker"},
+			"ownerReferences":[{"apiVersion":"grove.io/v1alpha1","kind":"PodClique","name":"inf-0-worker","uid":"u1"}]},
+			"spec":{"nodeName":"node-1","schedulingGates":[{"name":"grove.io/podgang-pending-creation"}]},
+			"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","reason":"r","message":"m"}]}}`), pod))
+		return pod
+	}
+	a, b := decoded("inf-0-worker-0"), decoded("inf-0-worker-1")
+	require.NotSame(t, unsafe.StringData(a.Labels["grove.io/podclique"]), unsafe.StringData(b.Labels["grove.io/podclique"]))
+
+	slimA, err := SlimPod(a)
+	require.NoError(t, err)
+	slimB, err := SlimPod(b)
+	require.NoError(t, err)
+	sa, sb := slimA.(*corev1.Pod), slimB.(*corev1.Pod)
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	assert.True(t, same(sa.Labels["grove.io/podclique"], sb.Labels["grove.io/podclique"]), "label value")
+	assert.True(t, same(sa.Namespace, sb.Namespace), "namespace")
+	assert.True(t, same(sa.OwnerReferences[0].Name, sb.OwnerReferences[0].Name), "owner")
+	assert.True(t, same(string(sa.OwnerReferences[0].UID), string(sb.OwnerReferences[0].UID)), "owner UID")
+	assert.True(t, same(sa.Spec.NodeName, sb.Spec.NodeName), "node")
+	assert.True(t, same(sa.Spec.SchedulingGates[0].Name, sb.Spec.SchedulingGates[0].Name), "gate")
+	assert.True(t, same(sa.Status.Conditions[0].Message, sb.Status.Conditions[0].Message), "condition message")
+	assert.Equal(t, a.Labels, sa.Labels, "interning changes no value")
+	assert.Equal(t, a.Status.Conditions, sa.Status.Conditions)
+	assert.Equal(t, a.OwnerReferences, sa.OwnerReferences)
+	assert.NotEqual(t, sa.Name, sb.Name)
 }
