@@ -21,6 +21,7 @@ func TestSlimPodKeepsWhatTheOperatorReadsAndDropsTheRest(t *testing.T) {
 		Spec: corev1.PodSpec{
 			Containers:      []corev1.Container{{Name: "w", Env: []corev1.EnvVar{{Name: "GROVE_PCS_NAME", Value: "inf"}}}},
 			SchedulingGates: []corev1.PodSchedulingGate{{Name: "grove.io/podgang-pending-creation"}},
+			SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("c-group")},
 			NodeName:        "n1",
 		},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning,
@@ -35,6 +36,8 @@ func TestSlimPodKeepsWhatTheOperatorReadsAndDropsTheRest(t *testing.T) {
 	assert.Equal(t, pod.UID, slim.UID)
 	assert.Equal(t, "7", slim.ResourceVersion, "the optimistic lock of the gate patch needs it")
 	assert.Equal(t, pod.Spec.SchedulingGates, slim.Spec.SchedulingGates)
+	assert.Equal(t, pod.Spec.SchedulingGroup, slim.Spec.SchedulingGroup, "a gated pod in its assigned group is ungated, not recreated")
+	assert.Equal(t, "n1", slim.Spec.NodeName)
 	assert.Equal(t, pod.Status.Conditions, slim.Status.Conditions)
 	assert.Equal(t, corev1.PodRunning, slim.Status.Phase)
 	assert.Empty(t, slim.Spec.Containers)
