@@ -19,9 +19,8 @@ import (
 // 20,000 pods shaped like make bench's fill, decoded from protobuf as the informer does, with a
 // garbage collection every 1,000 (go test -run=^$ -bench=SlimPodHeap ./controllers/operator/podclique/).
 func BenchmarkSlimPodHeap(b *testing.B) {
-	t := b
 	codecs := serializer.NewCodecFactory(scheme.Scheme)
-	info, _ := protobufInfo(codecs)
+	info, _ := apiruntime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), apiruntime.ContentTypeProtobuf)
 	enc := codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion)
 	dec := codecs.UniversalDeserializer()
 	now := metav1.NewTime(time.Now())
@@ -38,21 +37,21 @@ func BenchmarkSlimPodHeap(b *testing.B) {
 				{Type: "Ready", Status: "True", LastTransitionTime: now}, {Type: "ContainersReady", Status: "True", LastTransitionTime: now},
 				{Type: "PodScheduled", Status: "True", LastTransitionTime: now}}},
 		}
-		b, err := apiruntime.Encode(enc, p)
+		raw, err := apiruntime.Encode(enc, p)
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
-		raws = append(raws, b)
+		raws = append(raws, raw)
 	}
 	measure := func(slim func(any) (any, error)) float64 {
 		keep := make([]any, len(raws))
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		for i, b := range raws {
-			obj, _, err := dec.Decode(b, nil, nil)
+		for i, raw := range raws {
+			obj, _, err := dec.Decode(raw, nil, nil)
 			if err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
 			keep[i], _ = slim(obj)
 			if i%1000 == 0 {
@@ -76,13 +75,4 @@ func BenchmarkSlimPodHeap(b *testing.B) {
 		b.ReportMetric(measure(plain), "bytes/pod-before")
 		b.ReportMetric(measure(SlimPod), "bytes/pod")
 	}
-}
-
-func protobufInfo(c serializer.CodecFactory) (apiruntime.SerializerInfo, bool) {
-	for _, i := range c.SupportedMediaTypes() {
-		if i.MediaType == "application/vnd.kubernetes.protobuf" {
-			return i, true
-		}
-	}
-	return apiruntime.SerializerInfo{}, false
 }
