@@ -148,7 +148,7 @@ func TestAGatedPodInAnotherSchedulingGroupThanAssignedIsRecreatedNotUngated(t *t
 	require.True(t, hasGate(early))
 	require.True(t, hasGate(right))
 	c := fakeClient(t).WithObjects(pclq, pg, early, right).WithStatusSubresource(pclq).Build()
-	r.Client = c
+	r.Client = slimPods{c}
 
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
 

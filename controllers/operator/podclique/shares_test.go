@@ -147,7 +147,7 @@ func backendsReconcilerFor(t *testing.T, c client.Client) *Reconciler {
 		{Name: configv1alpha1.SchedulerNameVolcano},
 	}}, nil)
 	require.NoError(t, err)
-	return &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Backends: registry}
+	return &Reconciler{Client: slimPods{c}, Recorder: events.NewFakeRecorder(10), Backends: registry}
 }
 
 // gangOnPod is where each backend names a pod's gang.
