@@ -10,11 +10,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
 func podOf(owner string) *corev1.Pod {
@@ -117,4 +121,118 @@ func TestSkipCreatePassesOnlyChildrenAlreadyBeingDeleted(t *testing.T) {
 	assert.True(t, p.Create(event.CreateEvent{Object: deleting}), "a child seen first while being deleted may have no parent left to bring it back")
 	assert.True(t, p.Update(event.UpdateEvent{ObjectOld: live, ObjectNew: live}))
 	assert.True(t, p.Delete(event.DeleteEvent{Object: live}))
+}
+
+func TestPromptRequestsTakeABurstThenArePaced(t *testing.T) {
+	start := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}
+	other := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "b"}}
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	type step struct {
+		at    time.Duration
+		req   reconcile.Request
+		want  time.Duration
+		burst bool
+	}
+	burst := func(at time.Duration, r reconcile.Request) step { return step{at, r, PromptWindow, true} }
+	threeInARow := []step{burst(0, req), burst(ms(60), req), burst(ms(120), req)}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"an idle parent waits only the window", []step{burst(0, req)}},
+		{"events of the same burst join the request already due", []step{
+			burst(0, req), {ms(10), req, PromptWindow - ms(10), true}}},
+		{"a rolling step's three hops each wait only the window", threeInARow},
+		{"past the burst, a request waits until the parent has one again", append(threeInARow,
+			// 3 − 3 + 0.54 refilled (180 ms at 3 a second): 0.46 of a request is missing, 153 ms.
+			step{ms(180), req, ms(460.0 / 3), false})},
+		{"under a stream, requests come a third of a period apart", append(threeInARow,
+			step{ms(180), req, ms(460.0 / 3), false},
+			// the one due at 333 ms used the refill up to then: the next is a third of a period later.
+			step{ms(340), req, ms(333.3333) + Period/PromptBurst - ms(340), false})},
+		{"a period later the whole burst is back", append(threeInARow,
+			burst(ms(120)+Period, req), burst(ms(180)+Period, req), burst(ms(240)+Period, req),
+			step{ms(300) + Period, req, ms(460.0 / 3), false})},
+		{"each parent has its own burst", append(threeInARow, burst(ms(180), other))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(start)
+			b := &promptBatch{period: Period, clk: clk}
+			for i, s := range tc.steps {
+				clk.SetTime(start.Add(s.at))
+				wait, burst := b.delay(s.req)
+				assert.InDelta(t, s.want, wait, float64(10*time.Microsecond), "step %d", i)
+				assert.Equal(t, s.burst, burst, "step %d", i)
+			}
+		})
+	}
+}
+
+func TestEnqueuePromptlyTakesDeletionsAndPromptChangesAtOnceAndBatchesTheRest(t *testing.T) {
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	period := 300 * time.Millisecond
+	ctx := context.Background()
+	h := EnqueuePromptly(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low, PodReadyOrGone, clock.RealClock{})
+	notReady, ready := podOf("turned-ready"), podOf("turned-ready")
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	start := time.Now()
+	h.Update(ctx, event.UpdateEvent{ObjectOld: podOf("batched"), ObjectNew: podOf("batched")}, q)
+	h.Generic(ctx, event.GenericEvent{Object: podOf("generic")}, q)
+	h.Delete(ctx, event.DeleteEvent{Object: podOf("gone")}, q)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
+
+	got := map[string]time.Duration{}
+	priorities := map[string]int{}
+	for range 4 {
+		req, priority, _ := q.GetWithPriority()
+		got[req.Name], priorities[req.Name] = time.Since(start), priority
+		q.Done(req)
+	}
+	for _, name := range []string{"gone", "turned-ready"} {
+		assert.Less(t, got[name], period, "%s is taken before the batch period", name)
+		assert.Equal(t, Normal, priorities[name], name)
+	}
+	for _, name := range []string{"batched", "generic"} {
+		assert.GreaterOrEqual(t, got[name], period, "%s waits the batch period", name)
+		assert.Equal(t, Low, priorities[name], name)
+	}
+}
+
+func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
+	pod := func(ready bool, phase corev1.PodPhase, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: map[bool]corev1.ConditionStatus{true: corev1.ConditionTrue, false: corev1.ConditionFalse}[ready]},
+		}}}
+		if deleting {
+			p.DeletionTimestamp = ptr.To(metav1.Now())
+		}
+		return p
+	}
+	clique := func(gen int64, ready, updated int32) *grovev1alpha1.PodClique {
+		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(gen), ReadyReplicas: ready, UpdatedReplicas: updated}}
+	}
+	for _, tc := range []struct {
+		name     string
+		prompt   Prompt
+		old, new client.Object
+		want     bool
+	}{
+		{"a pod turned Ready", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(true, corev1.PodRunning, false), true},
+		{"a pod turned not Ready", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(false, corev1.PodRunning, false), true},
+		{"a pod failed", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(false, corev1.PodFailed, false), true},
+		{"a pod began to be deleted", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(true, corev1.PodRunning, true), true},
+		{"a pod scheduled or started: batched", PodReadyOrGone, pod(false, corev1.PodPending, false), pod(false, corev1.PodRunning, false), false},
+		{"a pod's creation: batched", PodReadyOrGone, nil, pod(false, corev1.PodPending, false), false},
+		{"a clique's Ready count", CliqueProgressed, clique(1, 3, 4), clique(1, 4, 4), true},
+		{"a clique's updated count", CliqueProgressed, clique(1, 4, 3), clique(1, 4, 4), true},
+		{"a clique's status describes a new generation", CliqueProgressed, clique(1, 4, 4), clique(2, 4, 4), true},
+		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))
+		})
+	}
 }

@@ -95,8 +95,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("podclique").
 		For(&grovev1alpha1.PodClique{}, builder.WithPredicates(eventbatch.SpecChanged())).
 		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
-		// reconcile per batch period writes the status once for all of them.
-		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), eventbatch.Period, eventbatch.Low),
+		// reconcile per batch period writes the status once for all of them. A pod turning Ready
+		// or going away is what a rolling update's step waits for: its burst is taken promptly.
+		Watches(&corev1.Pod{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), eventbatch.Period, eventbatch.Low,
+			eventbatch.PodReadyOrGone, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
@@ -446,16 +448,20 @@ func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int, training b
 	return out
 }
 
+// The deletes go out in parallel, as the creates: a group's ten pods replaced by a rolling update
+// took ten round trips one after the other (measured in make bench: 0.35 s of every group's step).
 func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod, hash string) error {
-	for _, p := range pods {
+	_, err := slowstart.Run(ctx, len(pods), func(ctx context.Context, i int) error {
+		p := pods[i]
 		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
 			r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
 			return err
 		}
 		log.FromContext(ctx).Info("deleted pod", "pod", p.Name, "reason", deleteReason(pclq, p, hash))
 		podsDeleted.Inc()
-	}
-	return nil
+		return nil
+	})
+	return err
 }
 
 // deleteReason says why the reconciler deletes a pod, for its log line.

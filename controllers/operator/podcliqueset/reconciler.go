@@ -103,7 +103,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
-		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low), builder.WithPredicates(eventbatch.SkipCreate())).
+		// A clique's Ready or updated count changing is what a rolling update's next step waits
+		// for: taken promptly.
+		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low, eventbatch.CliqueProgressed, r.clock()),
+			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
 		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status
 		// carries it: its changes come batched like the cliques'.
