@@ -207,8 +207,13 @@ func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, wi
 		if err != nil {
 			return cmds, targets, err
 		}
+		env, err := cluster.DeployedEnv(b.name) // the Go runtime's settings, as deployed
+		if err != nil {
+			return cmds, targets, err
+		}
 		cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", b.name), append([]string{"--kubeconfig", kubeconfig, "--config", cfgPath}, b.args...)...)
 		cmd.Stdout, cmd.Stderr = logFile, logFile
+		cmd.Env = append(os.Environ(), env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			return cmds, targets, fmt.Errorf("starting %s (run `make build`): %w", b.name, err)

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/toolpath"
 )
@@ -94,7 +97,11 @@ certManagement: {mode: manual}
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	p, err := c.StartProcess(logName, filepath.Join(binDir, name), append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
+	env, err := DeployedEnv(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.startProcessWithEnv(logName, filepath.Join(binDir, name), env, append([]string{"--kubeconfig", kubeconfig, "--config", configPath}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +112,39 @@ certManagement: {mode: manual}
 	p.readyURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
 	p.HealthzURL = fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	return p, nil
+}
+
+// DeployedEnv is the environment the binary's Deployment gives its container
+// (config/manager/<name>/deployment.yaml: the variables with a literal value, such as the Go
+// runtime's soft memory limit), so a binary started here runs with the settings it is deployed
+// with and the bench measures what a cluster runs.
+func DeployedEnv(name string) ([]string, error) {
+	root, err := toolpath.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(root, "config", "manager", name, "deployment.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != name {
+			continue
+		}
+		var env []string
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				env = append(env, e.Name+"="+e.Value)
+			}
+		}
+		return env, nil
+	}
+	return nil, fmt.Errorf("%s: no container named %s", path, name)
 }
 
 // GangSchedulerConfig is the scheduler section the e2e suites give the project's binaries: the

@@ -174,7 +174,7 @@ func (c *Cluster) RestartBinary(p *Process, logName string) (*Process, error) {
 	if p.readyURL == "" {
 		return nil, fmt.Errorf("%s was not started by StartBinary", p.p.name)
 	}
-	np, err := c.StartProcess(logName, p.p.binary, p.p.args...)
+	np, err := c.startProcessWithEnv(logName, p.p.binary, p.p.env, p.p.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,12 @@ func (p *Process) WaitReady(timeout time.Duration) error {
 
 // StartProcess runs a binary next to the cluster, logging to <Dir>/<name>.log.
 func (c *Cluster) StartProcess(name, binary string, args ...string) (*Process, error) {
-	p, err := startProcess(name, binary, c.dir, args)
+	return c.startProcessWithEnv(name, binary, nil, args...)
+}
+
+// startProcessWithEnv is StartProcess with extra environment variables.
+func (c *Cluster) startProcessWithEnv(name, binary string, env []string, args ...string) (*Process, error) {
+	p, err := startProcess(name, binary, c.dir, args, env...)
 	if err != nil {
 		return nil, err
 	}

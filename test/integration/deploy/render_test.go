@@ -3,16 +3,19 @@ package deployintegration
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -167,6 +170,43 @@ func TestArgoCDApplicationsRenderAndAreAccepted(t *testing.T) {
 	dryRun(t, objs)
 }
 
+// assertSoftMemoryLimitWithinRequest checks that a binary's container sets the Go heap's soft
+// limit (GOMEMLIMIT) below its memory request, so an overlay that changes the one cannot leave the
+// other behind: a limit above the request lets the binary's garbage outgrow what it asked for.
+func assertSoftMemoryLimitWithinRequest(t *testing.T, deployment string, env []corev1.EnvVar, res corev1.ResourceRequirements) {
+	t.Helper()
+	i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+	if !assert.GreaterOrEqual(t, i, 0, "Deployment %s sets GOMEMLIMIT", deployment) {
+		return
+	}
+	limit, err := goMemLimitBytes(env[i].Value)
+	require.NoError(t, err, "Deployment %s: GOMEMLIMIT", deployment)
+	request, ok := res.Requests[corev1.ResourceMemory]
+	require.True(t, ok, "Deployment %s requests memory", deployment)
+	assert.Less(t, limit, request.Value(), "Deployment %s: GOMEMLIMIT %s below the memory request %s", deployment, env[i].Value, request.String())
+}
+
+// goMemLimitBytes parses a GOMEMLIMIT value as the Go runtime does: a number of bytes with an
+// optional unit B, KiB, MiB, GiB or TiB.
+func goMemLimitBytes(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		factor int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	factor := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, factor = n, u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number of bytes with a unit B, KiB, MiB, GiB or TiB: %w", v, err)
+	}
+	return n * factor, nil
+}
+
 func namespace(name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
@@ -228,7 +268,9 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 				} `json:"secret"`
 			} `json:"volumes"`
 			Containers []struct {
-				Args            []string `json:"args"`
+				Args            []string                    `json:"args"`
+				Env             []corev1.EnvVar             `json:"env"`
+				Resources       corev1.ResourceRequirements `json:"resources"`
 				SecurityContext struct {
 					ReadOnlyRootFilesystem   *bool `json:"readOnlyRootFilesystem"`
 					AllowPrivilegeEscalation *bool `json:"allowPrivilegeEscalation"`
@@ -253,6 +295,7 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 		for _, c := range pod.Containers {
 			assert.True(t, c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem, "Deployment %s: read-only root", name)
 			assert.True(t, c.SecurityContext.AllowPrivilegeEscalation != nil && !*c.SecurityContext.AllowPrivilegeEscalation, "Deployment %s: no privilege escalation", name)
+			assertSoftMemoryLimitWithinRequest(t, name, c.Env, c.Resources)
 			for _, a := range c.Args {
 				if backend, ok := strings.CutPrefix(a, "--backend="); ok {
 					assert.True(t, cfg.Scheduler.IsEnabled(configv1alpha1.SchedulerName(backend)), "Deployment %s runs backend %s, which the configuration enables", name, backend)
