@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
 
 // Period is how long a parent waits after a child's event before it is reconciled; the events
@@ -151,6 +153,19 @@ func CliqueProgressed(old, new client.Object) bool {
 	}
 	return ptr.Deref(o.Status.ObservedGeneration, -1) != ptr.Deref(n.Status.ObservedGeneration, -1) ||
 		o.Status.ReadyReplicas != n.Status.ReadyReplicas || o.Status.UpdatedReplicas != n.Status.UpdatedReplicas
+}
+
+// GangReadyChanged is the Prompt of a parent of PodGangs: a gang's Ready condition turned True
+// or stopped being True. The PodCliqueSet writes that condition itself, from the pods; a Coherent
+// step waits for its gang's, so without this the step would see its own write a period later.
+func GangReadyChanged(old, new client.Object) bool {
+	o, ok1 := old.(*schedulerv1alpha1.PodGang)
+	n, ok2 := new.(*schedulerv1alpha1.PodGang)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return meta.IsStatusConditionTrue(o.Status.Conditions, schedulerv1alpha1.ConditionReady) !=
+		meta.IsStatusConditionTrue(n.Status.Conditions, schedulerv1alpha1.ConditionReady)
 }
 
 // promptBatch keeps, per parent, the prompt requests it has left and when its last one is due.

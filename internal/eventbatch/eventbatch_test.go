@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
 
 func podOf(owner string) *corev1.Pod {
@@ -214,6 +215,11 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 	clique := func(gen int64, ready, updated int32) *grovev1alpha1.PodClique {
 		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(gen), ReadyReplicas: ready, UpdatedReplicas: updated}}
 	}
+	gang := func(scheduled, ready metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
+		return &schedulerv1alpha1.PodGang{Status: schedulerv1alpha1.PodGangStatus{Conditions: []metav1.Condition{
+			{Type: schedulerv1alpha1.ConditionScheduled, Status: scheduled}, {Type: schedulerv1alpha1.ConditionReady, Status: ready},
+		}}}
+	}
 	for _, tc := range []struct {
 		name     string
 		prompt   Prompt
@@ -230,6 +236,10 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		{"a clique's updated count", CliqueProgressed, clique(1, 4, 3), clique(1, 4, 4), true},
 		{"a clique's status describes a new generation", CliqueProgressed, clique(1, 4, 4), clique(2, 4, 4), true},
 		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
+		{"a gang turned Ready", GangReadyChanged, gang(metav1.ConditionFalse, metav1.ConditionFalse), gang(metav1.ConditionTrue, metav1.ConditionTrue), true},
+		{"a gang stopped being Ready", GangReadyChanged, gang(metav1.ConditionTrue, metav1.ConditionTrue), gang(metav1.ConditionTrue, metav1.ConditionFalse), true},
+		{"a gang's first status, not Ready: batched", GangReadyChanged, &schedulerv1alpha1.PodGang{}, gang(metav1.ConditionFalse, metav1.ConditionFalse), false},
+		{"a gang scheduled, not yet Ready: batched", GangReadyChanged, gang(metav1.ConditionFalse, metav1.ConditionFalse), gang(metav1.ConditionTrue, metav1.ConditionFalse), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))

@@ -113,8 +113,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.UpdatesWhere(podScheduledChanged))).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
-		// (acknowledgements, pods turning Ready) are batched into one reconcile.
-		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
+		// (acknowledgements, pods turning Ready) are batched into one reconcile. A gang turning
+		// Ready — a condition this reconciler writes — is what a Coherent step waits for: taken
+		// promptly, or each step of an update would wait a period to read its own write.
+		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low,
+			eventbatch.GangReadyChanged, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// Its own status as stored: a status written from a view the cache had not yet updated
 		// with an earlier write of ours is seen once the cache catches up, and corrected in a
