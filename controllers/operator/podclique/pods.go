@@ -2,6 +2,7 @@ package podclique
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -234,31 +235,47 @@ func addComputeDomainClaim(spec *corev1.PodSpec, template string) {
 // or have ended. Kueue's pod-group integration never removes it from a pod of a prebuilt group
 // Workload that is replaced under the same name, so without this a pod Kueue evicted, or one
 // this operator deletes, would keep its name — and its replacement out — forever. Kueue does the
-// same for LeaderWorkerSet pods.
+// same for LeaderWorkerSet pods. Every pod is tried: one conflict (a kubelet's or kwok's write
+// in between) leaves the others released, and the pass looks again for it.
 func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.Pod) error {
 	var released, evicted []string
-	defer func() {
-		if len(released) > 0 {
-			log.FromContext(ctx).Info("released Kueue's finalizer of pods that are gone or ended", "pods", len(released), "evictedByKueue", len(evicted))
-			log.FromContext(ctx).V(1).Info("released Kueue's finalizer", "pods", released, "evictedByKueue", evicted)
-		}
-	}()
+	var errs []error
 	for _, p := range pods {
-		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-		if (p.DeletionTimestamp.IsZero() && !ended) || !slices.Contains(p.Finalizers, kueue.PodFinalizer) {
+		if !kueueHolds(p) {
 			continue
 		}
 		patched := p.DeepCopy()
 		patched.Finalizers = slices.DeleteFunc(patched.Finalizers, func(f string) bool { return f == kueue.PodFinalizer })
 		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
-			return err
+			errs = append(errs, fmt.Errorf("releasing Kueue's finalizer of pod %s: %w", p.Name, err))
+			continue
 		}
 		released = append(released, p.Name)
 		if kueue.EvictedByKueue(p) {
 			evicted = append(evicted, p.Name)
 		}
 	}
-	return nil
+	if len(released) > 0 {
+		log.FromContext(ctx).Info("released Kueue's finalizer of pods that are gone or ended", "pods", len(released), "evictedByKueue", len(evicted))
+		log.FromContext(ctx).V(1).Info("released Kueue's finalizer", "pods", released, "evictedByKueue", evicted)
+	}
+	return errors.Join(errs...)
+}
+
+// kueueHolds reports whether Kueue's finalizer holds a pod that is being deleted or has ended.
+func kueueHolds(p *corev1.Pod) bool {
+	ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return (!p.DeletionTimestamp.IsZero() || ended) && slices.Contains(p.Finalizers, kueue.PodFinalizer)
+}
+
+// releasedFirst reports whether a pod's finalizer is released at the start of a pass, before
+// anything else it does can fail or wait: a pod being deleted that Kueue did not evict. Nothing
+// of the clique's status depends on it (a pod being deleted is counted nowhere), and a pass that
+// ends early — its PodGang gone with its namespace, a create refused there, a status write held —
+// would otherwise leave it, and its namespace, waiting. A pod Kueue evicted, or one that ended,
+// is released after the status that recorded it (see finish).
+func releasedFirst(p *corev1.Pod) bool {
+	return !p.DeletionTimestamp.IsZero() && !kueue.EvictedByKueue(p)
 }
 
 // queueOf is the Kueue LocalQueue that admits a clique's gang as a Workload of its own, "" when

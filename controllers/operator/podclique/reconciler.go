@@ -170,8 +170,8 @@ func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconc
 type pass struct {
 	pclq *grovev1alpha1.PodClique
 	// all are the clique's pods, active those not being deleted, stale those of an earlier
-	// PodClique of the same name.
-	all, active, stale []*corev1.Pod
+	// PodClique of the same name not being deleted yet, leaving those being deleted.
+	all, active, stale, leaving []*corev1.Pod
 	// unseen are pods this process created that the cache does not show yet: neither created
 	// again nor left out of a status.
 	unseen sets.Set[string]
@@ -196,6 +196,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p, err := r.observe(ctx, req)
 	if p == nil || err != nil {
 		return ctrl.Result{}, err
+	}
+	first := slices.DeleteFunc(append(slices.Clone(p.all), p.leaving...), func(pod *corev1.Pod) bool { return !releasedFirst(pod) })
+	if err := r.releaseKueueFinalizers(ctx, first); err != nil {
+		p.errs = append(p.errs, err)
 	}
 	r.deleteUnwantedPods(ctx, p)
 	r.syncResourceClaims(ctx, p) // before the pods that reference them
@@ -227,8 +231,12 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		if !metav1.IsControlledBy(pod, pclq) {
-			if ofEarlierIncarnation(pod, pclq) && pod.DeletionTimestamp.IsZero() {
+			switch {
+			case !ofEarlierIncarnation(pod, pclq):
+			case pod.DeletionTimestamp.IsZero():
 				p.stale = append(p.stale, pod)
+			default:
+				p.leaving = append(p.leaving, pod)
 			}
 			continue
 		}
@@ -393,7 +401,8 @@ func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctr
 	}
 	if err == nil && !held {
 		// After the status that recorded an eviction: the pods may vanish now.
-		if err := r.releaseKueueFinalizers(ctx, append(p.all, p.stale...)); err != nil {
+		rest := slices.DeleteFunc(append(slices.Clone(p.all), p.stale...), releasedFirst)
+		if err := r.releaseKueueFinalizers(ctx, rest); err != nil {
 			p.errs = append(p.errs, err)
 		}
 	}

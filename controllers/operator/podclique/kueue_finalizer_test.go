@@ -1,0 +1,138 @@
+package podclique
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/requeue"
+)
+
+// kueuePod is pod i of the clique "c" (owned by the incarnation with owner), held by Kueue's
+// finalizer, being deleted when deleting, evicted by Kueue when evicted.
+func kueuePod(i int, hash string, owner types.UID, deleting, evicted bool) *corev1.Pod {
+	p := pod(i, hash, true)
+	p.Namespace = "ns"
+	p.Labels[grovev1alpha1.LabelPodClique] = "c"
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique", Name: "c", UID: owner, Controller: ptr.To(true)}}
+	p.Finalizers = []string{kueue.PodFinalizer}
+	p.Status.Phase = corev1.PodRunning
+	if deleting {
+		p.DeletionTimestamp = ptr.To(metav1.Now())
+	}
+	if evicted {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: kueue.PodConditionTerminationTarget, Status: corev1.ConditionTrue})
+	}
+	return p
+}
+
+// A pod being deleted keeps its name, and its namespace, until Kueue's finalizer goes: the
+// operator releases it at the start of every pass, whatever else the pass meets. Only a pod Kueue
+// evicted waits for the status that records the eviction (else the clique would count a breach).
+func TestKueuesFinalizerOfADeletedPodIsReleasedEvenWhenThePassFails(t *testing.T) {
+	cases := []struct {
+		name string
+		// statusFails makes the clique's status write fail; conflictOn makes the patch of that
+		// pod conflict.
+		statusFails bool
+		conflictOn  string
+		pods        func(hash string) []*corev1.Pod
+		wantKept    []string
+		wantErr     bool
+	}{
+		{
+			name:        "the status write fails: the deleted pod is released, the evicted one waits",
+			statusFails: true,
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "u", true, false), kueuePod(1, hash, "u", true, true)}
+			},
+			wantKept: []string{"c-1"},
+			wantErr:  true,
+		},
+		{
+			name: "the status is written: both are released",
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "u", true, false), kueuePod(1, hash, "u", true, true)}
+			},
+		},
+		{
+			name:       "one pod's patch conflicts: the other is released all the same",
+			conflictOn: "c-0",
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "u", true, false), kueuePod(1, hash, "u", true, false)}
+			},
+			wantKept: []string{"c-0"},
+			wantErr:  true,
+		},
+		{
+			name: "a pod of an earlier PodClique of the same name, being deleted",
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "earlier", true, false)}
+			},
+		},
+		{
+			name: "a running pod keeps the finalizer Kueue counts it by",
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "u", false, false)}
+			},
+			wantKept: []string{"c-0"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pclq := gatedClique().Obj()
+			objs := []client.Object{pclq, podGangOf(time.Now(), 2, "c-0", "c-1")}
+			for _, p := range tc.pods(PodTemplateHash(pclq)) {
+				objs = append(objs, p)
+			}
+			c := fakeClient(t).WithObjects(objs...).WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
+				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					if tc.statusFails {
+						return errors.New("the API server is unavailable")
+					}
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				},
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					if obj.GetName() == tc.conflictOn {
+						return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("the object has been modified"))
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			}).Build()
+
+			_, err := reconcilerFor(t, c).Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.Equal(t, tc.conflictOn != "" && !tc.statusFails, requeue.Transient(err), "a conflict alone is looked at again without an error: %v", err)
+			} else {
+				require.NoError(t, err)
+			}
+			pods := &corev1.PodList{}
+			require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
+			var kept []string
+			for _, p := range pods.Items {
+				if slices.Contains(p.Finalizers, kueue.PodFinalizer) {
+					kept = append(kept, p.Name)
+				}
+			}
+			assert.ElementsMatch(t, tc.wantKept, kept, "pods still held by Kueue's finalizer")
+		})
+	}
+}
