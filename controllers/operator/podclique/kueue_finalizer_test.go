@@ -136,3 +136,25 @@ func TestKueuesFinalizerOfADeletedPodIsReleasedEvenWhenThePassFails(t *testing.T
 		})
 	}
 }
+
+// While its namespace is deleted a clique creates nothing, and its pass ends as one at rest — it
+// writes its status and releases what Kueue's finalizer holds — instead of waiting, pass after
+// pass, for pods it never created (the pods of a deleted namespace then stayed on their nodes).
+func TestInANamespaceBeingDeletedAPassCreatesNothingAndReleasesTheLeavingPods(t *testing.T) {
+	pclq := gatedClique().Obj()
+	hash := PodTemplateHash(pclq)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"test"}}}
+	evicted := kueuePod(1, hash, "u", true, true) // released after the status, as at rest
+	c := fakeClient(t).WithObjects(ns, pclq, podGangOf(time.Now(), 2, "c-0", "c-1"), evicted).WithStatusSubresource(pclq).Build()
+
+	res, err := reconcilerFor(t, c).Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+
+	require.NoError(t, err)
+	assert.Zero(t, res.RequeueAfter, "nothing is awaited: no pod was created")
+	pods := &corev1.PodList{}
+	require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
+	assert.Empty(t, pods.Items, "c-0 is not created, and c-1, released once the status is written, is gone")
+	got := &grovev1alpha1.PodClique{}
+	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(pclq), got))
+	assert.NotNil(t, got.Status.ObservedGeneration, "the status is written")
+}

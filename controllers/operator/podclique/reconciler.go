@@ -369,7 +369,13 @@ func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend 
 			// scale-out, at the time the API server is busiest.
 			return &ctrl.Result{RequeueAfter: wait}, nil
 		}
-		if ok {
+		switch {
+		case !ok:
+		case terminating.Namespace(ctx, r.Client, pclq.Namespace):
+			// The namespace controller is removing the pods; recreating them would only be
+			// refused. Nothing was created: the pass goes on to its status, as at rest.
+			log.FromContext(ctx).V(1).Info("namespace is being deleted: no pods created", "missing", len(missing))
+		default:
 			p.changedPods = true
 			if err := r.createPods(ctx, pclq, missing, p.hash, backend, s, share.PodGang); err != nil {
 				p.errs = append(p.errs, err)
@@ -494,11 +500,6 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable, podGang string) error {
-	if terminating.Namespace(ctx, r.Client, pclq.Namespace) {
-		// The namespace controller is removing the pods; recreating them would only be refused.
-		log.FromContext(ctx).V(1).Info("namespace is being deleted: no pods created", "missing", len(indices))
-		return nil
-	}
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
 		pod := buildPod(pclq, index, hash, backend, s.pg, podGang)
