@@ -87,6 +87,12 @@ func TestKueuesFinalizerOfADeletedPodIsReleasedEvenWhenThePassFails(t *testing.T
 			},
 		},
 		{
+			name: "a pod of an earlier PodClique of the same name that Kueue evicted, being deleted",
+			pods: func(hash string) []*corev1.Pod {
+				return []*corev1.Pod{kueuePod(0, hash, "earlier", true, true)}
+			},
+		},
+		{
 			name: "a running pod keeps the finalizer Kueue counts it by",
 			pods: func(hash string) []*corev1.Pod {
 				return []*corev1.Pod{kueuePod(0, hash, "u", false, false)}

@@ -273,7 +273,8 @@ func kueueHolds(p *corev1.Pod) bool {
 // of the clique's status depends on it (a pod being deleted is counted nowhere), and a pass that
 // ends early — its PodGang gone with its namespace, a create refused there, a status write held —
 // would otherwise leave it, and its namespace, waiting. A pod Kueue evicted, or one that ended,
-// is released after the status that recorded it (see finish).
+// of this clique is released after the status that recorded it (see finish); the pods of an
+// earlier PodClique of the same name all at the start (see Reconcile).
 func releasedFirst(p *corev1.Pod) bool {
 	return !p.DeletionTimestamp.IsZero() && !kueue.EvictedByKueue(p)
 }

@@ -169,8 +169,8 @@ func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconc
 // pass is one reconcile of a PodClique: what it observed, and what its steps did.
 type pass struct {
 	pclq *grovev1alpha1.PodClique
-	// all are the clique's pods, active those not being deleted, stale those of an earlier
-	// PodClique of the same name not being deleted yet, leaving those being deleted.
+	// all are the clique's pods, active those not being deleted; stale are the pods of an
+	// earlier PodClique of the same name not being deleted yet, leaving its pods being deleted.
 	all, active, stale, leaving []*corev1.Pod
 	// unseen are pods this process created that the cache does not show yet: neither created
 	// again nor left out of a status.
@@ -197,7 +197,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if p == nil || err != nil {
 		return ctrl.Result{}, err
 	}
-	first := slices.DeleteFunc(append(slices.Clone(p.all), p.leaving...), func(pod *corev1.Pod) bool { return !releasedFirst(pod) })
+	// Pods of an earlier PodClique of this name count in no status of this one: all released.
+	first := append(slices.DeleteFunc(slices.Clone(p.all), func(pod *corev1.Pod) bool { return !releasedFirst(pod) }), p.leaving...)
 	if err := r.releaseKueueFinalizers(ctx, first); err != nil {
 		p.errs = append(p.errs, err)
 	}
