@@ -274,7 +274,7 @@ func kueueHolds(p *corev1.Pod) bool {
 // ends early — its PodGang gone with its namespace, a create refused there, a status write held —
 // would otherwise leave it, and its namespace, waiting. A pod Kueue evicted, or one that ended,
 // of this clique is released after the status that recorded it (see finish); the pods of an
-// earlier PodClique of the same name all at the start (see Reconcile).
+// earlier PodClique of the same name all at the start (see pass.releases).
 func releasedFirst(p *corev1.Pod) bool {
 	return !p.DeletionTimestamp.IsZero() && !kueue.EvictedByKueue(p)
 }

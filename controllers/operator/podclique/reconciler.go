@@ -190,6 +190,21 @@ type pass struct {
 	errs        []error
 }
 
+// releases splits the pods whose Kueue finalizer a pass may release into those released at its
+// start (see releasedFirst; the pods of an earlier PodClique of this name being deleted count in
+// no status of this one) and those released after its status.
+func (p *pass) releases() (first, afterStatus []*corev1.Pod) {
+	first = slices.Clone(p.leaving)
+	for _, pod := range p.all {
+		if releasedFirst(pod) {
+			first = append(first, pod)
+		} else {
+			afterStatus = append(afterStatus, pod)
+		}
+	}
+	return first, append(afterStatus, p.stale...)
+}
+
 // Reconcile observes the clique's pods once, deletes surplus, failed, outdated and stale pods,
 // creates missing indices, lifts gates that may be lifted, and writes status if it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -197,8 +212,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if p == nil || err != nil {
 		return ctrl.Result{}, err
 	}
-	// Pods of an earlier PodClique of this name count in no status of this one: all released.
-	first := append(slices.DeleteFunc(slices.Clone(p.all), func(pod *corev1.Pod) bool { return !releasedFirst(pod) }), p.leaving...)
+	first, _ := p.releases()
 	if err := r.releaseKueueFinalizers(ctx, first); err != nil {
 		p.errs = append(p.errs, err)
 	}
@@ -408,8 +422,8 @@ func (r *Reconciler) finish(ctx context.Context, req ctrl.Request, p *pass) (ctr
 	}
 	if err == nil && !held {
 		// After the status that recorded an eviction: the pods may vanish now.
-		rest := slices.DeleteFunc(append(slices.Clone(p.all), p.stale...), releasedFirst)
-		if err := r.releaseKueueFinalizers(ctx, rest); err != nil {
+		_, afterStatus := p.releases()
+		if err := r.releaseKueueFinalizers(ctx, afterStatus); err != nil {
 			p.errs = append(p.errs, err)
 		}
 	}
