@@ -2,6 +2,7 @@ package backendsintegration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,14 @@ func inSync(st grovev1alpha1.SchedulerTopologyStatus, drift *metav1.Condition) b
 
 func drifted(st grovev1alpha1.SchedulerTopologyStatus, drift *metav1.Condition) bool {
 	return !st.InSync && drift.Status == metav1.ConditionTrue && drift.Reason == "TopologyDrift"
+}
+
+// driftedWith is drifted with a message naming the mismatch: the backend-controller may first see
+// a referenced Topology missing (its informer not yet synced) and report that, a drift too.
+func driftedWith(message string) func(st grovev1alpha1.SchedulerTopologyStatus, drift *metav1.Condition) bool {
+	return func(st grovev1alpha1.SchedulerTopologyStatus, drift *metav1.Condition) bool {
+		return drifted(st, drift) && strings.Contains(st.Message, message)
+	}
 }
 
 func topologyNodeLabels(t *kaiv1alpha1.Topology) []string {
@@ -150,7 +159,7 @@ func TestExternallyReferencedKAITopologyIsOnlyCheckedForDrift(t *testing.T) {
 	ct.Spec.SchedulerTopologyBindings = []grovev1alpha1.SchedulerTopologyBinding{{SchedulerName: "kai-scheduler", TopologyReference: external.Name}}
 	createBinding(t, ct)
 
-	got := kaiStatus(t, ct.Name, drifted, "the external Topology lacks the rack level")
+	got := kaiStatus(t, ct.Name, driftedWith("its level 2"), "the external Topology lacks the rack level")
 	st := got.Status.SchedulerTopologyStatuses[0]
 	assert.Equal(t, "platform-topology", st.TopologyReference)
 	assert.Contains(t, st.Message, "its level 2 is kubernetes.io/hostname, the binding's is example.com/rack")
