@@ -101,8 +101,7 @@ func TestEveryBackendMakesTheSchedulerObjectsOfGangsNamedByEpoch(t *testing.T) {
 					tc.prepare(t, ns, pg)
 				}
 				require.NoError(t, env.Client.Create(ctx, pg), "PodGang %s", pg.Name)
-				cond := backendReady(t, pg)
-				require.Equal(t, metav1.ConditionTrue, cond.Status, "PodGang %s: %s", pg.Name, cond.Message)
+				backendAcknowledged(t, pg)
 				got, err := tc.minMember(ctx, client.ObjectKeyFromObject(pg))
 				if assert.NoError(t, err, "the gang object of PodGang %s", pg.Name) {
 					assert.Equal(t, pg.Spec.MinMember(), got, "the gang object of PodGang %s asks for its minimum", pg.Name)

@@ -142,7 +142,7 @@ func TestBindingKAIRejectsIsReportedAsDrift(t *testing.T) {
 	ct.Spec.Levels = append(ct.Spec.Levels, grovev1alpha1.TopologyLevel{Domain: "numa", Key: "example.com/numa"})
 	createBinding(t, ct)
 
-	got := kaiStatus(t, ct.Name, drifted, "KAI's rejection is reported")
+	got := kaiStatus(t, ct.Name, driftedWith("KAI rejects"), "KAI's rejection is reported")
 	drift := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionSchedulerTopologyDrift)
 	assert.Contains(t, drift.Message, `kai-scheduler: KAI rejects Topology "kai-rejected"`)
 	assert.Contains(t, drift.Message, "lowest level")
@@ -202,8 +202,7 @@ func TestKAIPodGroupsNameTheBindingsTopology(t *testing.T) {
 	pg := gang(ns, "topo-0", configv1alpha1.SchedulerNameKAI, map[string]string{kaiv2alpha2.QueueLabel: "team-a"})
 	pg.Annotations[schedulerv1alpha1.AnnotationTopologyName] = ct.Name
 	require.NoError(t, env.Client.Create(ctx, pg))
-	cond := backendReady(t, pg)
-	require.Equal(t, metav1.ConditionTrue, cond.Status, cond.Message)
+	backendAcknowledged(t, pg)
 
 	topologies := func(name string) bool {
 		got := &kaiv2alpha2.PodGroup{}

@@ -60,8 +60,7 @@ func TestVolcanoPodGroupWithSubgroupsIsAcceptedByVolcanoSchemaAndRepaired(t *tes
 	pg := volcanoGang(ns, "vc-0", "gpu-"+ns)
 	require.NoError(t, env.Client.Create(ctx, pg))
 
-	cond := backendReady(t, pg)
-	require.Equal(t, metav1.ConditionTrue, cond.Status, cond.Message)
+	cond := backendAcknowledged(t, pg)
 	assert.Equal(t, "PodGroupCreated", cond.Reason)
 
 	key := client.ObjectKey{Namespace: ns, Name: "vc-0"}
