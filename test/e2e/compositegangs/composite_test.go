@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -195,9 +196,13 @@ func TestScaleOutAddsGangsScheduledOnTheirOwn(t *testing.T) {
 	base := bound(podsOf(t, ns, "sg"))
 
 	pcsg := &grovev1alpha1.PodCliqueScalingGroup{}
-	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "sg-0-pair"}, pcsg))
-	pcsg.Spec.Replicas = 3
-	require.NoError(t, k8s().Update(ctx, pcsg))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error { // the operator writes its status meanwhile
+		if err := k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "sg-0-pair"}, pcsg); err != nil {
+			return err
+		}
+		pcsg.Spec.Replicas = 3
+		return k8s().Update(ctx, pcsg)
+	}))
 
 	// Two more pairs of 4-GPU pods: 16 GPUs more where 8 are free. One pair fits.
 	var gangs schedulerv1alpha1.PodGangList
@@ -258,10 +263,14 @@ func TestBackendControllerRepairsDeletedAndEditedGroups(t *testing.T) {
 
 	worker := &schedulingv1beta1.PodGroup{}
 	key := client.ObjectKey{Namespace: ns, Name: "fix-0-worker"}
-	require.NoError(t, k8s().Get(ctx, key, worker))
-	require.Equal(t, int32(2), worker.Spec.SchedulingPolicy.Gang.MinCount)
-	worker.Spec.SchedulingPolicy.Gang.MinCount = 1
-	require.NoError(t, k8s().Update(ctx, worker))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error { // kube-scheduler writes its status meanwhile
+		if err := k8s().Get(ctx, key, worker); err != nil {
+			return err
+		}
+		require.Equal(t, int32(2), worker.Spec.SchedulingPolicy.Gang.MinCount)
+		worker.Spec.SchedulingPolicy.Gang.MinCount = 1
+		return k8s().Update(ctx, worker)
+	}))
 	require.Eventually(t, func() bool {
 		return k8s().Get(ctx, key, worker) == nil && worker.Spec.SchedulingPolicy.Gang.MinCount == 2
 	}, 60*time.Second, 250*time.Millisecond, "the edited minimum is put back")

@@ -59,9 +59,7 @@ func TestAComponentAtZeroReplicasIsIdleAndRejoinsItsGangWhenScaledUp(t *testing.
 	assert.Equal(t, metav1.ConditionFalse, breached.Status)
 	assert.Equal(t, grovev1alpha1.ReasonIdle, breached.Reason, breached.Message)
 
-	require.NoError(t, k8s().Get(ctx, client.ObjectKeyFromObject(pcs), pcs))
-	pcs.Spec.Template.Cliques[0].Spec.Replicas = 2
-	require.NoError(t, k8s().Update(ctx, pcs))
+	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.Replicas = 2 })
 	waitRunning(t, ns, "idle", 3, 90*time.Second)
 	assert.ElementsMatch(t, []string{"idle-0-cache", "idle-0-frontend"}, podGroupsOf(t, ns, "idle-0"), "scaled up, the cache is in its gang again")
 	require.Eventually(t, func() bool {
