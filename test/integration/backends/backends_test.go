@@ -52,16 +52,26 @@ func gang(ns, name string, backend configv1alpha1.SchedulerName, labels map[stri
 	}
 }
 
+// backendCondition is the PodGang's SchedulerBackendReady as stored, nil until the backend wrote
+// it for the PodGang's current generation.
+func backendCondition(pg *schedulerv1alpha1.PodGang) *metav1.Condition {
+	got := &schedulerv1alpha1.PodGang{}
+	if env.Client.Get(context.Background(), client.ObjectKeyFromObject(pg), got) != nil {
+		return nil
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
+	if cond == nil || cond.ObservedGeneration != got.Generation {
+		return nil
+	}
+	return cond
+}
+
 func backendReady(t *testing.T, pg *schedulerv1alpha1.PodGang) *metav1.Condition {
 	t.Helper()
 	var cond *metav1.Condition
 	require.Eventually(t, func() bool {
-		got := &schedulerv1alpha1.PodGang{}
-		if env.Client.Get(context.Background(), client.ObjectKeyFromObject(pg), got) != nil {
-			return false
-		}
-		cond = meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
-		return cond != nil && cond.ObservedGeneration == got.Generation
+		cond = backendCondition(pg)
+		return cond != nil
 	}, timeout, 100*time.Millisecond, "PodGang %s never acknowledged", pg.Name)
 	return cond
 }
@@ -73,12 +83,8 @@ func backendAcknowledged(t *testing.T, pg *schedulerv1alpha1.PodGang) *metav1.Co
 	t.Helper()
 	var cond *metav1.Condition
 	if !assert.Eventually(t, func() bool {
-		got := &schedulerv1alpha1.PodGang{}
-		if env.Client.Get(context.Background(), client.ObjectKeyFromObject(pg), got) != nil {
-			return false
-		}
-		cond = meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
-		return cond != nil && cond.ObservedGeneration == got.Generation && cond.Status == metav1.ConditionTrue
+		cond = backendCondition(pg)
+		return cond != nil && cond.Status == metav1.ConditionTrue
 	}, timeout, 100*time.Millisecond, "PodGang %s never synced", pg.Name) {
 		t.Fatalf("last SchedulerBackendReady of PodGang %s: %+v", pg.Name, cond)
 	}
