@@ -448,8 +448,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcsg *grovev1alpha1.PodCl
 }
 
 // realised tells whether a PodClique is at the template revision hash and all its pods run it.
+// Its status must describe its spec: just handed the new revision, it still counts the old
+// template's pods as updated, and the update would end before a pod was replaced.
 func realised(p *grovev1alpha1.PodClique, hash string) bool {
-	return hash != "" && p.Spec.PodCliqueSetGenerationHash == hash && p.Status.UpdatedReplicas == p.Spec.Replicas
+	return hash != "" && p.Spec.PodCliqueSetGenerationHash == hash &&
+		ptr.Deref(p.Status.ObservedGeneration, -1) == p.Generation &&
+		p.Status.UpdatedReplicas == p.Spec.Replicas && p.Status.Replicas == p.Spec.Replicas
 }
 
 // trackUpdate keeps currentPodCliqueSetGenerationHash and updateProgress (upstream Grove's

@@ -378,3 +378,29 @@ func TestRecyclingRecordsTheReplicaAndTheNextBreachEscalates(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, cond.Status, "no healthy replica is left: the PodCliqueSet replica is the gang to terminate ("+cond.Message+")")
 	assert.Contains(t, cliques(t, c), "inf-0-prefill-1-worker", "replica 1 is not recycled on its own")
 }
+
+func TestAPodCliqueIsRealisedOnlyOnceItsStatusDescribesTheNewRevision(t *testing.T) {
+	// clique has 3 pods wanted; its status was computed for generation observed.
+	clique := func(hash string, generation, observed int64, pods, updated int32) *grovev1alpha1.PodClique {
+		p := builders.PodClique("ns", "inf-0-prefill-0-worker").Replicas(3, 3).
+			Status(grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(observed), Replicas: pods, UpdatedReplicas: updated}).Obj()
+		p.Spec.PodCliqueSetGenerationHash, p.Generation = hash, generation
+		return p
+	}
+	cases := []struct {
+		name   string
+		clique *grovev1alpha1.PodClique
+		want   bool
+	}{
+		{name: "every pod runs the revision", clique: clique("b", 2, 2, 3, 3), want: true},
+		{name: "just handed the revision, its status still counts the old template's pods", clique: clique("b", 2, 1, 3, 3), want: false},
+		{name: "some pods still run the old template", clique: clique("b", 2, 2, 3, 1), want: false},
+		{name: "an old pod is still to go", clique: clique("b", 2, 2, 4, 3), want: false},
+		{name: "at another revision", clique: clique("a", 2, 2, 3, 3), want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, realised(tc.clique, "b"))
+		})
+	}
+}
