@@ -104,7 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, conditionsChanged{}))).
 		// Under Coherent, the replica's PodGangMap says which PodGangs the pods join.
-		Watches(&grovev1alpha1.PodGangMap{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfReplica)).
+		Watches(&grovev1alpha1.PodGangMap{}, r.mapChanges()).
 		// A parent clique becoming ready lets its dependents start.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueueAfter(r.dependents, eventbatch.Period, eventbatch.Normal)).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
@@ -115,8 +115,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []reconcile.Request {
 	if obj.GetLabels()[grovev1alpha1.LabelEpoch] != "" {
 		// A Coherent gang: a standalone clique's pods join several, and an entry's pods wait for
-		// the gangs of the entries it depends on — every clique of the replica may care.
-		return r.cliquesOfReplica(ctx, obj)
+		// the gangs of the entries it depends on.
+		return r.cliquesOfCoherentGang(ctx, obj)
 	}
 	var reqs []reconcile.Request
 	// Its own cliques, and those of the scaled gangs it is the base of (they wait for it).
@@ -133,8 +133,8 @@ func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []
 	return reqs
 }
 
-// cliquesOfReplica maps an object of a PodCliqueSet replica (its PodGangMap, a Coherent PodGang)
-// to the replica's PodCliques.
+// cliquesOfReplica maps an object of a PodCliqueSet replica (its PodGangMap created or deleted, a
+// Coherent PodGang while the map is not cached) to the replica's PodCliques.
 func (r *Reconciler) cliquesOfReplica(ctx context.Context, obj client.Object) []reconcile.Request {
 	pcs, replica := obj.GetLabels()[grovev1alpha1.LabelPartOf], obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
 	if pcs == "" || replica == "" {

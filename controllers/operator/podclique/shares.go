@@ -36,17 +36,22 @@ func (r *Reconciler) shares(ctx context.Context, pclq *grovev1alpha1.PodClique) 
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: grovev1alpha1.PodGangMapName(pcs, replica)}, pgm); err != nil {
 		return nil, false, client.IgnoreNotFound(err)
 	}
-	gangs := coherent.Gangs(pcs, replica, pgm.Spec.Entries)
+	return coherentShares(pclq, coherent.Gangs(pcs, replica, pgm.Spec.Entries)), true, nil
+}
+
+// coherentShares are a Coherent clique's shares among its replica's gangs: all that a PodClique
+// pass reads of the PodGangMap, so a map change that leaves them alone concerns the clique not.
+func coherentShares(pclq *grovev1alpha1.PodClique, gangs []coherent.Gang) []coherent.Share {
 	group := pclq.Labels[grovev1alpha1.LabelPodCliqueScalingGroup]
 	if group == "" {
-		return coherent.Shares(gangs, pclq.Name, pclq.Spec.PodCliqueSetGenerationHash), true, nil
+		return coherent.Shares(gangs, pclq.Name, pclq.Spec.PodCliqueSetGenerationHash)
 	}
 	// A scaling-group member joins the gang its group gave it with its template (one write: the
 	// group moves a replica to a new gang when the update replaces it), waiting for the gangs
 	// that gang's entry depends on.
 	own := pclq.Labels[grovev1alpha1.LabelPodGang]
 	if own == "" {
-		return nil, true, nil // its replica is in no entry yet: it waits for the group to place it
+		return nil // its replica is in no entry yet: it waits for the group to place it
 	}
 	share := coherent.Share{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true}
 	for _, g := range gangs {
@@ -54,7 +59,7 @@ func (r *Reconciler) shares(ctx context.Context, pclq *grovev1alpha1.PodClique) 
 			share.After = g.After
 		}
 	}
-	return []coherent.Share{share}, true, nil
+	return []coherent.Share{share}
 }
 
 // inShare reports whether a pod's index is in the share.

@@ -1,0 +1,132 @@
+package podclique
+
+import (
+	"context"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
+)
+
+// replicaLabels are the labels the PodCliqueSet puts on replica 0's PodGangMap and PodGangs.
+func replicaLabels(extra map[string]string) map[string]string {
+	l := map[string]string{grovev1alpha1.LabelPartOf: "inf", grovev1alpha1.LabelPodCliqueSetReplicaIndex: "0"}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+// labelledMap is a PodGangMap of replica 0 of "inf" with the labels its PodCliqueSet gives it.
+func labelledMap(pgm *grovev1alpha1.PodGangMap) *grovev1alpha1.PodGangMap {
+	pgm.Labels = replicaLabels(nil)
+	return pgm
+}
+
+// replicaCliques are replica 0's cliques under midUpdate: a standalone router, prefill replica 0
+// moved to the new anchor, prefill replica 1 in its old tail, and a clique of another strategy.
+func replicaCliques() []client.Object {
+	legacy := builders.PodClique("ns", "inf-0-legacy").OfReplica("inf", "0").InGang("inf-0").Obj()
+	return []client.Object{
+		coherentClique("inf-0-router", 5).Obj(),
+		coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").InGang("inf-0-200").Obj(),
+		coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").InGang("inf-0-101-prefill-1").Obj(),
+		legacy,
+	}
+}
+
+func requestNames(reqs []reconcile.Request) []string {
+	var out []string
+	for _, r := range reqs {
+		out = append(out, r.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestAPodGangMapUpdateWakesOnlyTheCliquesWhoseSharesItMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*grovev1alpha1.PodGangMap)
+		want []string
+	}{
+		{name: "a step moving a router pod to a new anchor wakes the router alone",
+			edit: func(m *grovev1alpha1.PodGangMap) {
+				m.Spec.Entries[0].PodCliques["inf-0-router"] = 2
+				m.Spec.Entries = append(m.Spec.Entries, grovev1alpha1.PodGangEntry{Epoch: "300", PodCliqueSetGenerationHash: "v2",
+					Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 1}})
+			},
+			want: []string{"inf-0-router"}},
+		{name: "a gang's dependencies changed wake the members in it",
+			edit: func(m *grovev1alpha1.PodGangMap) { m.Spec.Entries[1].DependsOn = []string{"100", "200"} },
+			want: []string{"inf-0-prefill-1-leader"}},
+		{name: "a group replica moved to the new anchor wakes its members: the gang they are in left the map",
+			edit: func(m *grovev1alpha1.PodGangMap) {
+				m.Spec.Entries[1].PCSGReplicaIndices = nil
+				m.Spec.Entries[2].PCSGReplicaIndices["prefill"] = []int32{0, 1}
+			},
+			want: []string{"inf-0-prefill-1-leader"}},
+		{name: "entries written in another order move nothing",
+			edit: func(m *grovev1alpha1.PodGangMap) {
+				m.Spec.Entries[0], m.Spec.Entries[2] = m.Spec.Entries[2], m.Spec.Entries[0]
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := labelledMap(midUpdate())
+			now := old.DeepCopy()
+			tc.edit(now)
+			r := reconcilerFor(t, fakeClient(t).WithObjects(replicaCliques()...).Build())
+
+			got := r.cliquesWhoseSharesMoved(context.Background(), old, now)
+
+			assert.Equal(t, tc.want, requestNames(got))
+		})
+	}
+}
+
+func TestACoherentPodGangWakesTheCliquesJoiningOrWaitingForIt(t *testing.T) {
+	all := []string{"inf-0-legacy", "inf-0-prefill-0-leader", "inf-0-prefill-1-leader", "inf-0-router"}
+	for _, tc := range []struct {
+		name   string
+		gang   string
+		noMap  bool
+		wanted []string
+	}{
+		{name: "the new anchor: the router pods it holds and the group replica moved into it",
+			gang: "inf-0-200", wanted: []string{"inf-0-prefill-0-leader", "inf-0-router"}},
+		{name: "the old anchor: the router pods it still holds and the tail waiting for it",
+			gang: "inf-0-100", wanted: []string{"inf-0-prefill-1-leader", "inf-0-router"}},
+		{name: "a tail's gang: its group replica's members",
+			gang: "inf-0-101-prefill-1", wanted: []string{"inf-0-prefill-1-leader"}},
+		{name: "a gang of no entry wakes none", gang: "inf-0-999"},
+		{name: "without the map cached, every clique of the replica", gang: "inf-0-200", noMap: true, wanted: all},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := replicaCliques()
+			if !tc.noMap {
+				objs = append(objs, labelledMap(midUpdate()))
+			}
+			r := reconcilerFor(t, fakeClient(t).WithObjects(objs...).Build())
+			gang := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: tc.gang,
+				Labels: replicaLabels(map[string]string{grovev1alpha1.LabelEpoch: "1"})}}
+
+			got := r.cliquesOfPodGang(context.Background(), gang)
+
+			assert.Equal(t, tc.wanted, requestNames(got))
+		})
+	}
+}
+
+func TestAClassicPodGangWakesItsOwnCliquesAlone(t *testing.T) {
+	r := reconcilerFor(t, fakeClient(t).WithObjects(append(replicaCliques(), labelledMap(midUpdate()))...).Build())
+	gang := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0", Labels: replicaLabels(nil)}}
+
+	assert.Equal(t, []string{"inf-0-legacy"}, requestNames(r.cliquesOfPodGang(context.Background(), gang)))
+}
