@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -67,12 +69,18 @@ func TestAPodGangMapUpdateWakesOnlyTheCliquesWhoseSharesItMoves(t *testing.T) {
 		{name: "a gang's dependencies changed wake the members in it",
 			edit: func(m *grovev1alpha1.PodGangMap) { m.Spec.Entries[1].DependsOn = []string{"100", "200"} },
 			want: []string{"inf-0-prefill-1-leader"}},
-		{name: "a group replica moved to the new anchor wakes its members: the gang they are in left the map",
+		{name: "a tail replica moved to the new anchor wakes its members: the gang they are in, which waited for the old anchor, left the map",
 			edit: func(m *grovev1alpha1.PodGangMap) {
 				m.Spec.Entries[1].PCSGReplicaIndices = nil
 				m.Spec.Entries[2].PCSGReplicaIndices["prefill"] = []int32{0, 1}
 			},
 			want: []string{"inf-0-prefill-1-leader"}},
+		{name: "the new anchor's replica moved on wakes none: its gang waited for nothing, and its members follow when their group relabels them",
+			edit: func(m *grovev1alpha1.PodGangMap) {
+				m.Spec.Entries[2].PCSGReplicaIndices = nil
+				m.Spec.Entries = append(m.Spec.Entries, grovev1alpha1.PodGangEntry{Epoch: "300", PodCliqueSetGenerationHash: "v2",
+					Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}})
+			}},
 		{name: "entries written in another order move nothing",
 			edit: func(m *grovev1alpha1.PodGangMap) {
 				m.Spec.Entries[0], m.Spec.Entries[2] = m.Spec.Entries[2], m.Spec.Entries[0]
@@ -129,4 +137,43 @@ func TestAClassicPodGangWakesItsOwnCliquesAlone(t *testing.T) {
 	gang := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0", Labels: replicaLabels(nil)}}
 
 	assert.Equal(t, []string{"inf-0-legacy"}, requestNames(r.cliquesOfPodGang(context.Background(), gang)))
+}
+
+func TestAPodGangMapCreatedOrDeletedWakesTheWholeReplicaAndAnUnchangedUpdateNone(t *testing.T) {
+	r := reconcilerFor(t, fakeClient(t).WithObjects(replicaCliques()...).Build())
+	h := r.mapChanges()
+	pgm := labelledMap(midUpdate())
+	all := []string{"inf-0-legacy", "inf-0-prefill-0-leader", "inf-0-prefill-1-leader", "inf-0-router"}
+	for _, tc := range []struct {
+		name string
+		send func(context.Context, workqueue.TypedRateLimitingInterface[reconcile.Request])
+		want []string
+	}{
+		{"created", func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, event.CreateEvent{Object: pgm}, q)
+		}, all},
+		{"deleted", func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, event.DeleteEvent{Object: pgm}, q)
+		}, all},
+		{"updated without a change of its entries", func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			now := pgm.DeepCopy()
+			now.ResourceVersion = "2"
+			h.Update(ctx, event.UpdateEvent{ObjectOld: pgm, ObjectNew: now}, q)
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+			defer q.ShutDown()
+
+			tc.send(context.Background(), q)
+
+			var got []reconcile.Request
+			for q.Len() > 0 {
+				req, _ := q.Get()
+				got = append(got, req)
+				q.Done(req)
+			}
+			assert.Equal(t, tc.want, requestNames(got))
+		})
+	}
 }
