@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/cluster"
 )
 
 func TestTargetsCountWhatIsMissed(t *testing.T) {
@@ -269,4 +271,23 @@ func TestRolloutLowestOfRoundsIsTheLowerPerComponent(t *testing.T) {
 	b := map[string]readyCapacity{"frontend": {1, 1}, "prefill": {29, 5}, "decode": {15, 3}}
 	assert.Equal(t, map[string]readyCapacity{"frontend": {1, 1}, "prefill": {25, 5}, "decode": {15, 3}}, lowestOf(a, b))
 	assert.Equal(t, a, lowestOf(map[string]readyCapacity{}, a), "the first round's")
+}
+
+func TestRefusedWritesSayWhyTheAPIServerRefusedThem(t *testing.T) {
+	ev := func(code int, reason string) cluster.AuditEvent {
+		var e cluster.AuditEvent
+		e.Verb, e.ObjectRef.Resource = "create", "pods"
+		e.ResponseStatus.Code, e.ResponseStatus.Reason = code, reason
+		return e
+	}
+	assert.NotEqual(t, refusalKey("grove-operator", ev(409, "AlreadyExists")), refusalKey("grove-operator", ev(500, "InternalError")),
+		"refusals of one write are told apart by why")
+	assert.Equal(t, writeKey("grove-operator", ev(409, "AlreadyExists")), writeKey("grove-operator", ev(201, "")),
+		"writes are counted whatever their answer")
+
+	r := &Report{Peers: []PeerRun{{Shape: "1000x1", Name: "PodCliqueSet", Pods: 1000,
+		RefusedWrites: []writeCount{{Binary: "grove-operator", Verb: "create", Resource: "pods", Count: 94, Code: 409, Reason: "AlreadyExists"}}}}}
+	var out strings.Builder
+	r.printPeers(&out)
+	assert.Contains(t, out.String(), "refused: grove-operator create pods ×94 (409 AlreadyExists)")
 }

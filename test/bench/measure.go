@@ -175,6 +175,9 @@ type writeCount struct {
 	Verb     string `json:"verb"`
 	Resource string `json:"resource"`
 	Count    int    `json:"count"`
+	// Code and Reason say why the API server refused the writes counted (refused writes only).
+	Code   int    `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // writesIn counts the writes of the project's binaries in ns (and to cluster-scoped objects
@@ -202,4 +205,11 @@ func writeKey(who string, ev cluster.AuditEvent) writeCount {
 		res += "/" + ev.ObjectRef.Subresource
 	}
 	return writeCount{Binary: who, Verb: ev.Verb, Resource: res}
+}
+
+// refusalKey is writeKey with the refusal's code and reason.
+func refusalKey(who string, ev cluster.AuditEvent) writeCount {
+	k := writeKey(who, ev)
+	k.Code, k.Reason = ev.ResponseStatus.Code, ev.ResponseStatus.Reason
+	return k
 }

@@ -457,7 +457,7 @@ func (b *bench) deleted(ctx context.Context, ns string, c contender, run *PeerRu
 			writes[key]++
 			if ev.ResponseStatus.Code >= 400 {
 				run.Refused++
-				refusedWrites[key]++
+				refusedWrites[refusalKey(actor(ev), ev)]++
 			}
 		case ev.StageTimestamp.After(deleting) && ev.Verb == "create" && ev.ResponseStatus.Code == 403:
 			refusedBy[key]++

@@ -35,6 +35,9 @@ type AuditEvent struct {
 	} `json:"objectRef"`
 	ResponseStatus struct {
 		Code int `json:"code"`
+		// Reason is the refusal's machine-readable reason (AlreadyExists, Conflict, …), empty
+		// for a success.
+		Reason string `json:"reason"`
 	} `json:"responseStatus"`
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
