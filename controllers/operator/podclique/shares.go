@@ -53,13 +53,14 @@ func coherentShares(pclq *grovev1alpha1.PodClique, gangs []coherent.Gang) []cohe
 	if own == "" {
 		return nil // its replica is in no entry yet: it waits for the group to place it
 	}
-	share := coherent.Share{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true}
 	for _, g := range gangs {
 		if g.Name == own {
-			share.After = g.After
+			return []coherent.Share{{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true, After: g.After}}
 		}
 	}
-	return []coherent.Share{share}
+	// The group wrote the gang after the map named it, but this map is older (a lagging cache):
+	// without the entry the gangs to wait for are unknown, so the clique waits for the map.
+	return nil
 }
 
 // inShare reports whether a pod's index is in the share.
