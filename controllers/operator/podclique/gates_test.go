@@ -227,7 +227,16 @@ func TestAScaledGangWaitsForItsBaseGangToBeScheduled(t *testing.T) {
 	}
 }
 
-func TestABaseGangTurningScheduledWakesItsCliques(t *testing.T) {
+func TestAPodGangStatusChangeAPassReadsWakesItsCliques(t *testing.T) {
+	queued := func(pg *schedulerv1alpha1.PodGang, admitted metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
+		pg.Spec.QueueName = "team-a"
+		meta.SetStatusCondition(&pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionQueueAdmitted, Status: admitted, Reason: "r"})
+		return pg
+	}
+	grouped := func(pg *schedulerv1alpha1.PodGang, group string) *schedulerv1alpha1.PodGang {
+		pg.Status.SchedulingGroups = []schedulerv1alpha1.SchedulingGroup{{PodGroup: "c", Name: group}}
+		return pg
+	}
 	gang := func(ack int64, scheduled metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
 		pg := podGangOf(time.Now(), ack, "c-0")
 		meta.SetStatusCondition(&pg.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionScheduled, Status: scheduled, Reason: "r"})
@@ -241,6 +250,9 @@ func TestABaseGangTurningScheduledWakesItsCliques(t *testing.T) {
 		{"acknowledged", gang(0, metav1.ConditionFalse), gang(2, metav1.ConditionFalse), true},
 		{"placed: its scaled gangs may go", gang(2, metav1.ConditionFalse), gang(2, metav1.ConditionTrue), true},
 		{"nothing a clique acts on changed", gang(2, metav1.ConditionTrue), gang(2, metav1.ConditionTrue), false},
+		{"Kueue admitted the queued gang", queued(gang(2, metav1.ConditionFalse), metav1.ConditionFalse), queued(gang(2, metav1.ConditionFalse), metav1.ConditionTrue), true},
+		{"the backend assigned its pod groups' scheduling groups", gang(2, metav1.ConditionFalse), grouped(gang(2, metav1.ConditionFalse), "sg-a"), true},
+		{"a scheduling group reassigned", grouped(gang(2, metav1.ConditionFalse), "sg-a"), grouped(gang(2, metav1.ConditionFalse), "sg-b"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, conditionsChanged{}.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}))

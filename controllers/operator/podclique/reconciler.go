@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -564,7 +565,9 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	return nil
 }
 
-// conditionsChanged passes PodGang updates whose status conditions changed.
+// conditionsChanged passes PodGang updates that change what a PodClique pass reads of a gang's
+// status: the backend's acknowledgement, Kueue's admission, the scheduling groups assigned to the
+// pod groups, and a base gang's placement.
 type conditionsChanged struct{ predicate.Funcs }
 
 func (conditionsChanged) Update(e event.UpdateEvent) bool {
@@ -576,6 +579,9 @@ func (conditionsChanged) Update(e event.UpdateEvent) bool {
 	o := meta.FindStatusCondition(oldPG.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
 	n := meta.FindStatusCondition(newPG.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
 	if (o == nil) != (n == nil) || (o != nil && (o.Status != n.Status || o.ObservedGeneration != n.ObservedGeneration)) {
+		return true
+	}
+	if oldPG.AwaitsQueue() != newPG.AwaitsQueue() || !equality.Semantic.DeepEqual(oldPG.Status.SchedulingGroups, newPG.Status.SchedulingGroups) {
 		return true
 	}
 	// A base gang turning Scheduled lets its scaled gangs' pods go.
