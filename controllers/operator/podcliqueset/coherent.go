@@ -11,13 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 )
@@ -346,7 +344,7 @@ func observeReplica(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.E
 	notReady := map[string]bool{}
 	for _, g := range gangs {
 		current[g.Name] = g.Entry.PodCliqueSetGenerationHash == hash
-		if pg := obs.gangs[g.Name]; pg == nil || !meta.IsStatusConditionTrue(pg.Status.Conditions, schedulerv1alpha1.ConditionReady) {
+		if pg := obs.gangs[g.Name]; pg == nil || !podGroupsReady(pg, obs.pods) {
 			notReady[g.Entry.Epoch] = true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -138,12 +139,13 @@ func TestTheReplicaBeingUpdatedKeepsItsSizesUntilItIsDone(t *testing.T) {
 	assert.Equal(t, map[string]int32{"inf-0-frontend": 3}, updated, "replica 0 takes the new template at its old size; replica 1 waits")
 }
 
-func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) {
+func TestACoherentStepFollowsFromReadyPodsBeforeTheirGangsConditionIsReadBack(t *testing.T) {
 	pcs := disaggregated()
 	obs := coherentWorld(t, pcs)
 	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
 	hash := expand.GenerationHash(pcs)
-	// Replica 0's last step is recorded: its map is at the new revision, its new gang not Ready yet.
+	// Replica 0's last step is recorded and its pods are Ready; the Ready condition this pass
+	// writes on its PodGangs is not in the cache yet.
 	m := obs.maps["inf-0"].DeepCopy()
 	for k := range m.Spec.Entries {
 		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash
@@ -152,6 +154,42 @@ func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) 
 	for name, pg := range obs.gangs {
 		if pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == "0" {
 			obs.gangs[name].Status.Conditions = nil
+		}
+	}
+	pcs.Status.CurrentGenerationHash = &hash
+	pcs.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.NewTime(now),
+		InScopePodCliqueScalingGroups: []string{"prefill"}, CurrentlyUpdating: []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: 0}}}
+
+	p := decide(input{pcs: pcs, obs: obs, now: now.Add(time.Minute)})
+
+	require.NotNil(t, p.coherent)
+	assert.Equal(t, 1, p.coherent.turn, "replica 0 is done: its gangs' pods are Ready")
+	var ready []string
+	for _, g := range p.gangStatus {
+		if g.pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == "0" && meta.IsStatusConditionTrue(g.part.Conditions, schedulerv1alpha1.ConditionReady) {
+			ready = append(ready, g.pg.Name)
+		}
+	}
+	assert.NotEmpty(t, ready, "the same pass writes the Ready its step went by")
+}
+
+func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) {
+	pcs := disaggregated()
+	obs := coherentWorld(t, pcs)
+	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
+	hash := expand.GenerationHash(pcs)
+	// Replica 0's last step is recorded: its map is at the new revision, its gangs' pods not Ready
+	// yet (their PodGangs still say Ready: the step reads the pods, not a condition written later).
+	m := obs.maps["inf-0"].DeepCopy()
+	for k := range m.Spec.Entries {
+		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash
+	}
+	obs.maps["inf-0"] = m
+	for _, pods := range obs.pods {
+		for _, pod := range pods {
+			if strings.HasPrefix(pod.Labels[grovev1alpha1.LabelPodGang], "inf-0-") {
+				pod.Status.Conditions = nil
+			}
 		}
 	}
 	pcs.Status.CurrentGenerationHash = &hash

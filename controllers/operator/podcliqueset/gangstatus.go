@@ -74,6 +74,19 @@ func podScheduledCondition(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
+// podGroupsReady reports whether every pod group of the gang has its minimum of Ready pods: the
+// gang's Ready condition as this pass decides it (decideGangStatus). A Coherent step waits for it
+// from the pods, not from the condition in the cache, which this pass only writes: read back, it
+// would take the next step one pass later.
+func podGroupsReady(pg *schedulerv1alpha1.PodGang, pods map[string][]*corev1.Pod) bool {
+	for _, group := range pg.Spec.PodGroups {
+		if countGroup(group, pods[group.Name]).ready < group.MinReplicas {
+			return false
+		}
+	}
+	return true
+}
+
 // decideGangStatus is the operator's part of a PodGang's status, decided from the gang's pods
 // (pods by PodClique, which names each pod group) at now: Initialized, Scheduled and Ready, the
 // times Scheduled and Ready last turned True, and the phase they give. write is false when the
