@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
 
 func podOf(owner string) *corev1.Pod {
@@ -212,13 +211,14 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		}
 		return p
 	}
+	// clique wants 4 pods.
 	clique := func(gen int64, ready, updated int32) *grovev1alpha1.PodClique {
-		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(gen), ReadyReplicas: ready, UpdatedReplicas: updated}}
+		return &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 4}},
+			Status: grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(gen), ReadyReplicas: ready, UpdatedReplicas: updated}}
 	}
-	gang := func(scheduled, ready metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
-		return &schedulerv1alpha1.PodGang{Status: schedulerv1alpha1.PodGangStatus{Conditions: []metav1.Condition{
-			{Type: schedulerv1alpha1.ConditionScheduled, Status: scheduled}, {Type: schedulerv1alpha1.ConditionReady, Status: ready},
-		}}}
+	finished := func(c *grovev1alpha1.PodClique, failed, succeeded int32) *grovev1alpha1.PodClique {
+		c.Status.FailedReplicas, c.Status.SucceededReplicas = failed, succeeded
+		return c
 	}
 	for _, tc := range []struct {
 		name     string
@@ -227,19 +227,20 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		want     bool
 	}{
 		{"a pod turned Ready", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(true, corev1.PodRunning, false), true},
-		{"a pod turned not Ready", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(false, corev1.PodRunning, false), true},
+		{"a pod turned not Ready: batched", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(false, corev1.PodRunning, false), false},
 		{"a pod failed", PodReadyOrGone, pod(false, corev1.PodRunning, false), pod(false, corev1.PodFailed, false), true},
-		{"a pod began to be deleted", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(true, corev1.PodRunning, true), true},
+		{"a pod began to be deleted: batched (its deletion event, once gone, is prompt)", PodReadyOrGone, pod(true, corev1.PodRunning, false), pod(true, corev1.PodRunning, true), false},
 		{"a pod scheduled or started: batched", PodReadyOrGone, pod(false, corev1.PodPending, false), pod(false, corev1.PodRunning, false), false},
 		{"a pod's creation: batched", PodReadyOrGone, nil, pod(false, corev1.PodPending, false), false},
-		{"a clique's Ready count", CliqueProgressed, clique(1, 3, 4), clique(1, 4, 4), true},
-		{"a clique's updated count", CliqueProgressed, clique(1, 4, 3), clique(1, 4, 4), true},
+		{"a clique counts more Ready pods", CliqueProgressed, clique(1, 3, 4), clique(1, 4, 4), true},
+		{"a clique counts fewer Ready pods: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 3, 4), false},
+		{"a clique has all its pods at its template", CliqueProgressed, clique(1, 4, 3), clique(1, 4, 4), true},
+		{"a clique has more, not all, pods at its template: batched", CliqueProgressed, clique(1, 4, 2), clique(1, 4, 3), false},
+		{"a clique has fewer pods at its template: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 0), false},
 		{"a clique's status describes a new generation", CliqueProgressed, clique(1, 4, 4), clique(2, 4, 4), true},
+		{"a clique counts a failed pod", CliqueProgressed, clique(1, 4, 4), finished(clique(1, 3, 4), 1, 0), true},
+		{"a clique counts a succeeded pod", CliqueProgressed, clique(1, 4, 4), finished(clique(1, 3, 4), 0, 1), true},
 		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
-		{"a gang turned Ready", GangReadyChanged, gang(metav1.ConditionFalse, metav1.ConditionFalse), gang(metav1.ConditionTrue, metav1.ConditionTrue), true},
-		{"a gang stopped being Ready", GangReadyChanged, gang(metav1.ConditionTrue, metav1.ConditionTrue), gang(metav1.ConditionTrue, metav1.ConditionFalse), true},
-		{"a gang's first status, not Ready: batched", GangReadyChanged, &schedulerv1alpha1.PodGang{}, gang(metav1.ConditionFalse, metav1.ConditionFalse), false},
-		{"a gang scheduled, not yet Ready: batched", GangReadyChanged, gang(metav1.ConditionFalse, metav1.ConditionFalse), gang(metav1.ConditionTrue, metav1.ConditionFalse), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))

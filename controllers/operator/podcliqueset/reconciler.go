@@ -103,8 +103,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
-		// A clique's Ready or updated count changing is what a rolling update's next step waits
-		// for: taken promptly.
+		// A clique's progress (eventbatch.CliqueProgressed: more Ready pods, say) is what a rolling
+		// update's next step waits for, and a Coherent step (its gangs' Ready pods): taken promptly.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low, eventbatch.CliqueProgressed, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
@@ -113,11 +113,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Watches(&corev1.Pod{}, eventbatch.EnqueueAfter(podCliqueSetOf, eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.UpdatesWhere(podScheduledChanged))).
 		// The status only summarises the PodGangs and PodCliques: their bursts of status changes
-		// (acknowledgements, pods turning Ready) are batched into one reconcile. A gang turning
-		// Ready — a condition this reconciler writes — is what a Coherent step waits for: taken
-		// promptly, or each step of an update would wait a period to read its own write.
-		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low,
-			eventbatch.GangReadyChanged, r.clock()),
+		// (acknowledgements, pods turning Ready) are batched into one reconcile. A gang's Ready is
+		// this reconciler's own decision from the pods, which a Coherent step reads directly.
+		Watches(&schedulerv1alpha1.PodGang{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// Its own status as stored: a status written from a view the cache had not yet updated
 		// with an earlier write of ours is seen once the cache catches up, and corrected in a
