@@ -48,3 +48,23 @@ func TestSlowStartStopsStartingCallsAtTheFirstError(t *testing.T) {
 	// The window is InitialBatch plus the successes; once the first failure is in, none starts.
 	assert.LessOrEqual(t, calls.Load(), int32(done+InitialBatch+done), "at most a window of failing calls was started")
 }
+
+func TestSlowStartKeepsAtMostMaxInFlightCallsInFlight(t *testing.T) {
+	var inFlight, most atomic.Int32
+	done, err := Run(context.Background(), 5*MaxInFlight, func(context.Context, int) error {
+		n := inFlight.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond)
+		inFlight.Add(-1)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 5*MaxInFlight, done)
+	assert.LessOrEqual(t, most.Load(), int32(MaxInFlight), "the window stops growing at MaxInFlight")
+	assert.Greater(t, most.Load(), int32(InitialBatch), "and it did grow")
+}
