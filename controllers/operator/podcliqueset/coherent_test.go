@@ -139,26 +139,35 @@ func TestTheReplicaBeingUpdatedKeepsItsSizesUntilItIsDone(t *testing.T) {
 	assert.Equal(t, map[string]int32{"inf-0-frontend": 3}, updated, "replica 0 takes the new template at its old size; replica 1 waits")
 }
 
-func TestACoherentStepFollowsFromReadyPodsBeforeTheirGangsConditionIsReadBack(t *testing.T) {
+// lastStepOfReplica0Recorded is a Coherent PodCliqueSet of two replicas whose worker template
+// changed, with replica 0's last step recorded (its map at the new revision, its turn in status)
+// and every pod Ready.
+func lastStepOfReplica0Recorded(t *testing.T) (*grovev1alpha1.PodCliqueSet, *observed) {
+	t.Helper()
 	pcs := disaggregated()
 	obs := coherentWorld(t, pcs)
 	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
 	hash := expand.GenerationHash(pcs)
-	// Replica 0's last step is recorded and its pods are Ready; the Ready condition this pass
-	// writes on its PodGangs is not in the cache yet.
 	m := obs.maps["inf-0"].DeepCopy()
 	for k := range m.Spec.Entries {
 		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash
 	}
 	obs.maps["inf-0"] = m
+	pcs.Status.CurrentGenerationHash = &hash
+	pcs.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.NewTime(now),
+		InScopePodCliqueScalingGroups: []string{"prefill"}, CurrentlyUpdating: []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: 0}}}
+	return pcs, obs
+}
+
+func TestACoherentStepFollowsFromReadyPodsBeforeTheirGangsConditionIsReadBack(t *testing.T) {
+	pcs, obs := lastStepOfReplica0Recorded(t)
+	// Replica 0's pods are Ready; the Ready condition this pass writes on its PodGangs is not in
+	// the cache yet.
 	for name, pg := range obs.gangs {
 		if pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == "0" {
 			obs.gangs[name].Status.Conditions = nil
 		}
 	}
-	pcs.Status.CurrentGenerationHash = &hash
-	pcs.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.NewTime(now),
-		InScopePodCliqueScalingGroups: []string{"prefill"}, CurrentlyUpdating: []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: 0}}}
 
 	p := decide(input{pcs: pcs, obs: obs, now: now.Add(time.Minute)})
 
@@ -174,17 +183,9 @@ func TestACoherentStepFollowsFromReadyPodsBeforeTheirGangsConditionIsReadBack(t 
 }
 
 func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) {
-	pcs := disaggregated()
-	obs := coherentWorld(t, pcs)
-	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
-	hash := expand.GenerationHash(pcs)
-	// Replica 0's last step is recorded: its map is at the new revision, its gangs' pods not Ready
-	// yet (their PodGangs still say Ready: the step reads the pods, not a condition written later).
-	m := obs.maps["inf-0"].DeepCopy()
-	for k := range m.Spec.Entries {
-		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash
-	}
-	obs.maps["inf-0"] = m
+	pcs, obs := lastStepOfReplica0Recorded(t)
+	// Replica 0's gangs' pods are not Ready yet (their PodGangs still say Ready: the step reads the
+	// pods, not a condition written later).
 	for _, pods := range obs.pods {
 		for _, pod := range pods {
 			if strings.HasPrefix(pod.Labels[grovev1alpha1.LabelPodGang], "inf-0-") {
@@ -192,9 +193,6 @@ func TestTheNextReplicaWaitsUntilTheLastStepOfTheOneBeforeIsReady(t *testing.T) 
 			}
 		}
 	}
-	pcs.Status.CurrentGenerationHash = &hash
-	pcs.Status.UpdateProgress = &grovev1alpha1.PodCliqueSetUpdateProgress{UpdateStartedAt: metav1.NewTime(now),
-		InScopePodCliqueScalingGroups: []string{"prefill"}, CurrentlyUpdating: []grovev1alpha1.PodCliqueSetReplicaUpdateProgress{{ReplicaIndex: 0}}}
 
 	p := decide(input{pcs: pcs, obs: obs, now: now.Add(time.Minute)})
 
