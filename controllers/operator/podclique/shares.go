@@ -53,14 +53,13 @@ func coherentShares(pclq *grovev1alpha1.PodClique, gangs []coherent.Gang) []cohe
 	if own == "" {
 		return nil // its replica is in no entry yet: it waits for the group to place it
 	}
+	share := coherent.Share{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true}
 	for _, g := range gangs {
 		if g.Name == own {
-			return []coherent.Share{{PodGang: own, Replicas: pclq.Spec.Replicas, Current: true, After: g.After}}
+			share.After = g.After
 		}
 	}
-	// The group wrote the gang after the map named it, but this map is older (a lagging cache):
-	// without the entry the gangs to wait for are unknown, so the clique waits for the map.
-	return nil
+	return []coherent.Share{share}
 }
 
 // inShare reports whether a pod's index is in the share.

@@ -58,8 +58,6 @@ func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
 			want: []coherent.Share{{PodGang: "inf-0-101-prefill-1", Replicas: 1, Current: true, After: []string{"inf-0-100"}}}},
 		{name: "a member its group placed in no gang yet joins nothing yet",
 			pclq: coherentClique("inf-0-prefill-2-leader", 1).OfGroupReplica("inf-0-prefill", "2").Obj(), pgm: midUpdate(), known: true},
-		{name: "a member its group placed in a gang its (lagging) map does not name yet waits: the gangs to wait for are unknown",
-			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").InGang("inf-0-300").Obj(), pgm: midUpdate(), known: true},
 		{name: "without its PodGangMap the clique waits", pclq: coherentClique("inf-0-router", 5).Obj()},
 		{name: "a clique of another strategy joins its one PodGang",
 			pclq: builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Obj(), known: true,
