@@ -5,6 +5,8 @@ package slowstart
 import (
 	"context"
 	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // InitialBatch is how many calls Run starts at once. The ReplicaSet controller starts with
@@ -57,7 +59,12 @@ func Run(ctx context.Context, n int, fn func(ctx context.Context, i int) error) 
 				first = err
 			} else if err == nil {
 				done++
-				window = min(window+1, MaxInFlight)
+				if window++; window == MaxInFlight+1 {
+					window = MaxInFlight
+					log.FromContext(ctx).V(1).Info("slow start at its limit of calls in flight", "limit", MaxInFlight, "calls", n)
+				} else if window > MaxInFlight {
+					window = MaxInFlight
+				}
 			}
 			freed.Signal()
 		}(next)
