@@ -11,6 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -145,9 +147,11 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // CliqueProgressed is the Prompt of a parent of PodCliques: a clique's status describes a new
-// generation, counts more Ready pods, has just all its pods at its template, or counts other
-// finished pods (a training gang restarts on a failure). A count that dropped is not: a rolling
-// step waits for none, and its prompt requests would be spent before the one it waits for.
+// generation, counts more Ready pods (or more Ready pods at the new template), has just all its
+// pods at its template, counts other finished pods (a training gang restarts on a failure), or
+// its MinAvailableBreached condition changed status (gang termination starts or stops its
+// clock). A count that dropped is not: a rolling step waits for none, and its prompt requests
+// would be spent before the one it waits for.
 func CliqueProgressed(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodClique)
 	n, ok2 := new.(*grovev1alpha1.PodClique)
@@ -157,8 +161,24 @@ func CliqueProgressed(old, new client.Object) bool {
 	os, ns := o.Status, n.Status
 	return ptr.Deref(os.ObservedGeneration, -1) != ptr.Deref(ns.ObservedGeneration, -1) ||
 		ns.ReadyReplicas > os.ReadyReplicas ||
+		updatedReady(ns) > updatedReady(os) ||
 		(ns.UpdatedReplicas > os.UpdatedReplicas && ns.UpdatedReplicas == n.Spec.Replicas) ||
-		os.FailedReplicas != ns.FailedReplicas || os.SucceededReplicas != ns.SucceededReplicas
+		os.FailedReplicas != ns.FailedReplicas || os.SucceededReplicas != ns.SucceededReplicas ||
+		breached(os) != breached(ns)
+}
+
+func updatedReady(s grovev1alpha1.PodCliqueStatus) int32 {
+	if s.UpdateProgress == nil {
+		return 0
+	}
+	return s.UpdateProgress.UpdatedReadyReplicas
+}
+
+func breached(s grovev1alpha1.PodCliqueStatus) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(s.Conditions, grovev1alpha1.ConditionMinAvailableBreached); c != nil {
+		return c.Status
+	}
+	return metav1.ConditionUnknown
 }
 
 // promptBatch keeps, per parent, the prompt requests it has left and when its last one is due.

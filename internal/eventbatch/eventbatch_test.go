@@ -220,6 +220,18 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		c.Status.FailedReplicas, c.Status.SucceededReplicas = failed, succeeded
 		return c
 	}
+	updatedReady := func(c *grovev1alpha1.PodClique, n int32) *grovev1alpha1.PodClique {
+		c.Status.UpdateProgress = &grovev1alpha1.PodCliqueUpdateProgress{UpdatedReadyReplicas: n}
+		return c
+	}
+	breach := func(c *grovev1alpha1.PodClique, s metav1.ConditionStatus) *grovev1alpha1.PodClique {
+		c.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: s, Reason: "Counted"}}
+		return c
+	}
+	reason := func(c *grovev1alpha1.PodClique, r string) *grovev1alpha1.PodClique {
+		c.Status.Conditions[0].Reason = r
+		return c
+	}
 	for _, tc := range []struct {
 		name     string
 		prompt   Prompt
@@ -240,6 +252,14 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		{"a clique's status describes a new generation", CliqueProgressed, clique(1, 4, 4), clique(2, 4, 4), true},
 		{"a clique counts a failed pod", CliqueProgressed, clique(1, 4, 4), finished(clique(1, 3, 4), 1, 0), true},
 		{"a clique counts a succeeded pod", CliqueProgressed, clique(1, 4, 4), finished(clique(1, 3, 4), 0, 1), true},
+		{"a clique counts more Ready pods at the new template", CliqueProgressed, updatedReady(clique(1, 4, 4), 2), updatedReady(clique(1, 4, 4), 3), true},
+		{"a clique counts fewer Ready pods at the new template: batched", CliqueProgressed, updatedReady(clique(1, 4, 4), 3), updatedReady(clique(1, 4, 4), 2), false},
+		{"a clique's update begins counting Ready pods at the new template", CliqueProgressed, clique(1, 4, 4), updatedReady(clique(1, 4, 4), 1), true},
+		{"a clique's minimum is breached", CliqueProgressed, breach(clique(1, 4, 4), metav1.ConditionFalse), breach(clique(1, 2, 4), metav1.ConditionTrue), true},
+		{"a clique's breach ends", CliqueProgressed, breach(clique(1, 4, 4), metav1.ConditionTrue), breach(clique(1, 4, 4), metav1.ConditionFalse), true},
+		{"a clique's breach condition first written", CliqueProgressed, clique(1, 4, 4), breach(clique(1, 4, 4), metav1.ConditionFalse), true},
+		{"a clique's breach condition rewritten with another reason: batched", CliqueProgressed,
+			breach(clique(1, 4, 4), metav1.ConditionTrue), reason(breach(clique(1, 4, 4), metav1.ConditionTrue), "Other"), false},
 		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
