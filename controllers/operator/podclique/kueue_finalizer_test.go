@@ -164,3 +164,30 @@ func TestInANamespaceBeingDeletedAPassCreatesNothingAndReleasesTheLeavingPods(t 
 	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(pclq), got))
 	assert.NotNil(t, got.Status.ObservedGeneration, "the status is written")
 }
+
+func TestAPodKueuesFinalizerHoldsPromptsItsClique(t *testing.T) {
+	plain := func(deleting bool) *corev1.Pod {
+		p := kueuePod(0, "h", "u", deleting, false)
+		p.Finalizers = nil
+		return p
+	}
+	ended := func(p *corev1.Pod) *corev1.Pod {
+		p.Status.Phase = corev1.PodSucceeded
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *corev1.Pod
+		want     bool
+	}{
+		{"a held pod begins to be deleted", kueuePod(0, "h", "u", false, false), kueuePod(0, "h", "u", true, false), true},
+		{"a held pod ends", kueuePod(0, "h", "u", false, false), ended(kueuePod(0, "h", "u", false, false)), true},
+		{"a pod without the finalizer begins to be deleted: batched", plain(false), plain(true), false},
+		{"a held pod already being deleted changes again: batched", kueuePod(0, "h", "u", true, false), kueuePod(0, "h", "u", true, true), false},
+		{"a held pod is running on: batched", kueuePod(0, "h", "u", false, false), kueuePod(0, "h", "u", false, false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, podProgressed(tc.old, tc.new))
+		})
+	}
+}

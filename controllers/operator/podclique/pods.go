@@ -21,6 +21,7 @@ import (
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/internal/eventbatch"
 )
 
 // PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can
@@ -260,6 +261,19 @@ func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.
 		log.FromContext(ctx).V(1).Info("released Kueue's finalizer", "pods", released, "evictedByKueue", evicted)
 	}
 	return errors.Join(errs...)
+}
+
+// podProgressed is the Prompt of the clique's pod watch: eventbatch.PodReadyOrGone, and a pod
+// that Kueue's finalizer now holds (it began to be deleted, or ended, with the finalizer on).
+// Such a pod never goes away by itself: its deletion event, otherwise the prompt one, comes only
+// after a pass releases it, and a rolling step waits for its name.
+func podProgressed(old, new client.Object) bool {
+	if eventbatch.PodReadyOrGone(old, new) {
+		return true
+	}
+	o, ok1 := old.(*corev1.Pod)
+	n, ok2 := new.(*corev1.Pod)
+	return ok1 && ok2 && !kueueHolds(o) && kueueHolds(n)
 }
 
 // kueueHolds reports whether Kueue's finalizer holds a pod that is being deleted or has ended.
