@@ -98,9 +98,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodClique{}, builder.WithPredicates(eventbatch.SpecChanged())).
 		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
 		// reconcile per batch period writes the status once for all of them. A pod turning Ready
-		// or going away is what a rolling update's step waits for: its burst is taken promptly.
+		// or going away (or held by Kueue's finalizer, which a pass must release before it can
+		// go) is what a rolling update's step waits for: its burst is taken promptly.
 		Watches(&corev1.Pod{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), eventbatch.Period, eventbatch.Low,
-			eventbatch.PodReadyOrGone, r.clock()),
+			podProgressed, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
@@ -480,16 +481,18 @@ func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int, training b
 	return out
 }
 
-// The deletes go out in parallel, as the creates: a group's ten pods replaced by a rolling update
-// took ten round trips one after the other (measured in make bench: 0.35 s of every group's step).
+// deletePods deletes the pods all at once, as the ReplicaSet controller does: a slow start guards
+// against creates an admission or quota refuses, and cost a rolling step a round trip for its
+// ninth pod (measured in make bench). At most slowstart.MaxInFlight are in flight, the client's
+// QPS, beyond which priority and fairness answers 429; none is started after the first refusal.
 func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod, hash string) error {
-	// All at once, as the ReplicaSet controller deletes (up to its burst of 500): a slow start
-	// guards against creates an admission or quota refuses, and costs a rolling step a round trip
-	// for its ninth pod.
-	var g errgroup.Group
-	g.SetLimit(deleteBurst)
+	g, refused := errgroup.WithContext(ctx)
+	g.SetLimit(slowstart.MaxInFlight)
 	for _, p := range pods {
 		g.Go(func() error {
+			if refused.Err() != nil {
+				return nil
+			}
 			if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
 				r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
 				return err
@@ -501,10 +504,6 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	}
 	return g.Wait()
 }
-
-// deleteBurst is how many pod deletes a pass has in flight at most (the ReplicaSet controller's
-// burstReplicas).
-const deleteBurst = 500
 
 // deleteReason says why the reconciler deletes a pod, for its log line.
 func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) string {

@@ -22,9 +22,10 @@ const InitialBatch = 8
 // in make bench: 84 of a 1000-pod clique's creates, each retried by client-go).
 const MaxInFlight = 100
 
-// Run runs fn for every item, InitialBatch at a time at first and one more at a time for
-// every call that succeeds (up to MaxInFlight) — so the number in flight doubles with each round of successes, as in
-// the ReplicaSet controller's slowStartBatch — and starts no more after the first error, so a
+// Run runs fn for every item, InitialBatch at a time at first and one more at a time for every
+// call that succeeds (up to MaxInFlight) — so the number in flight doubles with each round of
+// successes, as in the ReplicaSet controller's slowStartBatch — and starts no more after the
+// first error, so a
 // parent that cannot create its children (quota, admission) fails after a few requests instead of
 // hundreds. Unlike batches, a window does not wait for a round's slowest call before starting the
 // next ones: a hundred creates under load are not held up by the slowest of each batch. It
