@@ -226,7 +226,7 @@ func (r *Report) printPeers(out io.Writer) {
 		fmt.Fprintln(out)
 		printWrites(out, p.WritesBy, float64(p.Pods))
 		for _, rc := range p.RefusedWrites {
-			fmt.Fprintf(out, "  refused: %s %s %s ×%d (%d %s)\n", rc.Binary, rc.Verb, rc.Resource, rc.Count, rc.Code, rc.Reason)
+			fmt.Fprintf(out, "  refused: %s %s %s ×%d (%s)\n", rc.Binary, rc.Verb, rc.Resource, rc.Count, strings.TrimSpace(fmt.Sprint(rc.Code, " ", rc.Reason)))
 		}
 		for _, rc := range p.RefusedBy {
 			fmt.Fprintf(out, "  refused while the namespace was deleted: %s %s %s ×%d\n", rc.Binary, rc.Verb, rc.Resource, rc.Count)
