@@ -40,8 +40,13 @@ func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
 		}
 		Current = c
 		code = m.Run()
-		if code != 0 && !c.tailsShown.Load() {
-			fmt.Fprintln(os.Stderr, c.LogTails(20))
+		if code != 0 {
+			// The tails rarely say why: every component's log and the audit log stay.
+			c.Keep()
+			if !c.tailsShown.Load() {
+				fmt.Fprintln(os.Stderr, c.LogTails(20))
+			}
+			fmt.Fprintf(os.Stderr, "a test failed: the cluster's logs are kept in %s\n", c.Dir())
 		}
 	}()
 	return code
