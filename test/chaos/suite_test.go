@@ -138,6 +138,9 @@ func (r *run) checkConverged(timeout time.Duration) bool {
 		}
 		time.Sleep(time.Second)
 	}
+	if why != "" {
+		fmt.Printf("not converged; the Coherent workload %s:\n%s", coherentSet, r.describeCoherent())
+	}
 	return r.l.check(invConverged, why == "", "not converged after %s: %s", timeout, why)
 }
 
