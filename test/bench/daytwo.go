@@ -188,16 +188,27 @@ func (b *bench) runRival(ctx context.Context, ns string, f family, rv rival) (_ 
 
 // writesBetween counts every actor's writes in ns between from and to but the bench's own.
 func writesBetween(c *cluster.Cluster, ns string, from, to time.Time) ([]writeCount, int, error) {
-	events, err := c.AuditEvents(func(ev cluster.AuditEvent) bool {
-		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(from) && !ev.StageTimestamp.After(to) && actor(ev) != benchActor
-	})
+	events, err := eventsBetween(c, ns, from, to)
 	if err != nil {
 		return nil, 0, err
 	}
+	out, total := writeCounts(events)
+	return out, total, nil
+}
+
+// eventsBetween are the controllers' writes in namespace ns in (from, to] (the bench's own are
+// not among them).
+func eventsBetween(c *cluster.Cluster, ns string, from, to time.Time) ([]cluster.AuditEvent, error) {
+	return c.AuditEvents(func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(from) && !ev.StageTimestamp.After(to) && actor(ev) != benchActor
+	})
+}
+
+// writeCounts counts writes by writer, verb and resource.
+func writeCounts(events []cluster.AuditEvent) ([]writeCount, int) {
 	by := map[writeCount]int{}
 	for _, ev := range events {
 		by[writeKey(actor(ev), ev)]++
 	}
-	out, total := counts(by)
-	return out, total, nil
+	return counts(by)
 }

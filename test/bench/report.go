@@ -289,6 +289,7 @@ func (r *Report) printRollouts(out io.Writer) {
 			}
 			fmt.Fprintln(out)
 		}
+		printStepPhases(out, runs)
 	}
 }
 

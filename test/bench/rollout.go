@@ -546,6 +546,8 @@ type Rollout struct {
 	// round.
 	BelowBudget int            `json:"componentsBelowBudget"`
 	Rounds      []RolloutRound `json:"rounds"`
+	// Steps is where the last round's steps spent their time (from the audit log).
+	Steps *StepPhases `json:"steps,omitempty"`
 }
 
 // RolloutRound is one template change rolled through the workload: from the change's first write
@@ -710,10 +712,13 @@ func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns stri
 		// The writes that finish the round land in its window (the controllers' last status
 		// writes); the next round starts after it.
 		time.Sleep(3 * time.Second)
-		by, _, err := writesBetween(b.c, ns, begin, time.Now())
+		written, err := eventsBetween(b.c, ns, begin, time.Now())
 		if err != nil {
 			return Rollout{}, err
 		}
+		by, _ := writeCounts(written)
+		steps := stepPhases(written)
+		run.Steps = &steps
 		for _, wc := range by {
 			n := wc.Count
 			wc.Count = 0
