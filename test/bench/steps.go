@@ -14,10 +14,11 @@ import (
 
 // StepPhases is where a rolling update's steps spend their time, from the audit log of a round:
 // for each unit (a group of pods replaced together), its writes in order. A unit's step begins
-// with the first write of spec or metadata naming one of its objects, a phase ends with the next milestone, and the
-// decision is the wait between a unit's pods all Ready and the next unit's (of the same component)
-// first write — what a controller takes to notice the step is done and begin the next. Medians and 90th percentiles
-// over the units, in milliseconds.
+// with the first write of spec or metadata naming one of its objects, a phase ends with the next
+// milestone, and the decision is the wait from a unit's last pod status write (its pods Ready)
+// to the first write of the next unit of the same component — what a controller takes to notice
+// the step is done and begin the next. Medians and 90th percentiles over the units, in
+// milliseconds.
 type StepPhases struct {
 	Units  int            `json:"units"`
 	Phases []PhaseSummary `json:"phases"`
@@ -47,6 +48,10 @@ const (
 // worker StatefulSet (prefill-3, prefill-3-1).
 var unitName = regexp.MustCompile(`(?:^|-)((?:prefill|decode)-\d+)(?:-|$)`)
 
+// stepResources are the kinds a step writes of its unit: not Events, whose names
+// (<object>.<suffix>) would name a unit too.
+var stepResources = map[string]bool{"pods": true, "podcliques": true, "podgangs": true, "statefulsets": true}
+
 // unitMilestones are one unit's times of the step's milestones (zero: not seen).
 type unitMilestones struct {
 	first, del0, del1, cre0, cre1, ready time.Time
@@ -59,6 +64,9 @@ func stepPhases(events []cluster.AuditEvent) StepPhases {
 	sorted := slices.Clone(events)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].StageTimestamp.Before(sorted[j].StageTimestamp) })
 	for _, ev := range sorted {
+		if !stepResources[ev.ObjectRef.Resource] {
+			continue
+		}
 		m := unitName.FindStringSubmatch(ev.ObjectRef.Name)
 		if m == nil || ev.ResponseStatus.Code >= 300 {
 			continue

@@ -61,6 +61,8 @@ func TestStepPhasesFollowEachUnitFromItsFirstDecisionToTheNextUnits(t *testing.T
 			name: "LeaderWorkerSet's groups, and a refused write is no milestone",
 			events: []cluster.AuditEvent{
 				write(0, "delete", "pods", "", "prefill-1"),
+				// an Event about a pod names its unit too, and is no milestone
+				write(5, "create", "events", "", "prefill-0.18a2b3c4d5e6f708"),
 				write(10, "update", "statefulsets", "", "prefill-1"),
 				write(50, "delete", "pods", "", "prefill-1-1"),
 				func() cluster.AuditEvent {

@@ -31,7 +31,9 @@ func (r *run) describeCoherent() string {
 		fmt.Fprintf(&b, "  condition %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 	maps := &grovev1alpha1.PodGangMapList{}
-	_ = r.k.List(r.ctx, maps, in)
+	if err := r.k.List(r.ctx, maps, in); err != nil {
+		fmt.Fprintf(&b, "listing: %v\n", err)
+	}
 	for _, m := range maps.Items {
 		if !strings.HasPrefix(m.Name, coherentSet+"-") {
 			continue
@@ -42,20 +44,26 @@ func (r *run) describeCoherent() string {
 		}
 	}
 	groups := &grovev1alpha1.PodCliqueScalingGroupList{}
-	_ = r.k.List(r.ctx, groups, in, part)
+	if err := r.k.List(r.ctx, groups, in, part); err != nil {
+		fmt.Fprintf(&b, "listing: %v\n", err)
+	}
 	for _, g := range groups.Items {
 		fmt.Fprintf(&b, "PodCliqueScalingGroup %s rev %s current %s replicas %d available %d\n", g.Name, g.Spec.PodCliqueSetGenerationHash,
 			ptr.Deref(g.Status.CurrentPodCliqueSetGenerationHash, ""), g.Spec.Replicas, g.Status.AvailableReplicas)
 	}
 	cliques := &grovev1alpha1.PodCliqueList{}
-	_ = r.k.List(r.ctx, cliques, in, part)
+	if err := r.k.List(r.ctx, cliques, in, part); err != nil {
+		fmt.Fprintf(&b, "listing: %v\n", err)
+	}
 	for _, c := range cliques.Items {
 		fmt.Fprintf(&b, "PodClique %s rev %s gang %s replicas %d ready %d updated %d observed %d/%d current %s\n", c.Name, c.Spec.PodCliqueSetGenerationHash,
 			c.Labels[grovev1alpha1.LabelPodGang], c.Spec.Replicas, c.Status.ReadyReplicas, c.Status.UpdatedReplicas,
 			ptr.Deref(c.Status.ObservedGeneration, -1), c.Generation, ptr.Deref(c.Status.CurrentPodTemplateHash, ""))
 	}
 	gangs := &schedulerv1alpha1.PodGangList{}
-	_ = r.k.List(r.ctx, gangs, in, part)
+	if err := r.k.List(r.ctx, gangs, in, part); err != nil {
+		fmt.Fprintf(&b, "listing: %v\n", err)
+	}
 	for _, g := range gangs.Items {
 		var conds []string
 		for _, c := range g.Status.Conditions {
@@ -64,7 +72,9 @@ func (r *run) describeCoherent() string {
 		fmt.Fprintf(&b, "PodGang %s generation %d deleting %v %s\n", g.Name, g.Generation, g.DeletionTimestamp != nil, strings.Join(conds, " "))
 	}
 	pods := &corev1.PodList{}
-	_ = r.k.List(r.ctx, pods, in, part)
+	if err := r.k.List(r.ctx, pods, in, part); err != nil {
+		fmt.Fprintf(&b, "listing: %v\n", err)
+	}
 	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
 	for _, p := range pods.Items {
 		fmt.Fprintf(&b, "Pod %s template %s gang %s %s ready %v gates %d deleting %v\n", p.Name, p.Labels[grovev1alpha1.LabelPodTemplateHash],

@@ -34,7 +34,8 @@ func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
 		defer c.Stop()
 		if setup != nil {
 			if err := setup(c); err != nil {
-				fmt.Fprintln(os.Stderr, "setting up the local cluster:", err)
+				c.Keep()
+				fmt.Fprintf(os.Stderr, "setting up the local cluster: %v\n(logs kept in %s)\n", err, c.Dir())
 				return
 			}
 		}

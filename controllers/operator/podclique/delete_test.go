@@ -2,7 +2,9 @@ package podclique
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,13 +30,16 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 		// refuse is the API server's answer to every delete; nil accepts them.
 		refuse      error
 		alreadyGone bool
-		wantErr     bool
+		// replaced: every pod's name is held by another pod (another UID) by the time of the delete.
+		replaced bool
+		wantErr  bool
 		// wantCallsAtMost bounds the deletes sent; wantLeft is how many pods remain.
 		wantCallsAtMost int
 		wantLeft        int
 	}{
-		{name: "every pod is deleted", wantCallsAtMost: n, wantLeft: 0},
+		{name: "every pod is deleted, MaxInFlight side by side", wantCallsAtMost: n, wantLeft: 0},
 		{name: "pods already gone are no error", alreadyGone: true, wantCallsAtMost: n, wantLeft: 0},
+		{name: "a pod whose name another pod holds now is no error", replaced: true, wantCallsAtMost: n, wantLeft: n},
 		{
 			name:   "no delete starts after the first refusal, and at most MaxInFlight were in flight",
 			refuse: apierrors.NewTooManyRequests("the server has received too many requests", 1), wantErr: true,
@@ -48,16 +54,35 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 				p := pod(i, "h", true)
 				p.Namespace, p.UID = "ns", types.UID(fmt.Sprint("pod-", i))
 				pods = append(pods, p)
-				if !tc.alreadyGone {
+				switch {
+				case !tc.alreadyGone:
 					objs = append(objs, p.DeepCopy())
 				}
 			}
-			var calls atomic.Int32
+			var calls, inFlight, most atomic.Int32
+			// Accepted deletes wait until MaxInFlight are in flight together, then all go on:
+			// the most seen in flight is the limit when the deletes go side by side and stay
+			// within it.
+			full := make(chan struct{})
+			var fullOnce sync.Once
 			c := fakeClient(t).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
 				Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 					calls.Add(1)
 					if tc.refuse != nil {
 						return tc.refuse
+					}
+					n := inFlight.Add(1)
+					defer inFlight.Add(-1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					if n >= slowstart.MaxInFlight {
+						fullOnce.Do(func() { close(full) })
+					}
+					<-full
+					if tc.replaced {
+						// The API server's answer to a UID precondition that fails (the fake
+						// client does not check preconditions).
+						return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("Precondition failed: UID in precondition"))
 					}
 					return c.Delete(ctx, obj, opts...)
 				},
@@ -73,6 +98,9 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 				require.NoError(t, err)
 			}
 			assert.LessOrEqual(t, int(calls.Load()), tc.wantCallsAtMost)
+			if tc.refuse == nil {
+				assert.Equal(t, int32(slowstart.MaxInFlight), most.Load(), "deletes in flight together")
+			}
 			left := &corev1.PodList{}
 			require.NoError(t, c.List(context.Background(), left))
 			assert.Len(t, left.Items, tc.wantLeft)

@@ -182,6 +182,7 @@ func TestAPodKueuesFinalizerHoldsPromptsItsClique(t *testing.T) {
 	}{
 		{"a held pod begins to be deleted", kueuePod(0, "h", "u", false, false), kueuePod(0, "h", "u", true, false), true},
 		{"a held pod ends", kueuePod(0, "h", "u", false, false), ended(kueuePod(0, "h", "u", false, false)), true},
+		{"a held pod that ended begins to be deleted: batched (already held)", ended(kueuePod(0, "h", "u", false, false)), ended(kueuePod(0, "h", "u", true, false)), false},
 		{"a pod without the finalizer begins to be deleted: batched", plain(false), plain(true), false},
 		{"a held pod already being deleted changes again: batched", kueuePod(0, "h", "u", true, false), kueuePod(0, "h", "u", true, true), false},
 		{"a held pod is running on: batched", kueuePod(0, "h", "u", false, false), kueuePod(0, "h", "u", false, false), false},

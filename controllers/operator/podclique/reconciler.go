@@ -481,20 +481,28 @@ func (r *Reconciler) podsToDelete(active []*corev1.Pod, replicas int, training b
 	return out
 }
 
-// deletePods deletes the pods all at once, as the ReplicaSet controller does: a slow start guards
-// against creates an admission or quota refuses, and cost a rolling step a round trip for its
-// ninth pod (measured in make bench). At most slowstart.MaxInFlight are in flight, the client's
-// QPS, beyond which priority and fairness answers 429; none is started after the first refusal.
+// deletePods deletes the pods side by side: a slow start guards against creates an admission or
+// quota refuses, and would cost a rolling step a round trip for its ninth pod (measured in make
+// bench). At most slowstart.MaxInFlight are in flight: the client sends 100 a second, and beyond
+// that priority and fairness answers 429. None is started after the first refusal.
 func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodClique, pods []*corev1.Pod, hash string) error {
 	g, refused := errgroup.WithContext(ctx)
 	g.SetLimit(slowstart.MaxInFlight)
 	for _, p := range pods {
 		g.Go(func() error {
 			if refused.Err() != nil {
-				return nil
+				return ctx.Err() // nil after a refusal (Wait returns it), the cancellation otherwise
 			}
-			if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
-				r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
+			err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+			switch {
+			case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+				// Gone already; a Conflict is the UID precondition failing: another pod holds
+				// the name now, and the one meant is gone.
+				return nil
+			case err != nil:
+				if ctx.Err() == nil {
+					r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, "PodDeleteFailed", "Delete", "deleting pod %s: %v", p.Name, err)
+				}
 				return err
 			}
 			log.FromContext(ctx).Info("deleted pod", "pod", p.Name, "reason", deleteReason(pclq, p, hash))

@@ -25,11 +25,10 @@ const MaxInFlight = 100
 // Run runs fn for every item, InitialBatch at a time at first and one more at a time for every
 // call that succeeds (up to MaxInFlight) — so the number in flight doubles with each round of
 // successes, as in the ReplicaSet controller's slowStartBatch — and starts no more after the
-// first error, so a
-// parent that cannot create its children (quota, admission) fails after a few requests instead of
-// hundreds. Unlike batches, a window does not wait for a round's slowest call before starting the
-// next ones: a hundred creates under load are not held up by the slowest of each batch. It
-// returns how many calls succeeded and the first error.
+// first error, so a parent that cannot create its children (quota, admission) fails after a few
+// requests instead of hundreds. Unlike batches, a window does not wait for a round's slowest call
+// before starting the next ones: a hundred creates under load are not held up by the slowest of
+// each batch. It returns how many calls succeeded and the first error.
 func Run(ctx context.Context, n int, fn func(ctx context.Context, i int) error) (int, error) {
 	var (
 		mu       sync.Mutex
