@@ -43,6 +43,9 @@ const (
 	phaseStep     = "step (first write → next unit's first write)"
 )
 
+// phaseOrder is the order the phases are reported in.
+var phaseOrder = []string{phaseToDelete, phaseDeletes, phaseGone, phaseCreates, phaseReady, phaseDecision, phaseStep}
+
 // unitName finds the unit of an object by name: the scaling-group replica of this project's
 // PodCliques and pods (disagg-0-prefill-3-pworker-1) and LeaderWorkerSet's group of its pods and
 // worker StatefulSet (prefill-3, prefill-3-1).
@@ -62,7 +65,7 @@ type unitMilestones struct {
 func stepPhases(events []cluster.AuditEvent) StepPhases {
 	units := map[string]*unitMilestones{}
 	sorted := slices.Clone(events)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].StageTimestamp.Before(sorted[j].StageTimestamp) })
+	slices.SortStableFunc(sorted, func(a, b cluster.AuditEvent) int { return a.StageTimestamp.Compare(b.StageTimestamp) })
 	for _, ev := range sorted {
 		if !stepResources[ev.ObjectRef.Resource] {
 			continue
@@ -128,7 +131,7 @@ func stepPhases(events []cluster.AuditEvent) StepPhases {
 		}
 	}
 	out := StepPhases{Units: len(units)}
-	for _, name := range []string{phaseToDelete, phaseDeletes, phaseGone, phaseCreates, phaseReady, phaseDecision, phaseStep} {
+	for _, name := range phaseOrder {
 		xs := gaps[name]
 		if len(xs) == 0 {
 			continue
@@ -151,7 +154,7 @@ func printStepPhases(w io.Writer, runs []Rollout) {
 		return
 	}
 	fmt.Fprintf(w, "  where a step's time goes (%s, last round; median / p90 ms over the units):\n", with[0].Shape)
-	for _, name := range []string{phaseToDelete, phaseDeletes, phaseGone, phaseCreates, phaseReady, phaseDecision, phaseStep} {
+	for _, name := range phaseOrder {
 		var cells []string
 		for _, r := range with {
 			cell := "—"
