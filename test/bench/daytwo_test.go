@@ -131,3 +131,34 @@ func TestAFailedPodIsNoLongerReady(t *testing.T) {
 		corev1.PodScheduled: corev1.ConditionTrue, corev1.PodReady: corev1.ConditionFalse, corev1.ContainersReady: corev1.ConditionFalse,
 	}, status)
 }
+
+func TestARivalRunInRoundsCountsItsMedianRound(t *testing.T) {
+	round := func(sec float64, writes int) DayTwo { return DayTwo{Seconds: sec, Writes: writes} }
+	for _, tc := range []struct {
+		name         string
+		rounds       []DayTwo
+		seconds      float64
+		writes       int
+		roundSeconds []float64
+	}{
+		{"one round is itself, with no list of rounds", []DayTwo{round(20, 100)}, 20, 100, nil},
+		{"three rounds: the middle time, with that round's writes", []DayTwo{round(30, 300), round(18, 180), round(22, 220)}, 22, 220, []float64{30, 18, 22}},
+		{"two rounds: the faster, so an even count never picks a round that did not happen", []DayTwo{round(25, 250), round(21, 210)}, 21, 210, []float64{25, 21}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := medianRound(tc.rounds)
+			assert.Equal(t, tc.seconds, run.Seconds)
+			assert.Equal(t, tc.writes, run.Writes)
+			assert.Equal(t, tc.roundSeconds, run.RoundSeconds)
+		})
+	}
+}
+
+func TestEveryScaleOutRivalScalesBackBetweenRounds(t *testing.T) {
+	f := (&bench{}).scaleOut(100, 10, 3)
+	assert.Equal(t, 3, f.rounds)
+	for _, rv := range f.rivals {
+		assert.NotNil(t, rv.trigger, rv.name)
+		assert.NotNil(t, rv.reset, rv.name+" has no reset: a second round would find its pods doubled already")
+	}
+}

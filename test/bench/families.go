@@ -109,37 +109,47 @@ func readyFalse(conds []corev1.PodCondition, now metav1.Time) []corev1.PodCondit
 }
 
 // scaleOut is issue 38's third family: groups groups of size pods doubled, as the PodCliqueSet's
-// replicas, as a scaling group's replicas and as a LeaderWorkerSet's.
-func (b *bench) scaleOut(groups, size int) family {
+// replicas, as a scaling group's replicas and as a LeaderWorkerSet's, in rounds (scaled back in
+// between).
+func (b *bench) scaleOut(groups, size, rounds int) family {
+	pcsReplicas := func(n int) func(ctx context.Context, ns string) error {
+		return func(ctx context.Context, ns string) error {
+			return b.mergePatch(ctx, &grovev1alpha1.PodCliqueSet{}, types.NamespacedName{Namespace: ns, Name: "groups"},
+				fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		}
+	}
+	groupReplicas := func(n int) func(ctx context.Context, ns string) error {
+		return func(ctx context.Context, ns string) error {
+			key := types.NamespacedName{Namespace: ns, Name: grovev1alpha1.PodCliqueScalingGroupName("groups", 0, "group")}
+			return b.mergePatch(ctx, &grovev1alpha1.PodCliqueScalingGroup{}, key, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		}
+	}
+	lwsReplicas := func(n int) func(ctx context.Context, ns string) error {
+		return func(ctx context.Context, ns string) error {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("leaderworkerset.x-k8s.io/v1")
+			u.SetKind("LeaderWorkerSet")
+			return b.mergePatch(ctx, u, types.NamespacedName{Namespace: ns, Name: "groups"}, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		}
+	}
 	return family{id: "scale-out", desc: fmt.Sprintf("%d groups × %d pods doubled to %d groups", groups, size, 2*groups), pods: groups * size, want: groups * size,
-		setup: b.ensureLWS,
+		setup: b.ensureLWS, rounds: rounds,
 		rivals: []rival{
 			{name: "PodCliqueSet replicas", objs: func(ns string) []client.Object {
 				p := pcs(ns, "groups", longClique("worker", size))
 				p.Spec.Replicas = int32(groups)
 				return []client.Object{p}
-			}, trigger: func(ctx context.Context, ns string) error {
-				return b.mergePatch(ctx, &grovev1alpha1.PodCliqueSet{}, types.NamespacedName{Namespace: ns, Name: "groups"},
-					fmt.Sprintf(`{"spec":{"replicas":%d}}`, 2*groups))
-			}},
+			}, trigger: pcsReplicas(2 * groups), reset: pcsReplicas(groups)},
 			{name: "scaling group replicas", objs: func(ns string) []client.Object {
 				p := pcs(ns, "groups", longClique("worker", size))
 				p.Spec.Template.PodCliqueScalingGroupConfigs = []grovev1alpha1.PodCliqueScalingGroupConfig{{
 					Name: "group", CliqueNames: []string{"worker"}, Replicas: ptr.To(int32(groups)), MinAvailable: ptr.To[int32](1),
 				}}
 				return []client.Object{p}
-			}, trigger: func(ctx context.Context, ns string) error {
-				key := types.NamespacedName{Namespace: ns, Name: grovev1alpha1.PodCliqueScalingGroupName("groups", 0, "group")}
-				return b.mergePatch(ctx, &grovev1alpha1.PodCliqueScalingGroup{}, key, fmt.Sprintf(`{"spec":{"replicas":%d}}`, 2*groups))
-			}},
+			}, trigger: groupReplicas(2 * groups), reset: groupReplicas(groups)},
 			{name: fmt.Sprintf("LeaderWorkerSet %d×%d", groups, size), peer: true, objs: func(ns string) []client.Object {
 				return []client.Object{lws(ns, "groups", groups, size)}
-			}, trigger: func(ctx context.Context, ns string) error {
-				u := &unstructured.Unstructured{}
-				u.SetAPIVersion("leaderworkerset.x-k8s.io/v1")
-				u.SetKind("LeaderWorkerSet")
-				return b.mergePatch(ctx, u, types.NamespacedName{Namespace: ns, Name: "groups"}, fmt.Sprintf(`{"spec":{"replicas":%d}}`, 2*groups))
-			}},
+			}, trigger: lwsReplicas(2 * groups), reset: lwsReplicas(groups)},
 		}}
 }
 

@@ -310,6 +310,15 @@ func (r *Report) printDayTwo(out io.Writer) {
 	}
 	w.Flush()
 	for _, d := range r.DayTwo {
+		if len(d.RoundSeconds) > 0 {
+			rounds := make([]string, len(d.RoundSeconds))
+			for i, sec := range d.RoundSeconds {
+				rounds[i] = fmt.Sprintf("%.1fs", sec)
+			}
+			fmt.Fprintf(out, "  %s %s rounds: %s (the median counts)\n", d.Family, d.Contender, strings.Join(rounds, ", "))
+		}
+	}
+	for _, d := range r.DayTwo {
 		fmt.Fprintf(out, "\n%s %s: %d writes\n", d.Family, d.Contender, d.Writes)
 		printWrites(out, d.WritesBy, float64(d.Pods))
 	}
