@@ -133,7 +133,9 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 		{"peers", b.peers},
 		{"rollout", b.rollout},
 		{"recovery", func(ctx context.Context) error { return b.runFamily(ctx, b.recovery(b.sz.Recovery)) }},
-		{"scale-out", func(ctx context.Context) error { return b.runFamily(ctx, b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize, b.sz.ScaleRounds)) }},
+		{"scale-out", func(ctx context.Context) error {
+			return b.runFamily(ctx, b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize, b.sz.ScaleRounds))
+		}},
 		{"placement", func(ctx context.Context) error { return b.runFamily(ctx, b.placement(b.sz.Placement)) }},
 		{"s1", func(ctx context.Context) error {
 			pods := int(b.sz.S1Workers) + 1
