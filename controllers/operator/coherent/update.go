@@ -183,7 +183,7 @@ func Next(u Update) Decision {
 			take[c.Key] = n
 		}
 	}
-	d.Entries, d.InFlight = apply(entries, u, s.kind, take, have)
+	d.Entries, d.InFlight = apply(entries, u, s.kind, take)
 	d.Changed, d.Step, d.Number = true, s.kind, next+1
 	return d
 }
@@ -223,8 +223,8 @@ func waitingFor(u Update, entries []Entry, have map[string]int32, next int, step
 		down := take - max((c.Replicas-have[c.Key])-old, 0)
 		if c.Group {
 			down = 0
-			for _, j := range u.Observed.Available[c.Key] {
-				if j >= have[c.Key] && j < cum {
+			for _, j := range groupTake(u, c, entries, take) {
+				if slices.Contains(u.Observed.Available[c.Key], j) {
 					down++
 				}
 			}
@@ -294,9 +294,9 @@ func holdsScope(e Entry, scope []Component) bool {
 // apply takes a step: the new revision's share goes into a new Anchor entry (anchor step) or, for
 // a tail or leftover step, standalone pods into the newest anchor and scaling-group replicas into a
 // new Tail entry; the same is taken from the old revision's entries (standalone pods from the
-// oldest anchors first, scaling-group replicas by index); old entries left with nothing changed
+// oldest anchors first, scaling-group replicas as groupTake picks them); old entries left with nothing changed
 // move to the new revision in place (same epoch, same PodGangs) and empty ones go.
-func apply(entries []Entry, u Update, kind StepKind, take, have map[string]int32) ([]Entry, []string) {
+func apply(entries []Entry, u Update, kind StepKind, take map[string]int32) ([]Entry, []string) {
 	out := clone(entries)
 	latest := ""
 	newestAnchor := -1
@@ -324,14 +324,17 @@ func apply(entries []Entry, u Update, kind StepKind, take, have map[string]int32
 		}
 		switch {
 		case c.Group:
-			addIndices(&created, c.Key, span(have[c.Key], have[c.Key]+n))
+			taken := groupTake(u, c, entries, n)
+			addIndices(&created, c.Key, taken)
+			drainIndices(out, u.Hash, c, taken)
+			continue
 		case created.Role == grovev1alpha1.PodGangRoleAnchor:
 			setCount(&created, c.Key, n)
 		default:
 			a := &out[newestAnchor]
 			setCount(a, c.Key, a.PodCliques[c.Key]+n)
 		}
-		drain(out, u.Hash, c, n, have[c.Key])
+		drain(out, u.Hash, c, n)
 	}
 	if !empty(created) {
 		out = append(out, created)
@@ -341,11 +344,46 @@ func apply(entries []Entry, u Update, kind StepKind, take, have map[string]int32
 	return reconverge(out, u.Scope, u.Hash), inFlight
 }
 
-// drain takes n of component c from the old revisions' entries: standalone pods from the anchors
+// groupTake are the n replicas of scaling group c a step takes to the new revision: of those no
+// entry at the new revision holds, the unavailable ones first (taking them costs no capacity:
+// a replica broken, or never handed its step's gang by an operator that stopped in between),
+// then by index.
+func groupTake(u Update, c Component, entries []Entry, n int32) []int32 {
+	isNew := map[int32]bool{}
+	for _, e := range entries {
+		if e.PodCliqueSetGenerationHash == u.Hash {
+			for _, j := range e.PCSGReplicaIndices[c.Key] {
+				isNew[j] = true
+			}
+		}
+	}
+	var down, up []int32
+	for j := range c.Replicas {
+		switch {
+		case isNew[j]:
+		case slices.Contains(u.Observed.Available[c.Key], j):
+			up = append(up, j)
+		default:
+			down = append(down, j)
+		}
+	}
+	taken := append(down, up...)
+	return slices.Sorted(slices.Values(taken[:min(int(max(n, 0)), len(taken))]))
+}
+
+// drainIndices takes scaling-group replicas from whichever old revision's entry holds them.
+func drainIndices(out []Entry, hash string, c Component, taken []int32) {
+	for i := range out {
+		if out[i].PodCliqueSetGenerationHash != hash {
+			setIndices(&out[i], c.Key, slices.DeleteFunc(slices.Clone(out[i].PCSGReplicaIndices[c.Key]), func(j int32) bool { return slices.Contains(taken, j) }))
+		}
+	}
+}
+
+// drain takes n pods of standalone component c from the old revisions' entries: from the anchors
 // holding its lowest indices first (the indices the new revision takes over: the most recent old
-// revision's, in epoch order — with one old revision, the oldest anchor first), scaling-group
-// replicas [from, from+n) from whichever entry holds them.
-func drain(out []Entry, hash string, c Component, n, from int32) {
+// revision's, in epoch order — with one old revision, the oldest anchor first).
+func drain(out []Entry, hash string, c Component, n int32) {
 	order := make([]int, len(out))
 	for i := range out {
 		order[i] = i
@@ -355,10 +393,6 @@ func drain(out []Entry, hash string, c Component, n, from int32) {
 	for _, i := range order {
 		e := &out[i]
 		if e.PodCliqueSetGenerationHash == hash {
-			continue
-		}
-		if c.Group {
-			setIndices(e, c.Key, slices.DeleteFunc(slices.Clone(e.PCSGReplicaIndices[c.Key]), func(j int32) bool { return j >= from && j < from+n }))
 			continue
 		}
 		if e.Role != grovev1alpha1.PodGangRoleAnchor || n == 0 {

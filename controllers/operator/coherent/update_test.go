@@ -183,14 +183,16 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 			waiting: []string{"the PodGangs of epoch " + anchor + " to be Ready"}},
 		{name: "a frontend pod it brought up is not Ready", observe: func(o *Observed) { o.UpdatedReady[frontend.Key] = 1 },
 			waiting: []string{"case-0-frontend: 1 of 2 pods at the new revision Ready"}},
-		{name: "the next step would take prefill below its budget: an old replica is down",
-			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 1, 2} },
+		{name: "the next step would take prefill below its budget: the replica the last step brought up is down",
+			observe: func(o *Observed) { o.Available["prefill"] = []int32{1, 2, 3} },
 			waiting: []string{"prefill: 3 Ready; the next step takes 1 of them down, which would leave fewer than replicas − maxUnavailable (3)"}},
 		{name: "a prefill replica it brought up has a pod not Ready yet (above minAvailable)",
 			observe: func(o *Observed) { o.Whole["prefill"] = []int32{1, 2, 3} },
 			waiting: []string{"prefill: 0 of 1 replicas at the new revision wholly Ready"}},
 		{name: "the replica it replaces next is the one down: the step goes ahead",
 			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 2, 3} }},
+		{name: "an old replica down, though not next by index, is taken first: the step goes ahead",
+			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 1, 2} }},
 		{name: "an old frontend pod not Ready is taken down first: the step goes ahead",
 			observe: func(o *Observed) { o.OldReady[frontend.Key] = 2 }},
 	} {
@@ -212,6 +214,31 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 			assert.Equal(t, []string{anchor}, d.InFlight, "the step in flight is still the anchor's")
 		})
 	}
+}
+
+func TestAStepTakesTheScalingGroupReplicaThatIsDownBeforeOneThatServes(t *testing.T) {
+	// A group of 2 replicas, budget 1. An update to v2 recorded its second step (replica 1 in a
+	// new anchor) and the operator stopped before the group handed replica 1 that gang; then v3
+	// came. Replica 1's pods are in a gang the map no longer has, so it is not available; replica
+	// 0 serves. Taking replica 0 first would leave none: the update must take replica 1.
+	group := Component{Key: "prefill", Group: true, Replicas: 2, MinAvailable: 1, MaxUnavailable: 1}
+	entries := []Entry{
+		{Epoch: "100", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}},
+		{Epoch: "200", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {1}}},
+	}
+	o := Observed{ReadyEpochs: map[string]bool{"100": true}, Available: map[string][]int32{"prefill": {0}}, Whole: map[string][]int32{"prefill": {0}}}
+
+	d := Next(Update{Entries: entries, Hash: "v3", Scope: []Component{group}, Observed: o, Now: t0})
+
+	require.Empty(t, d.Waiting)
+	require.Equal(t, AnchorStep, d.Step)
+	assert.Equal(t, []string{"Anchor(old){prefill[0]}", "Anchor(new){prefill[1]}"}, layout(d.Entries, "v3"),
+		"replica 1 moves to the new revision; replica 0 keeps serving in its gang")
+
+	// Replica 1 comes up at v3: the next step takes replica 0, and the update ends on v3.
+	steps, end := runUpdate(t, d.Entries, "v3", []Component{group}, []Component{group})
+	assert.Equal(t, []StepKind{AnchorStep}, steps)
+	assert.Equal(t, []string{"Anchor(new){prefill[1]}", "Anchor(new){prefill[0]}"}, layout(end, "v3"))
 }
 
 func TestARecordedStepIsNotTakenTwice(t *testing.T) {
