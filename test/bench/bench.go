@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -49,6 +51,9 @@ type bench struct {
 	mode string
 	// starts counts the starts of each log name.
 	starts map[string]int
+	// restartsMu guards restarts: the cluster's components its supervisor restarted, with when.
+	restartsMu sync.Mutex
+	restarts   []string
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -664,4 +669,27 @@ func ratio(a, base time.Duration) float64 {
 		return 0
 	}
 	return a.Seconds() / base.Seconds()
+}
+
+// componentsRestarted records and prints the cluster's components its supervisor started again
+// after they exited (a restart is part of what the run measured: the report names it).
+func (b *bench) componentsRestarted(names []string, err error) {
+	at := b.progress.since(time.Now())
+	b.restartsMu.Lock()
+	defer b.restartsMu.Unlock()
+	for _, name := range names {
+		b.restarts = append(b.restarts, fmt.Sprintf("%s at +%s", name, at))
+		fmt.Fprintf(os.Stderr, "bench %8s  %s exited and was started again (its log says why)\n", at, name)
+	}
+	if err != nil {
+		b.restarts = append(b.restarts, fmt.Sprintf("a restart failed at +%s: %v", at, err))
+		fmt.Fprintf(os.Stderr, "bench %8s  restarting an exited component failed: %v\n", at, err)
+	}
+}
+
+// componentRestarts are the restarts componentsRestarted recorded.
+func (b *bench) componentRestarts() []string {
+	b.restartsMu.Lock()
+	defer b.restartsMu.Unlock()
+	return slices.Clone(b.restarts)
 }

@@ -163,7 +163,13 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	defer c.Stop()
 	b := &bench{c: c, sz: sz, r: r, progress: newProgress()}
-	if err := b.run(ctx, binDir); err != nil {
+	supervised, stopSupervising := context.WithCancel(ctx)
+	defer stopSupervising()
+	go c.Supervise(supervised, 2*time.Second, b.componentsRestarted)
+	err = b.run(ctx, binDir)
+	stopSupervising()
+	r.ComponentRestarts = b.componentRestarts()
+	if err != nil {
 		// Every component's log stays: they say why a phase failed.
 		c.Keep()
 		return r, fmt.Errorf("%w\n(every component's log is in %s)", err, c.Dir())

@@ -21,15 +21,18 @@ type Report struct {
 	Rollouts []Rollout `json:"rollouts,omitempty"`
 	// DayTwo are the day-two families (recovery, scale-out, placement) through this project and
 	// the peers, same run.
-	DayTwo       []DayTwo         `json:"dayTwo,omitempty"`
-	Rest         *Rest            `json:"rest,omitempty"`
-	Training     *Training        `json:"training,omitempty"`
-	ManagedPods  int              `json:"managedPods,omitempty"`
-	GangVsPlain  *GangVsPlain     `json:"gangVsPlain,omitempty"`
-	KueueVsPlain *KueueVsPlain    `json:"kueueVsPlain,omitempty"`
-	Usage        map[string]usage `json:"usage"`
-	Targets      []Target         `json:"targets"`
-	Missed       int              `json:"missed"`
+	DayTwo []DayTwo `json:"dayTwo,omitempty"`
+	// ComponentRestarts are the cluster's components that exited during the run and were started
+	// again (kube-scheduler losing its lease under load), with when.
+	ComponentRestarts []string         `json:"componentRestarts,omitempty"`
+	Rest              *Rest            `json:"rest,omitempty"`
+	Training          *Training        `json:"training,omitempty"`
+	ManagedPods       int              `json:"managedPods,omitempty"`
+	GangVsPlain       *GangVsPlain     `json:"gangVsPlain,omitempty"`
+	KueueVsPlain      *KueueVsPlain    `json:"kueueVsPlain,omitempty"`
+	Usage             map[string]usage `json:"usage"`
+	Targets           []Target         `json:"targets"`
+	Missed            int              `json:"missed"`
 }
 
 // Seconds are the phase times of a scenario or baseline.
@@ -127,6 +130,9 @@ func (r *Report) record(t Target) {
 func (r *Report) print(out io.Writer) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "\nbench (%s) %s\n\n", r.Mode, r.Started.UTC().Format(time.RFC3339))
+	for _, restart := range r.ComponentRestarts {
+		fmt.Fprintf(w, "restarted during the run: %s\n", restart)
+	}
 	fmt.Fprintln(w, "baseline\tpods\tper Service\texisting\tcreated\tungated\tRunning\t")
 	for _, b := range r.Baselines {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.2fs\t%.2fs\t%.2fs\t\n", b.Name, b.Pods, b.PodsPerService, b.ExistingPods,

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,4 +48,31 @@ func TestKubeAPIServerRestartKeepsStoredObjectsAndTheAuditLogGoesOn(t *testing.T
 	assert.Equal(t, 1, writesTo("after"), "the restarted server appends to the same log")
 	assert.Contains(t, c.Components(), "kube-apiserver")
 	assert.Error(t, c.Restart(ctx, "no-such-component", true))
+}
+
+// make bench supervises the cluster: a component that exits on its own (kube-scheduler losing its
+// lease to an API server saturated by a burst of pods) is started again, as a kubelet restarts a
+// static pod, and the restart is reported.
+func TestSuperviseStartsAgainAComponentThatExitedAndSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := cluster.Current
+	restarted := make(chan []string, 1)
+	go c.Supervise(ctx, 200*time.Millisecond, func(names []string, err error) {
+		assert.NoError(t, err)
+		restarted <- names
+	})
+	pid := c.ComponentPid("kube-scheduler")
+	require.Positive(t, pid)
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	select {
+	case names := <-restarted:
+		assert.Equal(t, []string{"kube-scheduler"}, names, "only the component that exited")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("kube-scheduler was not started again within 2 minutes")
+	}
+	assert.Positive(t, c.ComponentPid("kube-scheduler"))
+	assert.NotEqual(t, pid, c.ComponentPid("kube-scheduler"), "a new process, ready (its lease held) when reported")
 }

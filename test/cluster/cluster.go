@@ -379,6 +379,30 @@ func (c *Cluster) RestartExited(ctx context.Context) ([]string, error) {
 	return c.restartExited(ctx)
 }
 
+// Supervise restarts, every period until ctx ends, each of the cluster's own components that
+// exited, as a kubelet restarts a crashed static pod, and tells restarted of each (err: a restart
+// that failed). kube-scheduler and kube-controller-manager exit when they cannot renew their
+// leader lease within its deadline, which an API server saturated by thousands of pod creates on
+// two cores can make them miss: without a restart, no pod is bound for the rest of the run.
+func (c *Cluster) Supervise(ctx context.Context, period time.Duration, restarted func(names []string, err error)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		names, err := c.RestartExited(ctx)
+		if errors.Is(err, ErrStopping) || ctx.Err() != nil {
+			return
+		}
+		if len(names) > 0 || err != nil {
+			restarted(names, err)
+		}
+	}
+}
+
 func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
 	var restarted []string
 	for _, p := range c.componentProcs() {
