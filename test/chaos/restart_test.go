@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubegrove/grove/test/cluster"
@@ -64,6 +66,15 @@ func TestSuperviseStartsAgainAComponentThatExitedAndSaysSo(t *testing.T) {
 	})
 	pid := c.ComponentPid("kube-scheduler")
 	require.Positive(t, pid)
+	holder := func() string {
+		lease := &coordinationv1.Lease{}
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-scheduler"}, lease); err != nil {
+			return ""
+		}
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}
+	before := holder()
+	require.NotEmpty(t, before)
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 
@@ -73,6 +84,7 @@ func TestSuperviseStartsAgainAComponentThatExitedAndSaysSo(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("kube-scheduler was not started again within 2 minutes")
 	}
-	assert.Positive(t, c.ComponentPid("kube-scheduler"))
-	assert.NotEqual(t, pid, c.ComponentPid("kube-scheduler"), "a new process, ready (its lease held) when reported")
+	assert.NotEqual(t, pid, c.ComponentPid("kube-scheduler"), "a new process")
+	require.Eventually(t, func() bool { h := holder(); return h != "" && h != before }, time.Minute, 200*time.Millisecond,
+		"the new kube-scheduler takes the lease once the dead one's expires: it schedules again")
 }
