@@ -163,9 +163,16 @@ func run(ctx context.Context, sz sizes, keep bool) (*Report, error) {
 	}
 	defer c.Stop()
 	b := &bench{c: c, sz: sz, r: r, progress: newProgress()}
-	supervised, stopSupervising := context.WithCancel(ctx)
+	// A kubelet restarts a static pod that exits: kube-scheduler losing its lease under the
+	// fill's load must not end the run. Each restart is printed and reported.
+	supervised, cancel := context.WithCancel(ctx)
+	supervising := make(chan struct{})
+	go func() {
+		defer close(supervising)
+		c.Supervise(supervised, 2*time.Second, b.componentsRestarted)
+	}()
+	stopSupervising := func() { cancel(); <-supervising }
 	defer stopSupervising()
-	go c.Supervise(supervised, 2*time.Second, b.componentsRestarted)
 	err = b.run(ctx, binDir)
 	stopSupervising()
 	r.ComponentRestarts = b.componentRestarts()

@@ -184,21 +184,18 @@ func (rs *replicaSet) notePanic(r *replica) {
 }
 
 // supervise restarts replicas that exited on their own, as a Deployment would, and the
-// cluster's own components, as a kubelet restarts static pods.
+// cluster's own components (cluster.Supervise, as make bench does), as a kubelet restarts static
+// pods.
 func (rs *replicaSet) supervise() {
+	go rs.c.Supervise(context.Background(), 500*time.Millisecond, func(names []string, err error) {
+		fmt.Printf("supervisor: restarted cluster components %v (error: %v)\n", names, err)
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		for _, n := range names {
+			rs.unplanned[n]++
+		}
+	})
 	for range time.Tick(500 * time.Millisecond) {
-		names, err := rs.c.RestartExited(context.Background())
-		if errors.Is(err, cluster.ErrStopping) {
-			return // the run is over
-		}
-		if len(names) > 0 || err != nil {
-			fmt.Printf("supervisor: restarted cluster components %v (error: %v)\n", names, err)
-			rs.mu.Lock()
-			for _, n := range names {
-				rs.unplanned[n]++
-			}
-			rs.mu.Unlock()
-		}
 		rs.mu.Lock()
 		for _, r := range rs.replicas {
 			if exited, _ := r.proc.Exited(); !exited || r.held {

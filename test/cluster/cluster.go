@@ -370,9 +370,10 @@ func (c *Cluster) Restart(ctx context.Context, component string, kill bool) erro
 	return err
 }
 
-// RestartExited starts again every component of the cluster that has exited, waits until each
-// serves, and returns their names. Tests that restart the API server call it now and then: a
-// component that lost its leader lease while the API server was down exits a little later.
+// RestartExited starts again every component of the cluster that has exited on its own (not
+// stopped with Process.Stop), waits until each serves, and returns their names. Tests that
+// restart the API server call it now and then: a component that lost its leader lease while the
+// API server was down exits a little later.
 func (c *Cluster) RestartExited(ctx context.Context) ([]string, error) {
 	c.restartMu.Lock()
 	defer c.restartMu.Unlock()
@@ -406,7 +407,7 @@ func (c *Cluster) Supervise(ctx context.Context, period time.Duration, restarted
 func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
 	var restarted []string
 	for _, p := range c.componentProcs() {
-		if done, _ := p.exited(); !done {
+		if done, _ := p.exited(); !done || p.retired.Load() {
 			continue
 		}
 		if _, err := c.replace(ctx, p); err != nil {

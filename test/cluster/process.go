@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,9 @@ type process struct {
 	env    []string
 	// ready, if set, tells when the component serves again after a (re)start.
 	ready func(context.Context) (bool, error)
+	// retired is set when the process was stopped on purpose (Process.Stop): RestartExited and
+	// Supervise start again only what exited on its own.
+	retired atomic.Bool
 }
 
 // startProcess runs binary in its own process group (so Stop kills anything it forks) with a
@@ -218,8 +222,12 @@ func (c *Cluster) startProcessWithEnv(name, binary string, env []string, args ..
 	return &Process{p: p}, nil
 }
 
-// Stop sends SIGTERM and waits (SIGKILL after 10s).
-func (p *Process) Stop() { p.p.stop(10 * time.Second) }
+// Stop sends SIGTERM and waits (SIGKILL after 10s). A process stopped so is not started again by
+// RestartExited or Supervise: the caller meant it.
+func (p *Process) Stop() {
+	p.p.retired.Store(true)
+	p.p.stop(10 * time.Second)
+}
 
 // Kill sends SIGKILL, as a crash would, and waits for the process to end.
 func (p *Process) Kill() { p.p.kill() }

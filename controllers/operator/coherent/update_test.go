@@ -178,13 +178,15 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 		name    string
 		observe func(o *Observed)
 		waiting []string
+		// takes is an entry the step records ("": not checked).
+		takes string
 	}{
 		{name: "the step's gang is not Ready yet", observe: func(o *Observed) { o.ReadyEpochs[anchor] = false },
 			waiting: []string{"the PodGangs of epoch " + anchor + " to be Ready"}},
 		{name: "a frontend pod it brought up is not Ready", observe: func(o *Observed) { o.UpdatedReady[frontend.Key] = 1 },
 			waiting: []string{"case-0-frontend: 1 of 2 pods at the new revision Ready"}},
 		{name: "the next step would take prefill below its budget: the replica the last step brought up is down",
-			observe: func(o *Observed) { o.Available["prefill"] = []int32{1, 2, 3} },
+			observe: func(o *Observed) { o.Available["prefill"], o.Whole["prefill"] = []int32{1, 2, 3}, []int32{1, 2, 3} },
 			waiting: []string{"prefill: 3 Ready; the next step takes 1 of them down, which would leave fewer than replicas − maxUnavailable (3)"}},
 		{name: "a prefill replica it brought up has a pod not Ready yet (above minAvailable)",
 			observe: func(o *Observed) { o.Whole["prefill"] = []int32{1, 2, 3} },
@@ -192,7 +194,7 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 		{name: "the replica it replaces next is the one down: the step goes ahead",
 			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 2, 3} }},
 		{name: "an old replica down, though not next by index, is taken first: the step goes ahead",
-			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 1, 2} }},
+			observe: func(o *Observed) { o.Available["prefill"] = []int32{0, 1, 2} }, takes: "Tail(new){prefill[3]}"},
 		{name: "an old frontend pod not Ready is taken down first: the step goes ahead",
 			observe: func(o *Observed) { o.OldReady[frontend.Key] = 2 }},
 	} {
@@ -205,6 +207,9 @@ func TestAStepWaitsForWhatItNeedsAndSaysWhat(t *testing.T) {
 			if tc.waiting == nil {
 				assert.Empty(t, d.Waiting)
 				assert.Equal(t, TailStep, d.Step)
+				if tc.takes != "" {
+					assert.Contains(t, layout(d.Entries, "v2"), tc.takes)
+				}
 				return
 			}
 			for _, w := range tc.waiting {
