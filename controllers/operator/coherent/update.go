@@ -57,6 +57,9 @@ type Decision struct {
 	Number, Steps int
 	// InFlight are the epochs whose gangs the current step brings up.
 	InFlight []string
+	// Taken are, by scaling group, the replicas the step moves to the new revision (those down
+	// first), for the log of the decision.
+	Taken map[string][]int32
 	// Waiting says what the update waits for before its next step ("" when a step is taken or
 	// the update of the replica is done).
 	Waiting string
@@ -183,7 +186,7 @@ func Next(u Update) Decision {
 			take[c.Key] = n
 		}
 	}
-	d.Entries, d.InFlight = apply(entries, u, s.kind, take)
+	d.Entries, d.InFlight, d.Taken = apply(entries, u, s.kind, take)
 	d.Changed, d.Step, d.Number = true, s.kind, next+1
 	return d
 }
@@ -296,8 +299,9 @@ func holdsScope(e Entry, scope []Component) bool {
 // new Tail entry; the same is taken from the old revision's entries (standalone pods from the
 // oldest anchors first, scaling-group replicas as groupTake picks them); old entries left with nothing changed
 // move to the new revision in place (same epoch, same PodGangs) and empty ones go.
-func apply(entries []Entry, u Update, kind StepKind, take map[string]int32) ([]Entry, []string) {
+func apply(entries []Entry, u Update, kind StepKind, take map[string]int32) ([]Entry, []string, map[string][]int32) {
 	out := clone(entries)
+	taken := map[string][]int32{}
 	latest := ""
 	newestAnchor := -1
 	for i, e := range out {
@@ -324,9 +328,9 @@ func apply(entries []Entry, u Update, kind StepKind, take map[string]int32) ([]E
 		}
 		switch {
 		case c.Group:
-			taken := groupTake(u, c, entries, n)
-			addIndices(&created, c.Key, taken)
-			drainIndices(out, u.Hash, c, taken)
+			taken[c.Key] = groupTake(u, c, entries, n)
+			addIndices(&created, c.Key, taken[c.Key])
+			drainIndices(out, u.Hash, c, taken[c.Key])
 			continue
 		case created.Role == grovev1alpha1.PodGangRoleAnchor:
 			setCount(&created, c.Key, n)
@@ -341,7 +345,7 @@ func apply(entries []Entry, u Update, kind StepKind, take map[string]int32) ([]E
 	} else {
 		inFlight = []string{out[newestAnchor].Epoch}
 	}
-	return reconverge(out, u.Scope, u.Hash), inFlight
+	return reconverge(out, u.Scope, u.Hash), inFlight, taken
 }
 
 // groupTake are the n replicas of scaling group c a step takes to the new revision: of those no

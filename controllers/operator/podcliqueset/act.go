@@ -303,7 +303,7 @@ func (r *Reconciler) applyMaps(ctx context.Context, pcs *grovev1alpha1.PodClique
 			continue
 		}
 		d := cp.step
-		log.FromContext(ctx).Info("coherent update: step taken", "replica", cp.turn, "step", d.Number, "of", d.Steps, "kind", d.Step, "epochs", d.InFlight)
+		log.FromContext(ctx).Info("coherent update: step taken", "replica", cp.turn, "step", d.Number, "of", d.Steps, "kind", d.Step, "epochs", d.InFlight, "groupReplicasTaken", d.Taken)
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, EventCoherentStep, "Update", "%s", stepMessage(cp.turn, d))
 	}
 	return errors.Join(errs...)
