@@ -508,14 +508,7 @@ func (b *bench) scaleGroup(ctx context.Context, ns string, replicas int32, pods 
 	if err := b.patchGroupReplicas(ctx, ns, replicas); err != nil {
 		return err
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &corev1.PodList{}
-		if err := b.k8s().List(ctx, list, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		return len(list.Items) == pods, nil
-	})
-	if err != nil {
+	if err := b.waitPodCount(ctx, ns, pods); err != nil {
 		return fmt.Errorf("scaling %s in to %d replicas: %w", ns, replicas, err)
 	}
 	time.Sleep(5 * time.Second) // the status writes of the scale-in

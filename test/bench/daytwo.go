@@ -234,17 +234,21 @@ func (b *bench) resetRound(ctx context.Context, ns string, f family, rv rival) e
 	if err := rv.reset(ctx, ns); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	if err := b.waitPodCount(ctx, ns, f.pods); err != nil {
+		return fmt.Errorf("reset to %d pods: %w", f.pods, err)
+	}
+	return nil
+}
+
+// waitPodCount waits until ns holds exactly n pods (those being deleted count until gone).
+func (b *bench) waitPodCount(ctx context.Context, ns string, n int) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &corev1.PodList{}
 		if err := b.k8s().List(ctx, list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		return len(list.Items) == f.pods, nil
+		return len(list.Items) == n, nil
 	})
-	if err != nil {
-		return fmt.Errorf("reset to %d pods: %w", f.pods, err)
-	}
-	return nil
 }
 
 // medianRound is the round of the median time, with every round's time.
