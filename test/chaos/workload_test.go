@@ -57,7 +57,7 @@ func clique(name string, replicas int32, pool string, startsAfter ...string) *gr
 	return c
 }
 
-// inferencePCS is the README's disaggregated shape on the chaos pool.
+// inferencePCS is the sample's disaggregated shape (config/samples) on the chaos pool.
 func inferencePCS(name string, replicas int32) *grovev1alpha1.PodCliqueSet {
 	pcs := &grovev1alpha1.PodCliqueSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: inferenceNS},

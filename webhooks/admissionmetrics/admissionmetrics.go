@@ -11,7 +11,7 @@
 // with a defaulting webhook at most half of that kind's requests.
 //
 // It only observes the answer a webhook gave and changes nothing, so it logs nothing: the
-// admission packages log their own refusals (at debug, as the README's Logs section says).
+// admission packages log their own refusals (at debug, as docs/operating.md says).
 package admissionmetrics
 
 import (

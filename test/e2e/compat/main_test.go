@@ -36,7 +36,7 @@ import (
 
 // operatorConfig enables both schedulers upstream's manifests name, topology-aware scheduling and
 // MNNVL. kube-scheduler stays in plain mode: upstream's manifests ask for pack.preferred, which
-// kube-scheduler gangs refuse at admission (README, "Upstream Grove compatibility").
+// kube-scheduler gangs refuse at admission (docs/upstream-compatibility.md).
 const operatorConfig = `topologyAwareScheduling: {enabled: true}
 network: {autoMNNVLEnabled: true}
 scheduler:

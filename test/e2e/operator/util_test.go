@@ -31,7 +31,7 @@ func clique(name string, replicas int32, startsAfter ...string) *grovev1alpha1.P
 	}
 }
 
-// disaggregated is the README's sample shape: a router, and a scaling group of a leader and two
+// disaggregated is the sample shape of config/samples: a router, and a scaling group of a leader and two
 // workers that start after their leader.
 func disaggregated(ns, name string, groupReplicas int32) *grovev1alpha1.PodCliqueSet {
 	return &grovev1alpha1.PodCliqueSet{
