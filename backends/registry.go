@@ -16,32 +16,56 @@ import (
 	"github.com/kubegrove/grove/backends/volcano"
 )
 
-// Registry holds the enabled backends of one configuration. Each binary builds its own from the
-// configuration file; it holds no state beyond the configuration.
-type Registry struct {
-	enabled []SchedulerBackend
-	byName  map[configv1alpha1.SchedulerName]SchedulerBackend
-	def     SchedulerBackend
+// Registry holds the enabled backends of one configuration, each seen as one caller's share T.
+// Each binary builds its own from the configuration file with the constructor of its share; it
+// holds no state beyond the configuration.
+type Registry[T Backend] struct {
+	enabled []T
+	byName  map[configv1alpha1.SchedulerName]T
+	def     T
 }
 
-// NewRegistry enables kube-scheduler and every profiled backend, each with its typed config,
+// PodPreparers is grove-operator's registry.
+func PodPreparers(cfg configv1alpha1.SchedulerConfiguration) (*Registry[PodPreparer], error) {
+	return newRegistry[PodPreparer](cfg, nil, false)
+}
+
+// Admitters is grove-webhook's registry.
+func Admitters(cfg configv1alpha1.SchedulerConfiguration) (*Registry[Admitter], error) {
+	return newRegistry[Admitter](cfg, nil, false)
+}
+
+// Syncers is the backend-controller's registry: its backends sync through c.
+func Syncers(cfg configv1alpha1.SchedulerConfiguration, c client.Client) (*Registry[Syncer], error) {
+	return newRegistry[Syncer](cfg, c, false)
+}
+
+// Renderers is kubectl grove's registry. compositePodGroups renders kube-scheduler gangs as a
+// cluster serving CompositePodGroup gets them, which a backend-controller finds out at Init.
+func Renderers(cfg configv1alpha1.SchedulerConfiguration, compositePodGroups bool) (*Registry[Renderer], error) {
+	return newRegistry[Renderer](cfg, nil, compositePodGroups)
+}
+
+// newRegistry enables kube-scheduler and every profiled backend, each with its typed config,
 // and picks the default (GREP-375): the profile marked default, else kube-scheduler. Two
 // defaults, an unknown name or a bad config are errors naming the profile. c is the client the
-// backends sync with; binaries that never sync may pass nil.
-func NewRegistry(cfg configv1alpha1.SchedulerConfiguration, c client.Client) (*Registry, error) {
+// backends sync with, nil for every share but Syncer's.
+func newRegistry[T Backend](cfg configv1alpha1.SchedulerConfiguration, c client.Client, compositePodGroups bool) (*Registry[T], error) {
 	if errs := configv1alpha1.ValidateScheduler(&cfg, field.NewPath("scheduler")); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
-	r := &Registry{byName: map[configv1alpha1.SchedulerName]SchedulerBackend{}}
+	r := &Registry[T]{byName: map[configv1alpha1.SchedulerName]T{}}
 	for _, name := range cfg.EnabledBackends() {
 		typed, err := cfg.BackendConfig(name)
 		if err != nil {
 			return nil, fmt.Errorf("scheduler backend %s: %w", name, err)
 		}
-		var b SchedulerBackend
+		var b scheduler
 		switch conf := typed.(type) {
 		case *configv1alpha1.KubeSchedulerConfig:
-			b = kube.New(*conf, c)
+			k := kube.New(*conf, c)
+			k.SetComposite(compositePodGroups)
+			b = k
 		case *configv1alpha1.KAISchedulerConfig:
 			b = kai.New(*conf, c)
 		case *configv1alpha1.SchedulerPluginsConfig:
@@ -52,26 +76,38 @@ func NewRegistry(cfg configv1alpha1.SchedulerConfiguration, c client.Client) (*R
 			b = passthrough.LPX()
 		case *configv1alpha1.ExternalSchedulerConfig:
 			b = passthrough.New(name, *conf)
+		default:
+			return nil, fmt.Errorf("scheduler backend %s: no backend for a config of type %T", name, typed)
 		}
-		r.enabled = append(r.enabled, b)
-		r.byName[name] = b
+		share := b.(T) // every scheduler implements every share
+		r.enabled = append(r.enabled, share)
+		r.byName[name] = share
 	}
 	r.def = r.byName[cfg.DefaultProfileName()]
 	return r, nil
 }
 
+// Every scheduler package implements every caller's share.
+var (
+	_ scheduler = (*kube.Backend)(nil)
+	_ scheduler = (*kai.Backend)(nil)
+	_ scheduler = (*plugins.Backend)(nil)
+	_ scheduler = (*volcano.Backend)(nil)
+	_ scheduler = (*passthrough.Backend)(nil)
+)
+
 // Get returns an enabled backend, or nil.
-func (r *Registry) Get(name configv1alpha1.SchedulerName) SchedulerBackend { return r.byName[name] }
+func (r *Registry[T]) Get(name configv1alpha1.SchedulerName) T { return r.byName[name] }
 
 // Default returns the backend of workloads that name no scheduler.
-func (r *Registry) Default() SchedulerBackend { return r.def }
+func (r *Registry[T]) Default() T { return r.def }
 
 // Enabled returns the enabled backends, kube-scheduler first.
-func (r *Registry) Enabled() []SchedulerBackend { return r.enabled }
+func (r *Registry[T]) Enabled() []T { return r.enabled }
 
 // ForPodScheduler returns the enabled backend whose pods carry schedulerName ("" means the
 // default backend), or nil.
-func (r *Registry) ForPodScheduler(schedulerName string) SchedulerBackend {
+func (r *Registry[T]) ForPodScheduler(schedulerName string) T {
 	if schedulerName == "" {
 		return r.def
 	}
@@ -80,13 +116,14 @@ func (r *Registry) ForPodScheduler(schedulerName string) SchedulerBackend {
 			return b
 		}
 	}
-	return nil
+	var none T
+	return none
 }
 
 // ForPodCliqueSet returns the backend of a PodCliqueSet: the one its pods name (the webhook
 // makes every clique name the same one), else the default. Nil when that scheduler is not
 // enabled.
-func (r *Registry) ForPodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) SchedulerBackend {
+func (r *Registry[T]) ForPodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) T {
 	return r.ForPodScheduler(SchedulerNameOf(pcs))
 }
 
@@ -102,12 +139,12 @@ func SchedulerNameOf(pcs *grovev1alpha1.PodCliqueSet) string {
 }
 
 // NotEnabledError says that no enabled backend serves schedulerName.
-func (r *Registry) NotEnabledError(schedulerName string) error {
+func (r *Registry[T]) NotEnabledError(schedulerName string) error {
 	return fmt.Errorf("schedulerName %q is no enabled scheduler backend (enabled: %v)", schedulerName, r.PodSchedulerNames())
 }
 
 // PodSchedulerNames lists the schedulerNames of the enabled backends, for error messages.
-func (r *Registry) PodSchedulerNames() []string {
+func (r *Registry[T]) PodSchedulerNames() []string {
 	out := make([]string, 0, len(r.enabled))
 	for _, b := range r.enabled {
 		out = append(out, b.PodSchedulerName())

@@ -1,15 +1,18 @@
 package backends
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 )
 
 func profile(name configv1alpha1.SchedulerName, isDefault bool, config string) configv1alpha1.SchedulerProfile {
@@ -20,14 +23,14 @@ func profile(name configv1alpha1.SchedulerName, isDefault bool, config string) c
 	return p
 }
 
-func registry(t *testing.T, profiles ...configv1alpha1.SchedulerProfile) *Registry {
+func registry(t *testing.T, profiles ...configv1alpha1.SchedulerProfile) *Registry[Syncer] {
 	t.Helper()
-	r, err := NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: profiles}, nil)
+	r, err := Syncers(configv1alpha1.SchedulerConfiguration{Profiles: profiles}, nil)
 	require.NoError(t, err)
 	return r
 }
 
-func enabledNames(r *Registry) []configv1alpha1.SchedulerName {
+func enabledNames[T Backend](r *Registry[T]) []configv1alpha1.SchedulerName {
 	var out []configv1alpha1.SchedulerName
 	for _, b := range r.Enabled() {
 		out = append(out, b.Name())
@@ -35,7 +38,7 @@ func enabledNames(r *Registry) []configv1alpha1.SchedulerName {
 	return out
 }
 
-func TestNewRegistryPicksEnabledBackendsAndDefault(t *testing.T) {
+func TestARegistryPicksEnabledBackendsAndDefault(t *testing.T) {
 	cases := []struct {
 		name        string
 		profiles    []configv1alpha1.SchedulerProfile
@@ -95,7 +98,7 @@ func TestNewRegistryPicksEnabledBackendsAndDefault(t *testing.T) {
 	}
 }
 
-func TestNewRegistryLeavesUnprofiledBackendsDisabled(t *testing.T) {
+func TestARegistryLeavesUnprofiledBackendsDisabled(t *testing.T) {
 	r := registry(t)
 
 	assert.Nil(t, r.Get(configv1alpha1.SchedulerNameKAI))
@@ -103,7 +106,7 @@ func TestNewRegistryLeavesUnprofiledBackendsDisabled(t *testing.T) {
 	assert.Equal(t, []string{corev1.DefaultSchedulerName}, r.PodSchedulerNames())
 }
 
-func TestNewRegistryRejectsInvalidProfiles(t *testing.T) {
+func TestARegistryRejectsInvalidProfiles(t *testing.T) {
 	cases := []struct {
 		name         string
 		profiles     []configv1alpha1.SchedulerProfile
@@ -138,7 +141,7 @@ func TestNewRegistryRejectsInvalidProfiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: tc.profiles}, nil)
+			r, err := Syncers(configv1alpha1.SchedulerConfiguration{Profiles: tc.profiles}, nil)
 
 			require.Error(t, err)
 			assert.Nil(t, r)
@@ -149,7 +152,7 @@ func TestNewRegistryRejectsInvalidProfiles(t *testing.T) {
 	}
 }
 
-func TestNewRegistryGivesEachBackendItsProfileConfig(t *testing.T) {
+func TestARegistryGivesEachBackendItsProfileConfig(t *testing.T) {
 	r := registry(t,
 		profile(configv1alpha1.SchedulerNameKube, false, `{"gangScheduling":true}`),
 		profile(configv1alpha1.SchedulerNamePlugins, false, `{"schedulerName":"my-coscheduler"}`),
@@ -273,4 +276,58 @@ func TestKnownPodSchedulerKnowsEachBackendsDefaultSchedulerName(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func TestEachBinaryGetsItsShareOfTheSameBackends(t *testing.T) {
+	cfg := configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
+		profile(configv1alpha1.SchedulerNameKube, false, `{"gangScheduling":true}`),
+		profile(configv1alpha1.SchedulerNameKAI, true, ""),
+		profile(configv1alpha1.SchedulerNameVolcano, false, ""),
+	}}
+	preparers, err := PodPreparers(cfg)
+	require.NoError(t, err)
+	admitters, err := Admitters(cfg)
+	require.NoError(t, err)
+	syncers, err := Syncers(cfg, nil)
+	require.NoError(t, err)
+	renderers, err := Renderers(cfg, false)
+	require.NoError(t, err)
+
+	want := []configv1alpha1.SchedulerName{configv1alpha1.SchedulerNameKube, configv1alpha1.SchedulerNameKAI, configv1alpha1.SchedulerNameVolcano}
+	assert.Equal(t, want, enabledNames(preparers))
+	assert.Equal(t, want, enabledNames(admitters))
+	assert.Equal(t, want, enabledNames(syncers))
+	assert.Equal(t, want, enabledNames(renderers))
+	for _, def := range []Backend{preparers.Default(), admitters.Default(), syncers.Default(), renderers.Default()} {
+		assert.Equal(t, configv1alpha1.SchedulerNameKAI, def.Name(), "every share has the same default")
+	}
+	assert.True(t, admitters.Get(configv1alpha1.SchedulerNameKAI).KeepsTopology(), "KAI keeps a topology object of its own")
+	_, syncsTopology := syncers.Get(configv1alpha1.SchedulerNameKAI).(TopologySyncer)
+	assert.True(t, syncsTopology, "and its Syncer keeps it")
+	for _, name := range []configv1alpha1.SchedulerName{configv1alpha1.SchedulerNameKube, configv1alpha1.SchedulerNameVolcano} {
+		assert.False(t, admitters.Get(name).KeepsTopology(), name)
+		_, syncsTopology := syncers.Get(name).(TopologySyncer)
+		assert.False(t, syncsTopology, name)
+	}
+}
+
+func TestRenderersBuildKubeGangsFlatOrCompositeAsAsked(t *testing.T) {
+	cfg := configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
+		profile(configv1alpha1.SchedulerNameKube, true, `{"gangScheduling":true}`),
+	}}
+	pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}, Spec: schedulerv1alpha1.PodGangSpec{
+		PodGroups: []schedulerv1alpha1.PodGroup{{Name: "g-a", MinReplicas: 1}, {Name: "g-b", MinReplicas: 2}}}}
+	kinds := func(composite bool) []string {
+		r, err := Renderers(cfg, composite)
+		require.NoError(t, err)
+		objs, err := r.Default().BuildObjects(pg, nil)
+		require.NoError(t, err)
+		var out []string
+		for _, o := range objs {
+			out = append(out, fmt.Sprintf("%T", o))
+		}
+		return out
+	}
+	assert.NotContains(t, kinds(false), "*v1alpha3.CompositePodGroup", "flat: one PodGroup for the gang")
+	assert.Contains(t, kinds(true), "*v1alpha3.CompositePodGroup", "composite: the gang is a CompositePodGroup")
 }

@@ -206,7 +206,12 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 }
 
 // NotHonoured is empty: KAI honours gangs, subgroups and both topology levels.
-func (b *Backend) NotHonoured(*grovev1alpha1.PodCliqueSet) []string { return nil }
+func (b *Backend) NotHonoured(*grovev1alpha1.PodCliqueSet, map[string]*schedulerv1alpha1.PodGang) []string {
+	return nil
+}
+
+// KeepsTopology is true: KAI places by its own Topology objects (TopologySyncer).
+func (b *Backend) KeepsTopology() bool { return true }
 
 // OwnedTypes is KAI's PodGroup.
 func (b *Backend) OwnedTypes() []client.Object { return []client.Object{&kaiv2alpha2.PodGroup{}} }

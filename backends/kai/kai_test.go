@@ -241,7 +241,7 @@ func TestNotHonouredIsEmpty(t *testing.T) {
 		Cliques:            []*grovev1alpha1.PodCliqueTemplateSpec{{Name: "a", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 4}}},
 	}}}
 
-	assert.Empty(t, New(configv1alpha1.KAISchedulerConfig{}, nil).NotHonoured(pcs))
+	assert.Empty(t, New(configv1alpha1.KAISchedulerConfig{}, nil).NotHonoured(pcs, nil))
 }
 
 func TestNamesAndOwnedTypes(t *testing.T) {

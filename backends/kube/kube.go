@@ -11,6 +11,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -464,11 +465,11 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 }
 
 // NotHonoured reports, in plain mode, that gangs are not kept together and preferred levels
-// are ignored. The levels of a PodCliqueSet queued gang by gang go to Kueue's topology-aware
+// are ignored; in gang mode, the gangs that are flat (flatGangs). The levels of a PodCliqueSet queued gang by gang go to Kueue's topology-aware
 // scheduling instead; its QueueAdmitted condition says when the queue cannot honour them.
-func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
+func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, gangs map[string]*schedulerv1alpha1.PodGang) []string {
 	if b.cfg.GangScheduling {
-		return nil
+		return flatGangs(pcs, gangs)
 	}
 	var out []string
 	if constraints.MaxGangSize(pcs) > 1 {
@@ -479,6 +480,38 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
 	}
 	return append(out, constraints.PreferredIgnored(pcs, "kube-scheduler")...)
 }
+
+// flatGangs reports the PodGangs whose pod groups the backend-controller put in one scheduler
+// group (gang mode without CompositePodGroup, as their status says): their pods are placed
+// against the group's total, so neither each clique's minimum nor a clique's or scaling group's
+// own pack.required is kept.
+func flatGangs(pcs *grovev1alpha1.PodCliqueSet, gangs map[string]*schedulerv1alpha1.PodGang) []string {
+	var flat []string
+	for name, pg := range gangs {
+		if len(pg.SharedSchedulingGroups()) > 0 {
+			flat = append(flat, name)
+		}
+	}
+	if len(flat) == 0 {
+		return nil
+	}
+	sort.Strings(flat)
+	if len(flat) > 3 {
+		flat = append(flat[:3], fmt.Sprintf("and %d more", len(flat)-3))
+	}
+	out := []string{fmt.Sprintf("per-clique minimums: the pod groups of PodGang %s share one scheduler group and its total minimum; %s",
+		strings.Join(flat, ", "), CompositePodGroupHelp)}
+	pcsRequired := constraints.Required(pcs.Spec.Template.TopologyConstraint)
+	for _, c := range constraints.All(pcs) {
+		if r := constraints.Required(c.Constraint); r != "" && c.Level != constraints.LevelPodCliqueSet && r != pcsRequired {
+			out = append(out, fmt.Sprintf("%s: a flat gang packs only at the PodCliqueSet's level, not at %q", c.Path.Child("pack", "required"), r))
+		}
+	}
+	return out
+}
+
+// KeepsTopology is false: kube-scheduler reads topology keys from the Workload API objects.
+func (b *Backend) KeepsTopology() bool { return false }
 
 // kueuePlaced reports whether Kueue admits the PodCliqueSet gang by gang, and so places its
 // gangs' pack constraints where the queue's ClusterQueue has a topology.

@@ -265,19 +265,19 @@ func TestNotHonouredInPlainModeReportsGangsAndPreferredLevels(t *testing.T) {
 	single := &grovev1alpha1.PodCliqueSet{Spec: grovev1alpha1.PodCliqueSetSpec{Template: grovev1alpha1.PodCliqueSetTemplateSpec{
 		Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{{Name: "solo", Spec: grovev1alpha1.PodCliqueSpec{Replicas: 1}}},
 	}}}
-	assert.Empty(t, New(plainCfg, nil).NotHonoured(single), "a one-pod gang needs no gang scheduling")
+	assert.Empty(t, New(plainCfg, nil).NotHonoured(single, nil), "a one-pod gang needs no gang scheduling")
 
-	got := New(plainCfg, nil).NotHonoured(pcs())
+	got := New(plainCfg, nil).NotHonoured(pcs(), nil)
 	require.Len(t, got, 1, "a gang of 3 pods is not kept together")
 	assert.Contains(t, got[0], "gang scheduling")
 
 	single.Spec.Template.Cliques[0].TopologyConstraint = pack("", "host")
-	got = New(plainCfg, nil).NotHonoured(single)
+	got = New(plainCfg, nil).NotHonoured(single, nil)
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "spec.template.cliques[0].topologyConstraint.pack.preferred")
 	assert.Contains(t, got[0], `"host"`)
 
-	got = New(plainCfg, nil).NotHonoured(constraintsAt{pcs: pack("", "rack"), clique1: pack("", "host")}.apply(pcs()))
+	got = New(plainCfg, nil).NotHonoured(constraintsAt{pcs: pack("", "rack"), clique1: pack("", "host")}.apply(pcs()), nil)
 	require.Len(t, got, 3)
 	assert.Contains(t, got[0], "gang scheduling")
 	assert.Contains(t, got[1], "spec.template.topologyConstraint.pack.preferred")
@@ -294,7 +294,7 @@ func TestAPodCliqueSetQueuedGangByGangLeavesItsPackLevelsToKueue(t *testing.T) {
 		return p
 	}
 	assert.Empty(t, New(plainCfg, nil).ValidatePodCliqueSet(queued(false)), "Kueue's topology-aware scheduling places required levels")
-	got := New(plainCfg, nil).NotHonoured(queued(false))
+	got := New(plainCfg, nil).NotHonoured(queued(false), nil)
 	require.Len(t, got, 1, "preferred levels go to Kueue too: only the pod-by-pod placement is reported")
 	assert.Contains(t, got[0], "gang scheduling")
 
@@ -303,7 +303,7 @@ func TestAPodCliqueSetQueuedGangByGangLeavesItsPackLevelsToKueue(t *testing.T) {
 }
 
 func TestNotHonouredInGangModeReportsNothing(t *testing.T) {
-	got := New(gangCfg, nil).NotHonoured(constraintsAt{pcs: pack("zone", "rack"), clique1: pack("", "host")}.apply(pcs()))
+	got := New(gangCfg, nil).NotHonoured(constraintsAt{pcs: pack("zone", "rack"), clique1: pack("", "host")}.apply(pcs()), nil)
 
 	assert.Empty(t, got)
 }

@@ -96,7 +96,12 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 }
 
 // NotHonoured is empty: what it cannot honour is refused.
-func (b *Backend) NotHonoured(*grovev1alpha1.PodCliqueSet) []string { return nil }
+func (b *Backend) NotHonoured(*grovev1alpha1.PodCliqueSet, map[string]*schedulerv1alpha1.PodGang) []string {
+	return nil
+}
+
+// KeepsTopology is false: a pass-through scheduler reads the PodGang itself.
+func (b *Backend) KeepsTopology() bool { return false }
 
 // GangScheduling is what the profile says (true for LPX).
 func (b *Backend) GangScheduling() bool { return b.gang }

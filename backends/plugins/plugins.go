@@ -104,8 +104,11 @@ func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.Er
 	return constraints.RefuseRequired(pcs, "scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend")
 }
 
+// KeepsTopology is false: the coscheduling plugin keeps no topology object.
+func (b *Backend) KeepsTopology() bool { return false }
+
 // NotHonoured lists the preferred topology levels coscheduling ignores.
-func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
+func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, _ map[string]*schedulerv1alpha1.PodGang) []string {
 	return constraints.PreferredIgnored(pcs, "scheduler-plugins")
 }
 

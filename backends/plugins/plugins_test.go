@@ -234,9 +234,9 @@ func TestValidatePodCliqueSetRejectsEveryRequiredConstraint(t *testing.T) {
 }
 
 func TestNotHonouredListsPreferredConstraints(t *testing.T) {
-	assert.Empty(t, New(cfg, nil).NotHonoured(pcs(pack("zone", ""), nil, nil)), "a gang of several pods is honoured")
+	assert.Empty(t, New(cfg, nil).NotHonoured(pcs(pack("zone", ""), nil, nil), nil), "a gang of several pods is honoured")
 
-	got := New(cfg, nil).NotHonoured(pcs(pack("", "zone"), nil, pack("", "host")))
+	got := New(cfg, nil).NotHonoured(pcs(pack("", "zone"), nil, pack("", "host")), nil)
 
 	require.Len(t, got, 2)
 	assert.Contains(t, got[0], "spec.template.topologyConstraint.pack.preferred")

@@ -269,8 +269,11 @@ func (b *Backend) ValidatePodCliqueSetInCluster(ctx context.Context, r client.Re
 	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(grovev1alpha1.AnnotationVolcanoQueue), queue, problem)}, nil
 }
 
+// KeepsTopology is false: Volcano's HyperNodes are not kept by Grove.
+func (b *Backend) KeepsTopology() bool { return false }
+
 // NotHonoured lists the preferred topology levels Volcano is not asked to keep.
-func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet) []string {
+func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, _ map[string]*schedulerv1alpha1.PodGang) []string {
 	return constraints.PreferredIgnored(pcs, "the volcano backend")
 }
 

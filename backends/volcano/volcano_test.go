@@ -261,7 +261,7 @@ func TestValidatePodCliqueSetRefusesARequiredTopologyAndReportsAPreferredOne(t *
 
 	pcs.Spec.Template.TopologyConstraint = &grovev1alpha1.TopologyConstraint{Pack: &grovev1alpha1.TopologyPackConstraint{Preferred: "host"}}
 	assert.Empty(t, b.ValidatePodCliqueSet(pcs))
-	assert.Equal(t, []string{`spec.template.topologyConstraint.pack.preferred: preferred topology "host" is ignored by the volcano backend`}, b.NotHonoured(pcs))
+	assert.Equal(t, []string{`spec.template.topologyConstraint.pack.preferred: preferred topology "host" is ignored by the volcano backend`}, b.NotHonoured(pcs, nil))
 }
 
 // noKind answers every read as if the API server served no such kind.

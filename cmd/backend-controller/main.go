@@ -52,7 +52,7 @@ func main() {
 			return nil
 		},
 		Setup: func(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-			registry, err := backends.NewRegistry(cfg.Scheduler, mgr.GetClient())
+			registry, err := backends.Syncers(cfg.Scheduler, mgr.GetClient())
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,7 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		}
 	}
 	recorder := terminating.Recorder(mgr.GetEventRecorder("grove-operator"), mgr.GetClient())
-	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
+	registry, err := backends.PodPreparers(cfg.Scheduler)
 	if err != nil {
 		return err
 	}

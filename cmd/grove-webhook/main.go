@@ -11,6 +11,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/admissionmetrics"
 	"github.com/kubegrove/grove/webhooks/authorizer"
@@ -54,10 +55,14 @@ func serve(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 			return err
 		}
 	}
-	if err := pcsadmission.SetupWithManager(mgr, cfg); err != nil {
+	registry, err := backends.Admitters(cfg.Scheduler)
+	if err != nil {
 		return err
 	}
-	if err := topologyadmission.SetupWithManager(mgr, cfg); err != nil {
+	if err := pcsadmission.SetupWithManager(mgr, cfg, registry); err != nil {
+		return err
+	}
+	if err := topologyadmission.SetupWithManager(mgr, registry); err != nil {
 		return err
 	}
 	if err := trainjobadmission.SetupWithManager(mgr, cfg); err != nil {

@@ -20,7 +20,7 @@ import (
 // Defaulter fills what users leave out.
 type Defaulter struct {
 	// Backends decide the default scheduler name of pods that name none.
-	Backends *backends.Registry
+	Backends *backends.Registry[backends.Admitter]
 }
 
 // Default applies the defaults; it is idempotent.
@@ -48,13 +48,13 @@ func storedObject(ctx context.Context) *grovev1alpha1.PodCliqueSet {
 // backend's scheduler, roleName defaults to the clique's name, minAvailable defaults to replicas, autoscalers' minReplicas to
 // minAvailable, and standalone cliques' and scaling groups' rollingUpdate.maxUnavailable to 1
 // under RollingRecreate and to the component's minAvailable under Coherent.
-func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
+func Default(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) {
 	DefaultUpdate(pcs, nil, registry)
 }
 
 // DefaultUpdate is Default for an update of the stored object old (nil on create): a strategy
 // turned Coherent raises the budgets RollingRecreate defaulted to each component's minAvailable.
-func DefaultUpdate(pcs, old *grovev1alpha1.PodCliqueSet, registry *backends.Registry) {
+func DefaultUpdate(pcs, old *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) {
 	spec := &pcs.Spec
 	if spec.WorkloadType == "" {
 		spec.WorkloadType = grovev1alpha1.WorkloadTypeInference

@@ -42,8 +42,8 @@ var kaiEnabled = registryOf(configv1alpha1.SchedulerConfiguration{Profiles: []co
 // kubeOnly is the registry of a configuration without profiles.
 var kubeOnly = registryOf(configv1alpha1.SchedulerConfiguration{})
 
-func registryOf(cfg configv1alpha1.SchedulerConfiguration) *backends.Registry {
-	r, err := backends.NewRegistry(cfg, nil)
+func registryOf(cfg configv1alpha1.SchedulerConfiguration) *backends.Registry[backends.Admitter] {
+	r, err := backends.Admitters(cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -305,7 +305,7 @@ func TestDefaultsDependOnWorkloadTypeAndConfiguration(t *testing.T) {
 	})
 }
 
-func kaiDefault() *backends.Registry {
+func kaiDefault() *backends.Registry[backends.Admitter] {
 	return registryOf(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
 		{Name: configv1alpha1.SchedulerNameKAI, Default: true, Config: &runtime.RawExtension{Raw: []byte(`{"defaultQueue":"team-a"}`)}},
 	}})

@@ -16,7 +16,7 @@ func TestAnLPXDeploymentIsAdmittedWithTheLPXProfile(t *testing.T) {
 		{Name: "my-scheduler", Type: configv1alpha1.SchedulerProfileTypeExternal}}})
 	for _, tc := range []struct {
 		name      string
-		registry  *backends.Registry
+		registry  *backends.Registry[backends.Admitter]
 		scheduler string
 		topology  bool
 		want      []string

@@ -47,7 +47,7 @@ func queueLayers(pcs *grovev1alpha1.PodCliqueSet) []queueLayer {
 // With spec.queueAdmission Owner, the PodCliqueSet's controlling owner holds Kueue's admission (a
 // TrainJob under Kueue's TrainJob integration): it needs the queue label and that owner, and the
 // per-gang rules do not apply since no gang gets a Workload.
-func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry *backends.Registry) field.ErrorList {
+func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry *backends.Registry[backends.Admitter]) field.ErrorList {
 	layers := queueLayers(pcs)
 	byOwner := pcs.Spec.QueueAdmission == grovev1alpha1.QueueAdmissionOwner
 	if byOwner {
@@ -97,7 +97,7 @@ func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry
 	return errs
 }
 
-func gangSuffix(b backends.SchedulerBackend) string {
+func gangSuffix(b backends.Admitter) string {
 	if b.GangScheduling() {
 		return " in gang mode"
 	}

@@ -34,7 +34,7 @@ func TestQueuedPodCliqueSetsAreRefusedWithTheLabelsPath(t *testing.T) {
 		name     string
 		pcs      *grovev1alpha1.PodCliqueSet
 		enabled  bool
-		registry *backends.Registry
+		registry *backends.Registry[backends.Admitter]
 		want     []string
 	}{
 		{"not queued, integration off", valid(), false, kubeOnly, nil},

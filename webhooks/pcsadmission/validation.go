@@ -28,7 +28,7 @@ import (
 // Validator rejects PodCliqueSets the operator could not run as written.
 type Validator struct {
 	// Backends are the enabled scheduler backends.
-	Backends *backends.Registry
+	Backends *backends.Registry[backends.Admitter]
 	// TopologyAwareScheduling is topologyAwareScheduling.enabled of the operator configuration:
 	// when false every topology constraint is rejected.
 	TopologyAwareScheduling bool
@@ -82,7 +82,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 
 // unreadVolcanoQueue warns that a Volcano queue annotation does nothing when the PodCliqueSet's
 // pods go to another backend.
-func unreadVolcanoQueue(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) admission.Warnings {
+func unreadVolcanoQueue(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) admission.Warnings {
 	b := registry.ForPodCliqueSet(pcs)
 	if q := grovev1alpha1.VolcanoQueueOf(pcs); q == "" || b == nil || b.Name() == configv1alpha1.SchedulerNameVolcano {
 		return nil
@@ -152,7 +152,7 @@ func toError(pcs *grovev1alpha1.PodCliqueSet, errs field.ErrorList) error {
 
 // ValidateCreate is Validate plus the rules only new objects must follow, among them the
 // topology rules; it returns the errors and the admission warnings.
-func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry, topology Topology) (field.ErrorList, admission.Warnings) {
+func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter], topology Topology) (field.ErrorList, admission.Warnings) {
 	errs := Validate(pcs, registry)
 	// The headless Service of each replica is named <pcs>-<replica> and pod hostnames
 	// <pcs>-<replica>-…: both must be DNS-1035 labels, a rule the API server does not apply to
@@ -181,7 +181,7 @@ func ValidateCreate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry
 }
 
 // Validate checks the rules every PodCliqueSet must follow.
-func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
+func Validate(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) field.ErrorList {
 	errs := validateResourceSharing(pcs)
 	t := &pcs.Spec.Template
 	tp := field.NewPath("spec", "template")
@@ -492,9 +492,9 @@ func validateNameBudget(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 // validateScheduler requires every clique's pods to go to one enabled scheduler backend, and
 // lets that backend reject what it cannot honour. A PodCliqueSet whose cliques name several
 // schedulers is refused naming all of them, known or not.
-func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) field.ErrorList {
+func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) field.ErrorList {
 	var errs field.ErrorList
-	var first backends.SchedulerBackend
+	var first backends.Admitter
 	if mix := schedulerMix(pcs, registry); mix != nil {
 		errs = append(errs, mix)
 	}
@@ -526,7 +526,7 @@ func validateScheduler(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Regis
 // schedulerMix is the error of a PodCliqueSet whose cliques' schedulerNames lead to more than one
 // scheduler backend (or name a scheduler no backend serves beside another), on the first clique
 // that names another than the first: one gang has one scheduler.
-func schedulerMix(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry) *field.Error {
+func schedulerMix(pcs *grovev1alpha1.PodCliqueSet, registry *backends.Registry[backends.Admitter]) *field.Error {
 	var order []string
 	cliques := map[string][]string{}
 	at, atName := -1, ""

@@ -21,11 +21,7 @@ import (
 // +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=queues,verbs=get
 
 // SetupWithManager serves the PodCliqueSet defaulting and validating webhooks.
-func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
-	if err != nil {
-		return err
-	}
+func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration, registry *backends.Registry[backends.Admitter]) error {
 	mgr.GetWebhookServer().Register(MutatePath, defaultingHandler(mgr.GetScheme(), registry))
 	return ctrl.NewWebhookManagedBy(mgr, &grovev1alpha1.PodCliqueSet{}).
 		WithValidator(&Validator{
@@ -48,7 +44,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 }
 
 // defaultingHandler is the served defaulting webhook.
-func defaultingHandler(scheme *runtime.Scheme, registry *backends.Registry) *admission.Webhook {
+func defaultingHandler(scheme *runtime.Scheme, registry *backends.Registry[backends.Admitter]) *admission.Webhook {
 	defaulting := admission.WithDefaulter(scheme, admission.Defaulter[*grovev1alpha1.PodCliqueSet](&Defaulter{Backends: registry}))
 	defaulting.Handler = &SchemaDecidesUndecodable{Next: defaulting.Handler}
 	return defaulting

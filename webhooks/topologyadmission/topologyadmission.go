@@ -23,18 +23,14 @@ import (
 // +kubebuilder:webhook:path=/validate-grove-io-v1alpha1-clustertopologybinding,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=grove.io,resources=clustertopologybindings,verbs=create;update,versions=v1alpha1,name=vclustertopologybinding.grove.io,admissionReviewVersions=v1
 
 // SetupWithManager serves the ClusterTopologyBinding validating webhook.
-func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
-	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
-	if err != nil {
-		return err
-	}
+func SetupWithManager(mgr ctrl.Manager, registry *backends.Registry[backends.Admitter]) error {
 	return ctrl.NewWebhookManagedBy(mgr, &grovev1alpha1.ClusterTopologyBinding{}).WithValidator(&Validator{Backends: registry}).Complete()
 }
 
 // Validator refuses bindings the backends cannot serve.
 type Validator struct {
 	// Backends are the enabled scheduler backends.
-	Backends *backends.Registry
+	Backends *backends.Registry[backends.Admitter]
 }
 
 // ValidateCreate checks a new binding.
@@ -64,7 +60,7 @@ func refused(ctx context.Context, ct *grovev1alpha1.ClusterTopologyBinding, errs
 }
 
 // Validate is the binding's rules; old is nil on create.
-func Validate(ct, old *grovev1alpha1.ClusterTopologyBinding, registry *backends.Registry) field.ErrorList {
+func Validate(ct, old *grovev1alpha1.ClusterTopologyBinding, registry *backends.Registry[backends.Admitter]) field.ErrorList {
 	var errs field.ErrorList
 	levels := field.NewPath("spec", "levels")
 	domains, keys := map[grovev1alpha1.TopologyDomain]int{}, map[string]int{}
@@ -94,14 +90,14 @@ func Validate(ct, old *grovev1alpha1.ClusterTopologyBinding, registry *backends.
 			errs = append(errs, field.Invalid(p, b.SchedulerName, fmt.Sprintf("scheduler backend is not enabled in Grove (enabled: %v)", enabledNames(registry))))
 			continue
 		}
-		if _, ok := backend.(backends.TopologySyncer); !ok {
+		if !backend.KeepsTopology() {
 			errs = append(errs, field.Invalid(p, b.SchedulerName, "scheduler backend does not implement topology-aware scheduling"))
 		}
 	}
 	return errs
 }
 
-func enabledNames(registry *backends.Registry) []configv1alpha1.SchedulerName {
+func enabledNames(registry *backends.Registry[backends.Admitter]) []configv1alpha1.SchedulerName {
 	var names []configv1alpha1.SchedulerName
 	for _, b := range registry.Enabled() {
 		names = append(names, b.Name())

@@ -20,14 +20,14 @@ func binding(levels []grovev1alpha1.TopologyLevel, refs ...grovev1alpha1.Schedul
 var zoneRack = []grovev1alpha1.TopologyLevel{{Domain: "zone", Key: "topology.kubernetes.io/zone"}, {Domain: "rack", Key: "example.com/rack"}}
 
 func TestBindingsAreRefusedAsUpstreamsTAS21Expects(t *testing.T) {
-	withKAI, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI}}}, nil)
+	withKAI, err := backends.Admitters(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameKAI}}})
 	require.NoError(t, err)
-	kubeOnly, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	kubeOnly, err := backends.Admitters(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		ct       *grovev1alpha1.ClusterTopologyBinding
-		registry *backends.Registry
+		registry *backends.Registry[backends.Admitter]
 		want     []string
 	}{
 		{name: "levels and an enabled topology-aware backend are valid", registry: withKAI,
@@ -65,7 +65,7 @@ func TestBindingsAreRefusedAsUpstreamsTAS21Expects(t *testing.T) {
 }
 
 func TestAStoredSchedulerBindingStaysUpdatableAfterItsBackendIsDisabled(t *testing.T) {
-	kubeOnly, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	kubeOnly, err := backends.Admitters(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	old := binding(zoneRack, grovev1alpha1.SchedulerTopologyBinding{SchedulerName: "kai-scheduler", TopologyReference: "kai-topology"})
 	changed := old.DeepCopy()

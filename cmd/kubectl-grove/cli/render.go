@@ -68,7 +68,9 @@ func runRender(out, errOut io.Writer, files []string, configPath, output, namesp
 	if err != nil {
 		return err
 	}
-	r.CompositePodGroups(composite)
+	if err := r.CompositePodGroups(composite); err != nil {
+		return err
+	}
 	workloads := r.Render(in)
 	for _, skipped := range in.Skipped {
 		fmt.Fprintln(errOut, "skipped:", skipped)

@@ -23,7 +23,6 @@ import (
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
@@ -61,7 +60,7 @@ type Workload struct {
 
 	// PodCliqueSet is the defaulted PodCliqueSet: the input's, or the one built from a TrainJob.
 	PodCliqueSet  *grovev1alpha1.PodCliqueSet
-	Backend       backends.SchedulerBackend
+	Backend       backends.Renderer
 	Services      []*corev1.Service
 	ScalingGroups []*grovev1alpha1.PodCliqueScalingGroup
 	// PodCliques are every PodClique, standalone and scaling-group members, by name.
@@ -77,9 +76,13 @@ type Workload struct {
 
 // Renderer renders with one operator configuration.
 type Renderer struct {
-	config   *configv1alpha1.OperatorConfiguration
-	registry *backends.Registry
-	defaults schemaDefaults
+	config *configv1alpha1.OperatorConfiguration
+	// Each binary's share of the backends: grove-webhook's to default and admit, grove-operator's
+	// to prepare pods, and the backend-controller's objects as kubectl grove builds them.
+	admitters *backends.Registry[backends.Admitter]
+	preparers *backends.Registry[backends.PodPreparer]
+	renderers *backends.Registry[backends.Renderer]
+	defaults  schemaDefaults
 }
 
 // New checks the configuration as the binaries do at start.
@@ -87,7 +90,15 @@ func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
 	if errs := configv1alpha1.Validate(cfg); len(errs) > 0 {
 		return nil, fmt.Errorf("the operator configuration is invalid: %w", errs.ToAggregate())
 	}
-	registry, err := backends.NewRegistry(cfg.Scheduler, nil)
+	admitters, err := backends.Admitters(cfg.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	preparers, err := backends.PodPreparers(cfg.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	renderers, err := backends.Renderers(cfg.Scheduler, false)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +106,18 @@ func New(cfg *configv1alpha1.OperatorConfiguration) (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the CRD schemas compiled in: %w", err)
 	}
-	return &Renderer{config: cfg, registry: registry, defaults: defaults}, nil
+	return &Renderer{config: cfg, admitters: admitters, preparers: preparers, renderers: renderers, defaults: defaults}, nil
 }
 
 // CompositePodGroups renders kube-scheduler's gang mode as it runs where the API server serves
 // CompositePodGroup (hierarchical gangs); by default as where it does not (flat gangs).
-func (r *Renderer) CompositePodGroups(on bool) {
-	if b, ok := r.registry.Get(configv1alpha1.SchedulerNameKube).(*kube.Backend); ok {
-		b.SetComposite(on)
+func (r *Renderer) CompositePodGroups(on bool) error {
+	renderers, err := backends.Renderers(r.config.Scheduler, on)
+	if err != nil {
+		return err
 	}
+	r.renderers = renderers
+	return nil
 }
 
 // Render renders every PodCliqueSet and TrainJob of the input, in input order.
@@ -132,19 +146,19 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 		w.Rejected, w.Unrenderable = schemaRefusal(pcs, errs), err
 		return
 	}
-	pcsadmission.Default(pcs, r.registry)
+	pcsadmission.Default(pcs, r.admitters)
 	binding := bindingFor(pcs, in)
 	topo := pcsadmission.Topology{Enabled: r.config.TopologyAwareScheduling.Enabled}
 	if binding != nil {
 		topo.Binding = &binding.Spec
 	}
-	errs, warnings := pcsadmission.ValidateCreate(pcs, r.registry, topo)
+	errs, warnings := pcsadmission.ValidateCreate(pcs, r.admitters, topo)
 	w.Warnings = append(w.Warnings, warnings...)
 	if len(errs) > 0 {
 		w.Rejected = denied(webhookPodCliqueSet, apierrors.NewInvalid(grovev1alpha1.GroupVersion.WithKind("PodCliqueSet").GroupKind(), pcs.Name, errs))
 		return
 	}
-	w.PodCliqueSet, w.Backend = pcs, r.registry.ForPodCliqueSet(pcs)
+	w.PodCliqueSet, w.Backend = pcs, r.renderers.ForPodCliqueSet(pcs)
 	e := podcliqueset.Expand(pcs)
 	w.Services, w.ScalingGroups, w.Autoscalers = e.Services, e.ScalingGroups, e.Autoscalers
 	w.PodCliques = append(w.PodCliques, e.PodCliques...)
@@ -180,7 +194,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	}
 	w.Pods = map[string][]*corev1.Pod{}
 	for _, pclq := range w.PodCliques {
-		if b := r.registry.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {
+		if b := r.preparers.ForPodScheduler(pclq.Spec.PodSpec.SchedulerName); b != nil {
 			w.Pods[pclq.Name] = podclique.Pods(pclq, b, gangs[pclq.Labels[grovev1alpha1.LabelPodGang]])
 		}
 	}
@@ -276,7 +290,7 @@ func (r *Renderer) checkBindings(in *Input) {
 	for _, b := range in.Bindings {
 		errs, err := r.defaults.apply(b)
 		if err == nil && len(errs) == 0 {
-			if refused := topologyadmission.Validate(b, nil, r.registry); len(refused) > 0 {
+			if refused := topologyadmission.Validate(b, nil, r.admitters); len(refused) > 0 {
 				in.Skipped = append(in.Skipped, fmt.Sprintf("ClusterTopologyBinding %s is refused by admission: %v", b.Name, refused.ToAggregate()))
 				continue
 			}

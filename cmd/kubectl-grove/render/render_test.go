@@ -33,7 +33,7 @@ func renderFilesComposite(t *testing.T, composite bool, config string, files ...
 	}
 	r, err := New(cfg)
 	require.NoError(t, err)
-	r.CompositePodGroups(composite)
+	require.NoError(t, r.CompositePodGroups(composite))
 	return r.Render(in)
 }
 

@@ -39,7 +39,7 @@ import (
 // Reconciler reconciles the PodGangs of one backend.
 type Reconciler struct {
 	Client  client.Client
-	Backend backends.SchedulerBackend
+	Backend backends.Syncer
 }
 
 // ReasonSyncFailed is the reason of SchedulerBackendReady=False.

@@ -30,7 +30,7 @@ import (
 
 // stubBackend stands in for a scheduler: it records what the reconciler asks of it.
 type stubBackend struct {
-	backends.SchedulerBackend // the methods the reconciler does not call
+	backends.Syncer // the methods the reconciler does not call
 	syncErr                   error
 	synced, deleted           []string
 }

@@ -37,7 +37,7 @@ func fakeClient(t *testing.T) *fake.ClientBuilder {
 // the manager's cache holds them (see slimPods).
 func reconcilerFor(t *testing.T, c client.Client) *Reconciler {
 	t.Helper()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	return &Reconciler{Client: slimPods{c}, Recorder: events.NewFakeRecorder(10), Backends: registry}
 }

@@ -91,7 +91,7 @@ func surplusPods(pods []*corev1.Pod, replicas int) []*corev1.Pod {
 // is the gang the pod joins ("": the clique's own label says): it is set before the backend
 // prepares the pod, since every backend names the gang's scheduler object from it (a standalone
 // clique under Coherent has no gang of its own: its pods are divided among the replica's anchors).
-func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang, podGang string) *corev1.Pod {
+func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend backends.PodPreparer, pg *schedulerv1alpha1.PodGang, podGang string) *corev1.Pod {
 	name := grovev1alpha1.PodHostname(pclq.Name, index)
 	labels := map[string]string{}
 	for k, v := range templateLabels(pclq) {
@@ -171,7 +171,7 @@ func schedulingGroup(pg *schedulerv1alpha1.PodGang, podGroup string) string {
 // gate on a backend that places pods one by one, lifted once the parents are up, and on a backend
 // that places gangs whole is born schedulable with the init container that holds it at start
 // (the default image); the others are born schedulable. kubectl grove renders with it.
-func Pods(pclq *grovev1alpha1.PodClique, backend backends.SchedulerBackend, pg *schedulerv1alpha1.PodGang) []*corev1.Pod {
+func Pods(pclq *grovev1alpha1.PodClique, backend backends.PodPreparer, pg *schedulerv1alpha1.PodGang) []*corev1.Pod {
 	hash := PodTemplateHash(pclq)
 	atStart := waitsAtStart(pclq, backend.GangScheduling())
 	waitsForParents := !atStart && len(pclq.Spec.StartsAfter) > 0

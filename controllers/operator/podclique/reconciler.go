@@ -60,7 +60,7 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Backends prepares pods for their scheduler backend.
-	Backends *backends.Registry
+	Backends *backends.Registry[backends.PodPreparer]
 	// StartupWaitImage is the image of the init container that holds a pod of a gang until its
 	// parent cliques are up (OperatorConfiguration.startupOrdering.waitImage); empty means
 	// the default.
@@ -355,7 +355,7 @@ func (r *Reconciler) createAndUngate(ctx context.Context, p *pass) (*ctrl.Result
 // the gates of its pods that may be scheduled now. Only a share at the clique's revision is
 // refilled: under Coherent, the pods of an older share that are gone are the next an update
 // replaces. A result means the clique waits for its first status (see firstStatusWait).
-func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend backends.SchedulerBackend, share coherent.Share) (*ctrl.Result, error) {
+func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend backends.PodPreparer, share coherent.Share) (*ctrl.Result, error) {
 	pclq := p.pclq
 	pg, err := r.podGangNamed(ctx, pclq.Namespace, share.PodGang)
 	if err != nil {
@@ -533,7 +533,7 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
 // without the gate, saving the write that would lift it.
-func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.SchedulerBackend, s schedulable, podGang string) error {
+func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.PodPreparer, s schedulable, podGang string) error {
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
 		pod := buildPod(pclq, index, hash, backend, s.pg, podGang)

@@ -140,12 +140,12 @@ func TestAPodMadeUnderRollingRecreateIsAdoptedIntoItsCoherentGangNotReplaced(t *
 // backends enabled beside kube-scheduler (the default).
 func backendsReconcilerFor(t *testing.T, c client.Client) *Reconciler {
 	t.Helper()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{
 		{Name: configv1alpha1.SchedulerNameKube, Default: true},
 		{Name: configv1alpha1.SchedulerNameKAI},
 		{Name: configv1alpha1.SchedulerNamePlugins},
 		{Name: configv1alpha1.SchedulerNameVolcano},
-	}}, nil)
+	}})
 	require.NoError(t, err)
 	return &Reconciler{Client: slimPods{c}, Recorder: events.NewFakeRecorder(10), Backends: registry}
 }

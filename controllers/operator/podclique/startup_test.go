@@ -23,9 +23,9 @@ import (
 // whole.
 func gangReconcilerFor(t *testing.T, c client.Client) *Reconciler {
 	t.Helper()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{
 		Name: configv1alpha1.SchedulerNameKube, Default: true, Config: &runtime.RawExtension{Raw: []byte(`{"gangScheduling": true}`)},
-	}}}, nil)
+	}}})
 	require.NoError(t, err)
 	return &Reconciler{Client: slimPods{c}, Recorder: events.NewFakeRecorder(10), Backends: registry, StartupWaitImage: "mirror.example/busybox:1"}
 }

@@ -36,7 +36,7 @@ func reconcilerWith(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}, &schedulerv1alpha1.PodGang{}).WithInterceptorFuncs(funcs).Build()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	rec := events.NewFakeRecorder(50)
 	return &Reconciler{Client: c, Recorder: rec, Backends: registry, Clock: clocktesting.NewFakePassiveClock(now)}, c, rec

@@ -44,7 +44,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 			f.statusWrites++
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		}}).Build()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	f.r = &Reconciler{Client: f.c, Recorder: f.rec, Backends: registry}
 	return f

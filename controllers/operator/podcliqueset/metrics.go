@@ -50,7 +50,7 @@ func init() {
 
 // initGangSeries creates the gang histograms' series of every enabled backend at zero, for the
 // same reason.
-func initGangSeries(enabled []backends.SchedulerBackend) {
+func initGangSeries(enabled []backends.PodPreparer) {
 	for _, b := range enabled {
 		gangTimeToScheduled.WithLabelValues(string(b.Name()))
 		gangTimeToReady.WithLabelValues(string(b.Name()))

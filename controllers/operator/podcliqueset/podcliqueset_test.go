@@ -167,7 +167,7 @@ func TestSchedulingConstraintsHonoredNamesWhatTheBackendDoesNotDo(t *testing.T) 
 	cases := []struct {
 		name     string
 		pcs      *grovev1alpha1.PodCliqueSet
-		backend  backends.SchedulerBackend
+		backend  backends.PodPreparer
 		gangs    []*schedulerv1alpha1.PodGang
 		honoured bool
 		mentions []string

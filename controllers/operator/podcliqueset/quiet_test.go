@@ -76,7 +76,7 @@ func TestAStepThatKeepsFailingWritesNoStatusAfterItsFailureIsRecorded(t *testing
 				return c.SubResource(sub).Update(ctx, obj, opts...)
 			},
 		}).Build()
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC))
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(100), Backends: registry, Clock: clock}

@@ -49,7 +49,7 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Backends resolves a PodCliqueSet's scheduler backend.
-	Backends *backends.Registry
+	Backends *backends.Registry[backends.PodPreparer]
 	// TopologyAwareScheduling translates topology constraints into the PodGangs.
 	TopologyAwareScheduling bool
 	// AutoMNNVL keeps the ComputeDomains of MNNVL groups (network.autoMNNVLEnabled).

@@ -20,12 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
-	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/kube"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/requeue"
@@ -268,46 +265,16 @@ func podGangsSchedulable(pcs *grovev1alpha1.PodCliqueSet, obs *observed) ([]grov
 // honouredCondition says whether the backend does everything the PodCliqueSet asks for.
 // gangs are the PodCliqueSet's PodGangs as observed: their status says how the
 // backend-controller grouped their pods.
-func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerBackend, gangs map[string]*schedulerv1alpha1.PodGang) metav1.Condition {
+func honouredCondition(pcs *grovev1alpha1.PodCliqueSet, backend backends.PodPreparer, gangs map[string]*schedulerv1alpha1.PodGang) metav1.Condition {
 	cond := metav1.Condition{Type: grovev1alpha1.ConditionSchedulingConstraintsHonored, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonAllConstraintsHonored,
 		Message: fmt.Sprintf("scheduler backend %s honours every scheduling constraint", backend.Name()), ObservedGeneration: pcs.Generation}
-	missing := backend.NotHonoured(pcs)
-	missing = append(missing, sharedMinimums(pcs, backend, gangs)...)
+	missing := backend.NotHonoured(pcs, gangs)
 	missing = append(missing, queueTopology(gangs)...)
 	if len(missing) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, grovev1alpha1.ReasonConstraintsNotHonored
 		cond.Message = fmt.Sprintf("scheduler backend %s does not honour: %s", backend.Name(), strings.Join(missing, "; "))
 	}
 	return cond
-}
-
-// sharedMinimums reports the PodGangs whose pod groups the backend-controller put in one
-// scheduler group (a flat gang): their pods are placed against the group's total, so neither
-// each clique's minimum nor a clique's or scaling group's own pack.required is kept.
-func sharedMinimums(pcs *grovev1alpha1.PodCliqueSet, backend backends.SchedulerBackend, gangs map[string]*schedulerv1alpha1.PodGang) []string {
-	var flat []string
-	for name, pg := range gangs {
-		if len(pg.SharedSchedulingGroups()) > 0 {
-			flat = append(flat, name)
-		}
-	}
-	if len(flat) == 0 {
-		return nil
-	}
-	sort.Strings(flat)
-	hint := ""
-	if backend.Name() == configv1alpha1.SchedulerNameKube {
-		hint = "; " + kube.CompositePodGroupHelp
-	}
-	out := []string{fmt.Sprintf("per-clique minimums: the pod groups of PodGang %s share one scheduler group and its total minimum%s",
-		strings.Join(firstNames(flat, 3), ", "), hint)}
-	pcsRequired := constraints.Required(pcs.Spec.Template.TopologyConstraint)
-	for _, c := range constraints.All(pcs) {
-		if r := constraints.Required(c.Constraint); r != "" && c.Level != constraints.LevelPodCliqueSet && r != pcsRequired {
-			out = append(out, fmt.Sprintf("%s: a flat gang packs only at the PodCliqueSet's level, not at %q", c.Path.Child("pack", "required"), r))
-		}
-	}
-	return out
 }
 
 // queueTopology reports the gangs Kueue admitted without placing all of their pack constraints

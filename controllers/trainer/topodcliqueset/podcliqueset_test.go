@@ -166,7 +166,7 @@ func TestBuildRefusesWhatTheTemplateCannotRun(t *testing.T) {
 }
 
 func TestBuiltPodCliqueSetPassesAdmission(t *testing.T) {
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{}, nil)
+	registry, err := backends.Admitters(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)
 	pcs, _, err := Build(torchJob(), torchRuntime(), plan.Options{})
 	require.NoError(t, err)
@@ -246,7 +246,7 @@ func TestAVolcanoRuntimeSendsTheGangToTheVolcanoBackendInItsQueue(t *testing.T) 
 }
 
 func TestAVolcanoPodCliqueSetPassesTheVolcanoBackendsAdmission(t *testing.T) {
-	registry, err := backends.NewRegistry(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameVolcano}}}, nil)
+	registry, err := backends.Admitters(configv1alpha1.SchedulerConfiguration{Profiles: []configv1alpha1.SchedulerProfile{{Name: configv1alpha1.SchedulerNameVolcano}}})
 	require.NoError(t, err)
 	rt := torchRuntime()
 	rt.Spec.PodGroupPolicy = &trainerv1alpha1.PodGroupPolicy{PodGroupPolicySource: trainerv1alpha1.PodGroupPolicySource{Volcano: &trainerv1alpha1.VolcanoPodGroupPolicySource{}}}
@@ -318,7 +318,7 @@ func TestCoschedulingSendsTheGangToTheSchedulerPluginsBackend(t *testing.T) {
 		}
 		assert.Equal(t, want, c.Spec.PodSpec.SchedulerName, c.Name)
 	}
-	registry, err := backends.NewRegistry(sched, nil)
+	registry, err := backends.Admitters(sched)
 	require.NoError(t, err)
 	b := registry.ForPodScheduler(configv1alpha1.DefaultSchedulerPluginsSchedulerName)
 	require.NotNil(t, b)

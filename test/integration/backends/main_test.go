@@ -61,7 +61,7 @@ func startBackends(ctx context.Context, names ...configv1alpha1.SchedulerName) e
 		if err != nil {
 			return err
 		}
-		registry, err := backends.NewRegistry(schedulerConfig, mgr.GetClient())
+		registry, err := backends.Syncers(schedulerConfig, mgr.GetClient())
 		if err != nil {
 			return err
 		}
