@@ -1,4 +1,9 @@
-// Package backends is the scheduler backend framework: one subpackage per scheduler
-// (kube-scheduler, kai-scheduler, scheduler-plugins) behind one interface, and a registry built
-// from the OperatorConfiguration's scheduler profiles.
+// Package backends is the scheduler backend framework (GREP-375): one subpackage per scheduler —
+// kube (kube-scheduler, plain or Workload API gangs), kai (KAI), plugins (scheduler-plugins
+// coscheduling), volcano, passthrough (upstream's lpx-scheduler and External profiles) — each
+// implementing one interface per binary that calls it (backend.go), and a registry of each
+// binary's share built from the OperatorConfiguration's scheduler profiles (registry.go).
+// What is not a scheduler lives elsewhere: internal/kueuegang (a queued gang on Kueue),
+// internal/topologyconstraints (what a PodCliqueSet asks of a scheduler's topology),
+// internal/servedapis and internal/volcanoqueue.
 package backends

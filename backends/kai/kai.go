@@ -23,8 +23,8 @@ import (
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/served"
+	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // NodePoolLabel places a KAI workload in a node pool; KAI may set it on the PodGroup itself.
@@ -52,7 +52,7 @@ func (b *Backend) PodSchedulerName() string { return kaiv2alpha2.SchedulerName }
 
 // Init checks that KAI's PodGroup and Topology CRDs are installed.
 func (b *Backend) Init(context.Context) error {
-	return served.Check(b.client.RESTMapper(), "install KAI scheduler's CRDs before running the kai-scheduler backend",
+	return servedapis.Check(b.client.RESTMapper(), "install KAI scheduler's CRDs before running the kai-scheduler backend",
 		kaiv2alpha2.GroupVersion.WithKind("PodGroup"), kaiv1alpha1.GroupVersion.WithKind("Topology"))
 }
 
@@ -158,7 +158,7 @@ func (b *Backend) BuildPodGroup(pg *schedulerv1alpha1.PodGang, topologyName stri
 }
 
 func topologyConstraint(name string, tc *schedulerv1alpha1.TopologyConstraint) *kaiv2alpha2.TopologyConstraint {
-	required, preferred := constraints.RequiredKey(tc), constraints.PreferredKey(tc)
+	required, preferred := topologyconstraints.RequiredKey(tc), topologyconstraints.PreferredKey(tc)
 	if required == "" && preferred == "" {
 		return nil
 	}

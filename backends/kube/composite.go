@@ -12,7 +12,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // The Workload API's limits on a tree of templates: at most 8 templates in each list, and
@@ -69,7 +69,7 @@ func buildTree(pg *schedulerv1alpha1.PodGang) *compositeTree {
 		return nil
 	}
 	for _, c := range pg.Spec.TopologyConstraintGroupConfigs {
-		if key := constraints.RequiredKey(c.TopologyConstraint); key != "" {
+		if key := topologyconstraints.RequiredKey(c.TopologyConstraint); key != "" {
 			tree.flattened = append(tree.flattened, fmt.Sprintf("scaling-group topology group %s (pack key %s): its pod groups are children of %s", c.Name, key, pg.Name))
 		}
 	}
@@ -80,15 +80,15 @@ func buildTree(pg *schedulerv1alpha1.PodGang) *compositeTree {
 // composites of their own when groups is set.
 func layout(pg *schedulerv1alpha1.PodGang, groups bool) *compositeTree {
 	used := map[string]bool{GangTemplateName: true}
-	root := &compositeNode{template: GangTemplateName, object: pg.Name, key: constraints.RequiredKey(pg.Spec.TopologyConstraint)}
+	root := &compositeNode{template: GangTemplateName, object: pg.Name, key: topologyconstraints.RequiredKey(pg.Spec.TopologyConstraint)}
 	nodes := map[string]*podGroupNode{}
 	for i, g := range pg.Spec.PodGroups {
-		nodes[g.Name] = &podGroupNode{template: templateName(g.Name, fmt.Sprintf("podgroup-%d", i), used), name: PodGroupObjectName(pg, g.Name), min: max(g.MinReplicas, 1), key: constraints.RequiredKey(g.TopologyConstraint)}
+		nodes[g.Name] = &podGroupNode{template: templateName(g.Name, fmt.Sprintf("podgroup-%d", i), used), name: PodGroupObjectName(pg, g.Name), min: max(g.MinReplicas, 1), key: topologyconstraints.RequiredKey(g.TopologyConstraint)}
 	}
 	grouped := map[string]bool{}
 	if groups {
 		for i, c := range pg.Spec.TopologyConstraintGroupConfigs {
-			key := constraints.RequiredKey(c.TopologyConstraint)
+			key := topologyconstraints.RequiredKey(c.TopologyConstraint)
 			if key == "" {
 				continue
 			}

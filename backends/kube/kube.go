@@ -31,8 +31,8 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/served"
+	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // SchedulerName is the pod schedulerName of kube-scheduler.
@@ -104,7 +104,7 @@ func (b *Backend) Init(ctx context.Context) error {
 		return nil
 	}
 	mapper := b.client.RESTMapper()
-	if err := served.Check(mapper, WorkloadAPIHelp,
+	if err := servedapis.Check(mapper, WorkloadAPIHelp,
 		schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"), schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup")); err != nil {
 		return err
 	}
@@ -418,7 +418,7 @@ func gangPolicy(pg *schedulerv1alpha1.PodGang) schedulingv1beta1.PodGroupSchedul
 // schedulingConstraints is the gang's one required topology key; the Workload API has no preferred one
 // (admission rejects preferred constraints in gang mode).
 func schedulingConstraints(pg *schedulerv1alpha1.PodGang) *schedulingv1beta1.PodGroupSchedulingConstraints {
-	if key := constraints.RequiredKey(pg.Spec.TopologyConstraint); key != "" {
+	if key := topologyconstraints.RequiredKey(pg.Spec.TopologyConstraint); key != "" {
 		return &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}}}
 	}
 	return nil
@@ -450,8 +450,8 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
 	var errs field.ErrorList
 	placedByKueue := kueuePlaced(pcs)
-	for _, c := range constraints.All(pcs) {
-		required, preferred := constraints.Required(c.Constraint), constraints.Preferred(c.Constraint)
+	for _, c := range topologyconstraints.All(pcs) {
+		required, preferred := topologyconstraints.Required(c.Constraint), topologyconstraints.Preferred(c.Constraint)
 		switch {
 		case !b.cfg.GangScheduling && required != "" && !placedByKueue:
 			errs = append(errs, field.Invalid(c.Path.Child("pack", "required"), required,
@@ -472,13 +472,13 @@ func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, gangs map[string]
 		return flatGangs(pcs, gangs)
 	}
 	var out []string
-	if constraints.MaxGangSize(pcs) > 1 {
+	if topologyconstraints.MaxGangSize(pcs) > 1 {
 		out = append(out, "gang scheduling: kube-scheduler places pods one by one (enable gangScheduling in the kube-scheduler profile)")
 	}
 	if kueuePlaced(pcs) {
 		return out
 	}
-	return append(out, constraints.PreferredIgnored(pcs, "kube-scheduler")...)
+	return append(out, topologyconstraints.PreferredIgnored(pcs, "kube-scheduler")...)
 }
 
 // flatGangs reports the PodGangs whose pod groups the backend-controller put in one scheduler
@@ -501,9 +501,9 @@ func flatGangs(pcs *grovev1alpha1.PodCliqueSet, gangs map[string]*schedulerv1alp
 	}
 	out := []string{fmt.Sprintf("per-clique minimums: the pod groups of PodGang %s share one scheduler group and its total minimum; %s",
 		strings.Join(flat, ", "), CompositePodGroupHelp)}
-	pcsRequired := constraints.Required(pcs.Spec.Template.TopologyConstraint)
-	for _, c := range constraints.All(pcs) {
-		if r := constraints.Required(c.Constraint); r != "" && c.Level != constraints.LevelPodCliqueSet && r != pcsRequired {
+	pcsRequired := topologyconstraints.Required(pcs.Spec.Template.TopologyConstraint)
+	for _, c := range topologyconstraints.All(pcs) {
+		if r := topologyconstraints.Required(c.Constraint); r != "" && c.Level != topologyconstraints.LevelPodCliqueSet && r != pcsRequired {
 			out = append(out, fmt.Sprintf("%s: a flat gang packs only at the PodCliqueSet's level, not at %q", c.Path.Child("pack", "required"), r))
 		}
 	}

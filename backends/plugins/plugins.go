@@ -19,8 +19,8 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/served"
+	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // ReasonPodGroupCreated is the reason of SchedulerBackendReady=True.
@@ -45,7 +45,7 @@ func (b *Backend) PodSchedulerName() string { return b.cfg.SchedulerName }
 
 // Init checks that the coscheduling PodGroup CRD is installed.
 func (b *Backend) Init(context.Context) error {
-	return served.Check(b.client.RESTMapper(), "install scheduler-plugins' CRDs before running the scheduler-plugins backend",
+	return servedapis.Check(b.client.RESTMapper(), "install scheduler-plugins' CRDs before running the scheduler-plugins backend",
 		schedv1alpha1.SchemeGroupVersion.WithKind("PodGroup"))
 }
 
@@ -101,7 +101,7 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // ValidatePodCliqueSet rejects required topology constraints: coscheduling places a gang
 // anywhere it fits.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	return constraints.RefuseRequired(pcs, "scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend")
+	return topologyconstraints.RefuseRequired(pcs, "scheduler-plugins coscheduling cannot keep a gang within a topology domain; use a topology-aware backend")
 }
 
 // KeepsTopology is false: the coscheduling plugin keeps no topology object.
@@ -109,7 +109,7 @@ func (b *Backend) KeepsTopology() bool { return false }
 
 // NotHonoured lists the preferred topology levels coscheduling ignores.
 func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, _ map[string]*schedulerv1alpha1.PodGang) []string {
-	return constraints.PreferredIgnored(pcs, "scheduler-plugins")
+	return topologyconstraints.PreferredIgnored(pcs, "scheduler-plugins")
 }
 
 // OwnedTypes is the coscheduling PodGroup.

@@ -9,8 +9,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -24,15 +22,14 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
-	"github.com/kubegrove/grove/backends/served"
+	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/volcanoqueue"
 )
 
 const (
 	// ReasonPodGroupCreated is the reason of SchedulerBackendReady=True.
 	ReasonPodGroupCreated = "PodGroupCreated"
-	// DefaultQueue is the queue of gangs whose PodCliqueSet names none: the one Volcano creates.
-	DefaultQueue = "default"
 	// podGroupCRD is the CRD whose schema must have spec.subGroupPolicy (Volcano 1.14 or newer):
 	// an older API server would prune the subgroups silently.
 	podGroupCRD = "podgroups.scheduling.volcano.sh"
@@ -58,7 +55,7 @@ func (b *Backend) PodSchedulerName() string { return configv1alpha1.VolcanoPodSc
 // subGroupPolicy.
 func (b *Backend) Init(ctx context.Context) error {
 	help := "install Volcano (1.14 or newer) before running the volcano backend"
-	if err := served.Check(b.client.RESTMapper(), help,
+	if err := servedapis.Check(b.client.RESTMapper(), help,
 		volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup"), volcanov1beta1.SchemeGroupVersion.WithKind("Queue")); err != nil {
 		return err
 	}
@@ -94,11 +91,11 @@ func hasSubGroupPolicy(crd *unstructured.Unstructured) bool {
 // Volcano would never schedule the gang.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	want := BuildPodGroup(pg)
-	state, problem, err := CheckQueue(ctx, b.client, want.Spec.Queue)
+	state, problem, err := volcanoqueue.Check(ctx, b.client, want.Spec.Queue)
 	if err != nil {
 		return "", "", err
 	}
-	if state != QueueUsable {
+	if state != volcanoqueue.Usable {
 		return "", "", fmt.Errorf("spec.schedulerQueueName (the PodCliqueSet's %s annotation): %s", grovev1alpha1.AnnotationVolcanoQueue, problem)
 	}
 	have := &volcanov1beta1.PodGroup{}
@@ -121,39 +118,6 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		log.FromContext(ctx).Info("Volcano PodGroup "+string(op), "podGroup", have.Name, "minMember", have.Spec.MinMember, "queue", have.Spec.Queue)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("Volcano PodGroup %s needs %d pods in queue %s", want.Name, want.Spec.MinMember, want.Spec.Queue), nil
-}
-
-// QueueState is what Volcano would do with a gang from a queue.
-type QueueState int
-
-const (
-	// QueueUsable: the queue exists and is open (or Volcano has not reported its state yet).
-	QueueUsable QueueState = iota
-	// QueueMissing: no queue of that name.
-	QueueMissing
-	// QueueNotServed: Volcano's Queue kind is not served (Volcano is not installed).
-	QueueNotServed
-	// QueueNotOpen: the queue is closed or closing.
-	QueueNotOpen
-)
-
-// CheckQueue says whether Volcano would ever schedule a gang from queue and, when it would not,
-// why in words; err is a failed read. Shared by the backend (at sync and at PodCliqueSet
-// admission) and the TrainJob webhook, so the three agree on what an unusable queue is.
-func CheckQueue(ctx context.Context, r client.Reader, queue string) (QueueState, string, error) {
-	q := &volcanov1beta1.Queue{}
-	err := r.Get(ctx, client.ObjectKey{Name: queue}, q)
-	switch {
-	case apierrors.IsNotFound(err):
-		return QueueMissing, fmt.Sprintf("Volcano queue %q does not exist", queue), nil
-	case meta.IsNoMatchError(err):
-		return QueueNotServed, fmt.Sprintf("Volcano queue %q cannot exist: %s is not served (Volcano is not installed)", queue, volcanov1beta1.SchemeGroupVersion.WithKind("Queue")), nil
-	case err != nil:
-		return QueueUsable, "", fmt.Errorf("reading Volcano queue %q: %w", queue, err)
-	case q.Status.State != "" && q.Status.State != volcanov1beta1.QueueStateOpen:
-		return QueueNotOpen, fmt.Sprintf("Volcano queue %q is %s, not %s", queue, q.Status.State, volcanov1beta1.QueueStateOpen), nil
-	}
-	return QueueUsable, "", nil
 }
 
 // BuildPodGroup is the Volcano PodGroup of a PodGang: minMember its minimum, minResources every
@@ -188,7 +152,7 @@ func QueueOf(pg *schedulerv1alpha1.PodGang) string {
 	if pg.Spec.SchedulerQueueName != "" {
 		return pg.Spec.SchedulerQueueName
 	}
-	return DefaultQueue
+	return volcanoqueue.Default
 }
 
 // OnPodGangDelete has nothing to do: the PodGroup is owned by the PodGang.
@@ -214,7 +178,7 @@ func (b *Backend) PreparePod(pod *corev1.Pod) {
 // them into Volcano's HyperNode network topology) and a queue annotation that is no valid
 // queue name or that a clique template contradicts.
 func (b *Backend) ValidatePodCliqueSet(pcs *grovev1alpha1.PodCliqueSet) field.ErrorList {
-	errs := constraints.RefuseRequired(pcs, "the volcano backend cannot keep a gang within a topology domain; use a topology-aware backend")
+	errs := topologyconstraints.RefuseRequired(pcs, "the volcano backend cannot keep a gang within a topology domain; use a topology-aware backend")
 	return append(errs, validateQueueAnnotations(pcs)...)
 }
 
@@ -260,10 +224,10 @@ func (b *Backend) ValidatePodCliqueSetInCluster(ctx context.Context, r client.Re
 		return nil, nil
 	}
 	if queue == "" {
-		queue = DefaultQueue
+		queue = volcanoqueue.Default
 	}
-	state, problem, err := CheckQueue(ctx, r, queue)
-	if err != nil || state == QueueUsable {
+	state, problem, err := volcanoqueue.Check(ctx, r, queue)
+	if err != nil || state == volcanoqueue.Usable {
 		return nil, err
 	}
 	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(grovev1alpha1.AnnotationVolcanoQueue), queue, problem)}, nil
@@ -274,7 +238,7 @@ func (b *Backend) KeepsTopology() bool { return false }
 
 // NotHonoured lists the preferred topology levels Volcano is not asked to keep.
 func (b *Backend) NotHonoured(pcs *grovev1alpha1.PodCliqueSet, _ map[string]*schedulerv1alpha1.PodGang) []string {
-	return constraints.PreferredIgnored(pcs, "the volcano backend")
+	return topologyconstraints.PreferredIgnored(pcs, "the volcano backend")
 }
 
 // OwnedTypes is Volcano's PodGroup.

@@ -19,11 +19,11 @@ import (
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/kueue"
-	"github.com/kubegrove/grove/backends/served"
 	"github.com/kubegrove/grove/controllers/backend/kueueworkload"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/internal/app"
+	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/servedapis"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
@@ -70,8 +70,8 @@ func main() {
 				return nil
 			}
 			// Queued gangs of this backend get their Kueue Workloads from this instance.
-			if err := served.Check(mgr.GetRESTMapper(), "kueue.enabled is on: install Kueue (its CRDs), or turn the integration off",
-				kueue.WorkloadGVK, kueuev1beta2.GroupVersion.WithKind("LocalQueue")); err != nil {
+			if err := servedapis.Check(mgr.GetRESTMapper(), "kueue.enabled is on: install Kueue (its CRDs), or turn the integration off",
+				kueuegang.WorkloadGVK, kueuev1beta2.GroupVersion.WithKind("LocalQueue")); err != nil {
 				return err
 			}
 			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)

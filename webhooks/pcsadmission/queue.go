@@ -11,7 +11,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 )
 
 // queueLayer is one place kueue.x-k8s.io/queue-name may be set: the PodCliqueSet's labels or a
@@ -86,12 +86,12 @@ func validateQueueCreate(pcs *grovev1alpha1.PodCliqueSet, enabled bool, registry
 		errs = append(errs, field.Forbidden(first.path, fmt.Sprintf("Kueue admits gangs for the %s backend placing pods one by one only (this PodCliqueSet's backend is %s%s): Kueue already admits each gang whole, and its pod webhook would drop the fields another gang scheduler needs",
 			configv1alpha1.SchedulerNameKube, b.Name(), gangSuffix(b))))
 	}
-	if n := basePodGroups(pcs); n > kueue.MaxPodSets {
-		errs = append(errs, field.Invalid(first.path, first.queue, fmt.Sprintf("each replica's base gang has %d pod groups (standalone cliques, and each scaling group's cliques times its minAvailable); Kueue admits at most %d per Workload", n, kueue.MaxPodSets)))
+	if n := basePodGroups(pcs); n > kueuegang.MaxPodSets {
+		errs = append(errs, field.Invalid(first.path, first.queue, fmt.Sprintf("each replica's base gang has %d pod groups (standalone cliques, and each scaling group's cliques times its minAvailable); Kueue admits at most %d per Workload", n, kueuegang.MaxPodSets)))
 	}
 	for i, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
-		if len(g.CliqueNames) > kueue.MaxPodSets {
-			errs = append(errs, field.TooMany(field.NewPath("spec", "template", "podCliqueScalingGroups").Index(i).Child("cliqueNames"), len(g.CliqueNames), kueue.MaxPodSets))
+		if len(g.CliqueNames) > kueuegang.MaxPodSets {
+			errs = append(errs, field.TooMany(field.NewPath("spec", "template", "podCliqueScalingGroups").Index(i).Child("cliqueNames"), len(g.CliqueNames), kueuegang.MaxPodSets))
 		}
 	}
 	return errs

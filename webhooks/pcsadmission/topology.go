@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // TopologyDisabledMessage is the reason every topology constraint is rejected while
@@ -73,7 +73,7 @@ func domainList(domains []grovev1alpha1.TopologyDomain) []string {
 // its own required one; and, when the named ClusterTopologyBinding exists, only its domains.
 // When it does not exist the PodCliqueSet is admitted with a warning: it waits for the binding.
 func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *grovev1alpha1.ClusterTopologyBindingSpec) (field.ErrorList, admission.Warnings) {
-	all := constraints.All(pcs)
+	all := topologyconstraints.All(pcs)
 	if len(all) == 0 {
 		return nil, nil
 	}
@@ -85,7 +85,7 @@ func validateTopology(pcs *grovev1alpha1.PodCliqueSet, enabled bool, binding *gr
 		return errs, nil
 	}
 
-	name, namePath := constraints.TopologyName(pcs)
+	name, namePath := topologyconstraints.TopologyName(pcs)
 	nameErrs, nameValid := validateTopologyNames(all, name, namePath)
 	errs = append(errs, nameErrs...)
 	order := newDomainOrder(binding)
@@ -111,7 +111,7 @@ func validateTopologyHierarchy(pcs *grovev1alpha1.PodCliqueSet, order domainOrde
 	// requiredOf is a constraint's required domain, or "" when it has none or an unknown one
 	// (reported on its own).
 	requiredOf := func(tc *grovev1alpha1.TopologyConstraint) grovev1alpha1.TopologyDomain {
-		d := grovev1alpha1.TopologyDomain(constraints.Required(tc))
+		d := grovev1alpha1.TopologyDomain(topologyconstraints.Required(tc))
 		if order.rank(d) < 0 {
 			return ""
 		}
@@ -182,7 +182,7 @@ func (v *Validator) topologyBinding(ctx context.Context, pcs *grovev1alpha1.PodC
 	if !v.TopologyAwareScheduling || v.Topologies == nil {
 		return nil, nil
 	}
-	name, _ := constraints.TopologyName(pcs)
+	name, _ := topologyconstraints.TopologyName(pcs)
 	if name == "" || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return nil, nil
 	}
@@ -199,7 +199,7 @@ func (v *Validator) topologyBinding(ctx context.Context, pcs *grovev1alpha1.PodC
 
 // validateTopologyNames requires one topology name per PodCliqueSet, set where the constraints
 // need it and valid as a ClusterTopologyBinding name; valid tells whether name is usable.
-func validateTopologyNames(all []constraints.Topology, name string, namePath *field.Path) (errs field.ErrorList, valid bool) {
+func validateTopologyNames(all []topologyconstraints.Topology, name string, namePath *field.Path) (errs field.ErrorList, valid bool) {
 	valid = name != ""
 	for _, c := range all {
 		p := c.Path.Child("topologyName")
@@ -222,7 +222,7 @@ func validateTopologyNames(all []constraints.Topology, name string, namePath *fi
 
 // validateTopologyDomains requires known pack domains, preferred as narrow as or narrower than
 // required, and, when the binding exists, domains it has.
-func validateTopologyDomains(all []constraints.Topology, name string, binding *grovev1alpha1.ClusterTopologyBindingSpec, order domainOrder) field.ErrorList {
+func validateTopologyDomains(all []topologyconstraints.Topology, name string, binding *grovev1alpha1.ClusterTopologyBindingSpec, order domainOrder) field.ErrorList {
 	var errs field.ErrorList
 	var bindingDomains string
 	if binding != nil {
@@ -233,7 +233,7 @@ func validateTopologyDomains(all []constraints.Topology, name string, binding *g
 		bindingDomains = strings.Join(ds, ", ")
 	}
 	for _, c := range all {
-		required, preferred := grovev1alpha1.TopologyDomain(constraints.Required(c.Constraint)), grovev1alpha1.TopologyDomain(constraints.Preferred(c.Constraint))
+		required, preferred := grovev1alpha1.TopologyDomain(topologyconstraints.Required(c.Constraint)), grovev1alpha1.TopologyDomain(topologyconstraints.Preferred(c.Constraint))
 		pack := c.Path.Child("pack")
 		known := true
 		for _, d := range []struct {

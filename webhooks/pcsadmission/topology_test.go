@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 	"github.com/kubegrove/grove/test/upstreamcorpus"
 	"github.com/kubegrove/grove/test/upstreamshapes"
 )
@@ -453,7 +453,7 @@ func TestUpstreamTopologyManifestsPassTheTopologyRules(t *testing.T) {
 				Default(pcs, kaiEnabled)
 				errs, warnings := ValidateCreate(pcs, kaiEnabled, Topology{Enabled: true})
 				assert.Empty(t, errs)
-				if name, _ := constraints.TopologyName(pcs); name != "" {
+				if name, _ := topologyconstraints.TopologyName(pcs); name != "" {
 					require.Len(t, warnings, 1)
 					assert.Contains(t, warnings[0], `ClusterTopologyBinding "`+name+`" does not exist yet`)
 				} else {

@@ -12,7 +12,7 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/backends/volcano"
+	"github.com/kubegrove/grove/internal/volcanoqueue"
 )
 
 // validateVolcanoRuntime refuses, on the PodCliqueSet path, a Volcano network topology: the
@@ -71,7 +71,7 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 	case set && queue == "":
 		return append(errs, field.Invalid(path, queue, from+"the Volcano queue name must not be empty")), nil
 	case !set:
-		queue = volcano.DefaultQueue
+		queue = volcanoqueue.Default
 	}
 	for _, msg := range validation.IsDNS1123Subdomain(queue) {
 		errs = append(errs, field.Invalid(path, queue, from+msg))
@@ -79,15 +79,15 @@ func (v *TrainJobValidator) validateVolcano(ctx context.Context, tj *trainerv1al
 	if len(errs) > 0 || v.Cluster == nil {
 		return errs, nil
 	}
-	state, problem, err := volcano.CheckQueue(ctx, v.Cluster, queue)
+	state, problem, err := volcanoqueue.Check(ctx, v.Cluster, queue)
 	switch {
 	case err != nil:
 		return nil, apierrors.NewInternalError(err)
-	case state == volcano.QueueNotServed:
+	case state == volcanoqueue.NotServed:
 		// Not the queue's fault: name the runtime, whose podGroupPolicy asks for Volcano.
 		errs = append(errs, field.Invalid(ref.Child("name"), tj.Spec.RuntimeRef.Name,
 			runtime+" gang-schedules with Volcano (spec.podGroupPolicy.volcano), and Volcano is not installed: scheduling.volcano.sh/v1beta1 Queue is not served"))
-	case state != volcano.QueueUsable:
+	case state != volcanoqueue.Usable:
 		errs = append(errs, field.Invalid(path, queue, from+problem))
 	}
 	for i, rj := range spec.Template.Spec.ReplicatedJobs {

@@ -22,7 +22,6 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/constraints"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
@@ -30,6 +29,7 @@ import (
 	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/tojobset"
 	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
@@ -304,7 +304,7 @@ func (r *Renderer) checkBindings(in *Input) {
 
 // bindingFor is the ClusterTopologyBinding of the input the PodCliqueSet's constraints name.
 func bindingFor(pcs *grovev1alpha1.PodCliqueSet, in *Input) *grovev1alpha1.ClusterTopologyBinding {
-	name, _ := constraints.TopologyName(pcs)
+	name, _ := topologyconstraints.TopologyName(pcs)
 	for _, b := range in.Bindings {
 		if name != "" && b.Name == name {
 			return b

@@ -34,8 +34,8 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/internal/podgangstatus"
 	"github.com/kubegrove/grove/internal/requeue"
 )
@@ -99,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	wl, again, syncErr := r.syncWorkload(ctx, log, pg, tas)
-	cond := kueue.Admission(pg, wl, queueExists)
+	cond := kueuegang.Admission(pg, wl, queueExists)
 	if syncErr != nil {
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
 	} else if note := topologyNote(pg, wl, queueExists, tas); note != "" {
@@ -129,7 +129,7 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 	if err != nil {
 		return nil, 0, err
 	}
-	want := kueue.Workload(pg, priority, tas)
+	want := kueuegang.Workload(pg, priority, tas)
 	have := &kueuev1beta2.Workload{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -150,18 +150,18 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 	case ref.UID != pg.UID:
 		// Left by an earlier PodGang of the same name; the garbage collector may not have got to it.
 		return nil, 0, r.replace(ctx, log, have, "it belongs to an earlier PodGang of the same name")
-	case kueue.Finished(have):
+	case kueuegang.Finished(have):
 		return nil, 0, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
-	case !kueue.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
-		if kueue.QuotaReserved(have) && kueue.SameSize(have.Spec.PodSets, want.Spec.PodSets) {
+	case !kueuegang.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
+		if kueuegang.QuotaReserved(have) && kueuegang.SameSize(have.Spec.PodSets, want.Spec.PodSets) {
 			// Only the topology requests differ (the queue's flavors gained or lost a topology,
 			// or the pack constraint changed): an admitted gang keeps its placement, and the new
 			// requests apply when it next waits for admission.
 			log.V(1).Info("the admitted Workload keeps its topology requests until the gang waits again", "workload", have.Name, "topologyAware", tas)
 			break
 		}
-		if kueue.QuotaReserved(have) {
-			if target, ok := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
+		if kueuegang.QuotaReserved(have) {
+			if target, ok := kueuegang.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
 				again, err := r.shrink(ctx, log, pg, have, want, target)
 				if refusedSmallerCount(err) {
 					// Kueue allows a smaller count only with its ElasticJobsViaWorkloadSlices
@@ -209,7 +209,7 @@ func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, 
 	return nil
 }
 
-// shrink brings an admitted Workload down to its smaller gang in place (kueue.ShrunkInPlace): the
+// shrink brings an admitted Workload down to its smaller gang in place (kueuegang.ShrunkInPlace): the
 // gang keeps its admission and its remaining pods run on, and Kueue releases the quota of the pods
 // that left — a Coherent step's new gang needs it. A pod group's count goes down only as its pods
 // are gone (Kueue counts a terminating pod until it ends): until then it looks again.
@@ -223,10 +223,10 @@ func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv
 		reader = r.Client
 	}
 	pods := &corev1.PodList{}
-	if err := reader.List(ctx, pods, client.InNamespace(pg.Namespace), client.MatchingLabels{kueue.LabelPodGroupName: pg.Name}); err != nil {
+	if err := reader.List(ctx, pods, client.InNamespace(pg.Namespace), client.MatchingLabels{kueuegang.LabelPodGroupName: pg.Name}); err != nil {
 		return 0, fmt.Errorf("listing the pods of gang %s: %w", pg.Name, err)
 	}
-	shrunk, _ := kueue.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, kueue.Leaving(pg, pods.Items))
+	shrunk, _ := kueuegang.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, kueuegang.Leaving(pg, pods.Items))
 	again := time.Duration(0)
 	if counts(shrunk) != counts(target) {
 		again = r.shrinkWait(pods.Items)
@@ -320,7 +320,7 @@ func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv
 // when it honours them all (or the gang has none). wl is the gang's Workload as stored: an
 // admitted one keeps the topology requests it was admitted with.
 func topologyNote(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload, queueExists, tas bool) string {
-	requests, note := kueue.TopologyRequests(pg)
+	requests, note := kueuegang.TopologyRequests(pg)
 	if len(requests) == 0 || !queueExists {
 		return ""
 	}

@@ -23,7 +23,7 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -269,8 +269,8 @@ func TestAGangThatChangedSizeGetsAWorkloadOfItsNewSize(t *testing.T) {
 func TestAnAdmittedGangThatLostPodsShrinksItsWorkloadInPlaceAsThePodsEnd(t *testing.T) {
 	member := func(name string, deleting bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-			Labels:      map[string]string{kueue.LabelPodGroupName: "inf-0"},
-			Annotations: map[string]string{kueue.AnnotationRoleHash: "inf-0-worker"}},
+			Labels:      map[string]string{kueuegang.LabelPodGroupName: "inf-0"},
+			Annotations: map[string]string{kueuegang.AnnotationRoleHash: "inf-0-worker"}},
 			Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 		if deleting {
 			p.Finalizers = []string{"example.com/hold"}
@@ -342,8 +342,8 @@ func TestAnAdmittedGangThatShrankIsAdmittedAnewWhenKueueRefusesASmallerCount(t *
 
 func TestAShrinkWaitingForPodsLearnsAtOnceThatKueueRefusesASmallerCount(t *testing.T) {
 	leaving := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0-worker-1", Finalizers: []string{"example.com/hold"},
-		Labels:      map[string]string{kueue.LabelPodGroupName: "inf-0"},
-		Annotations: map[string]string{kueue.AnnotationRoleHash: "inf-0-worker"}},
+		Labels:      map[string]string{kueuegang.LabelPodGroupName: "inf-0"},
+		Annotations: map[string]string{kueuegang.AnnotationRoleHash: "inf-0-worker"}},
 		Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1").Obj(), localQueue(), leaving)
 	require.NoError(t, w.pass(t))

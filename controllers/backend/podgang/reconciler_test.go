@@ -31,8 +31,8 @@ import (
 // stubBackend stands in for a scheduler: it records what the reconciler asks of it.
 type stubBackend struct {
 	backends.Syncer // the methods the reconciler does not call
-	syncErr                   error
-	synced, deleted           []string
+	syncErr         error
+	synced, deleted []string
 }
 
 func (b *stubBackend) Name() configv1alpha1.SchedulerName { return configv1alpha1.SchedulerNameKube }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 )
 
 // SlimPod is the grove-operator's cache transform for pods: it keeps only what the operator's
@@ -103,7 +103,7 @@ const maxInterned = 1 << 16
 // keptConditions are the pod conditions the operator reads: readiness, the scheduler's word on
 // placement (a PodGang's Scheduled condition quotes it), and the disruption a Kueue eviction or
 // the API's eviction marks. A kubelet sets five or six; each kept costs 120 bytes a pod.
-var keptConditions = sets.New(corev1.PodReady, corev1.PodScheduled, corev1.DisruptionTarget, kueue.PodConditionTerminationTarget)
+var keptConditions = sets.New(corev1.PodReady, corev1.PodScheduled, corev1.DisruptionTarget, kueuegang.PodConditionTerminationTarget)
 
 func intern(s string) string {
 	if s == "" {

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/internal/requeue"
 )
 
@@ -31,13 +31,13 @@ func kueuePod(i int, hash string, owner types.UID, deleting, evicted bool) *core
 	p.Namespace = "ns"
 	p.Labels[grovev1alpha1.LabelPodClique] = "c"
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique", Name: "c", UID: owner, Controller: ptr.To(true)}}
-	p.Finalizers = []string{kueue.PodFinalizer}
+	p.Finalizers = []string{kueuegang.PodFinalizer}
 	p.Status.Phase = corev1.PodRunning
 	if deleting {
 		p.DeletionTimestamp = ptr.To(metav1.Now())
 	}
 	if evicted {
-		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: kueue.PodConditionTerminationTarget, Status: corev1.ConditionTrue})
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: kueuegang.PodConditionTerminationTarget, Status: corev1.ConditionTrue})
 	}
 	return p
 }
@@ -134,7 +134,7 @@ func TestKueuesFinalizerOfADeletedPodIsReleasedEvenWhenThePassFails(t *testing.T
 			require.NoError(t, c.List(context.Background(), pods, client.InNamespace("ns")))
 			var kept []string
 			for _, p := range pods.Items {
-				if slices.Contains(p.Finalizers, kueue.PodFinalizer) {
+				if slices.Contains(p.Finalizers, kueuegang.PodFinalizer) {
 					kept = append(kept, p.Name)
 				}
 			}

@@ -19,9 +19,9 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/kueuegang"
 )
 
 // PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can
@@ -149,7 +149,7 @@ func buildPod(pclq *grovev1alpha1.PodClique, index int, hash string, backend bac
 		Spec: *spec,
 	}
 	backend.PreparePod(pod)
-	kueue.PreparePod(pod, pg)
+	kueuegang.PreparePod(pod, pg)
 	if group := schedulingGroup(pg, pclq.Name); group != "" {
 		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
 	}
@@ -246,13 +246,13 @@ func (r *Reconciler) releaseKueueFinalizers(ctx context.Context, pods []*corev1.
 			continue
 		}
 		patched := p.DeepCopy()
-		patched.Finalizers = slices.DeleteFunc(patched.Finalizers, func(f string) bool { return f == kueue.PodFinalizer })
+		patched.Finalizers = slices.DeleteFunc(patched.Finalizers, func(f string) bool { return f == kueuegang.PodFinalizer })
 		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("releasing Kueue's finalizer of pod %s: %w", p.Name, err))
 			continue
 		}
 		released = append(released, p.Name)
-		if kueue.EvictedByKueue(p) {
+		if kueuegang.EvictedByKueue(p) {
 			evicted = append(evicted, p.Name)
 		}
 	}
@@ -279,7 +279,7 @@ func podProgressed(old, new client.Object) bool {
 // kueueHolds reports whether Kueue's finalizer holds a pod that is being deleted or has ended.
 func kueueHolds(p *corev1.Pod) bool {
 	ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	return (!p.DeletionTimestamp.IsZero() || ended) && slices.Contains(p.Finalizers, kueue.PodFinalizer)
+	return (!p.DeletionTimestamp.IsZero() || ended) && slices.Contains(p.Finalizers, kueuegang.PodFinalizer)
 }
 
 // releasedFirst reports whether a pod's finalizer is released at the start of a pass, before
@@ -290,7 +290,7 @@ func kueueHolds(p *corev1.Pod) bool {
 // of this clique is released after the status that recorded it (see finish); the pods of an
 // earlier PodClique of the same name all at the start (see pass.releases).
 func releasedFirst(p *corev1.Pod) bool {
-	return !p.DeletionTimestamp.IsZero() && !kueue.EvictedByKueue(p)
+	return !p.DeletionTimestamp.IsZero() && !kueuegang.EvictedByKueue(p)
 }
 
 // queueOf is the Kueue LocalQueue that admits a clique's gang as a Workload of its own, "" when

@@ -44,10 +44,10 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/internal/requeue"
 	"github.com/kubegrove/grove/internal/terminating"
 )
@@ -361,7 +361,7 @@ func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend 
 	if err != nil {
 		return nil, err
 	}
-	p.awaitsQueue = p.awaitsQueue || pg.AwaitsQueue() || slices.ContainsFunc(podsOf(p.all, share), kueue.EvictedByKueue)
+	p.awaitsQueue = p.awaitsQueue || pg.AwaitsQueue() || slices.ContainsFunc(podsOf(p.all, share), kueuegang.EvictedByKueue)
 	s, err := r.schedulable(ctx, pclq, pg, backend.GangScheduling(), share.After)
 	if err != nil {
 		return nil, err

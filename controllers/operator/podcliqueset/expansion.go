@@ -8,7 +8,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // Expansion is what this reconciler creates for a PodCliqueSet at its template's sizes, built by
@@ -73,7 +73,7 @@ type TopologyInput struct {
 // writes them once cliques — every PodClique, standalone and scaling-group members — exist, and
 // the domains the constraints name that the binding lacks.
 func ExpandPodGangs(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.PodClique, backend string, topo TopologyInput) ([]*schedulerv1alpha1.PodGang, []grovev1alpha1.TopologyDomain) {
-	name, _ := constraints.TopologyName(pcs)
+	name, _ := topologyconstraints.TopologyName(pcs)
 	t := &topology{name: name, enabled: topo.Enabled, missing: map[grovev1alpha1.TopologyDomain]bool{}}
 	if topo.Binding != nil && topo.Binding.Name == name {
 		t.binding = &topo.Binding.Spec

@@ -14,7 +14,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/constraints"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
 // topology is what a PodCliqueSet's topology constraints resolve to in this reconcile.
@@ -31,7 +31,7 @@ type topology struct {
 
 // observeTopology reads the binding the PodCliqueSet's constraints refer to.
 func (r *Reconciler) observeTopology(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) (*topology, error) {
-	name, _ := constraints.TopologyName(pcs)
+	name, _ := topologyconstraints.TopologyName(pcs)
 	t := &topology{name: name, enabled: r.TopologyAwareScheduling, missing: map[grovev1alpha1.TopologyDomain]bool{}}
 	if t.name == "" || !t.enabled {
 		return t, nil
@@ -135,7 +135,7 @@ func (t *topology) annotations() map[string]string {
 // condition says whether the levels the constraints name are available; nil when the
 // PodCliqueSet sets no constraint. Call it after every constraint was translated.
 func (t *topology) condition(pcs *grovev1alpha1.PodCliqueSet) *metav1.Condition {
-	if t == nil || (t.name == "" && len(constraints.All(pcs)) == 0) {
+	if t == nil || (t.name == "" && len(topologyconstraints.All(pcs)) == 0) {
 		return nil
 	}
 	cond := &metav1.Condition{Type: grovev1alpha1.ConditionTopologyLevelsUnavailable, Status: metav1.ConditionTrue, ObservedGeneration: pcs.Generation}
@@ -146,7 +146,7 @@ func (t *topology) condition(pcs *grovev1alpha1.PodCliqueSet) *metav1.Condition 
 		cond.Reason, cond.Message = grovev1alpha1.ReasonClusterTopologyNotFound, fmt.Sprintf("ClusterTopologyBinding %q does not exist; the PodGangs carry no topology constraint until it does", t.name)
 	default:
 		// Translate every constraint so missing reflects all of them, not only the ones in gangs.
-		for _, c := range constraints.All(pcs) {
+		for _, c := range topologyconstraints.All(pcs) {
 			t.constraint(c.Constraint)
 		}
 		if len(t.missing) == 0 {
@@ -173,7 +173,7 @@ func (r *Reconciler) podCliqueSetsOfBinding(ctx context.Context, obj client.Obje
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if name, _ := constraints.TopologyName(&list.Items[i]); name == obj.GetName() {
+		if name, _ := topologyconstraints.TopologyName(&list.Items[i]); name == obj.GetName() {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
 		}
 	}

@@ -10,10 +10,10 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
+	"github.com/kubegrove/grove/internal/kueuegang"
 )
 
 // Reasons a gang waits for placement (grove_podgangs_unscheduled). The set is bounded: the
@@ -184,7 +184,7 @@ func gateReason(p *corev1.Pod, v *view) (reason string, held bool) {
 	for _, g := range p.Spec.SchedulingGates {
 		switch {
 		case g.Name == grovev1alpha1.SchedulingGatePodGangPendingCreation:
-		case g.Name == kueue.SchedulingGateAdmission:
+		case g.Name == kueuegang.SchedulingGateAdmission:
 			foreign = GatedQueueAdmission // Kueue lifts it before its topology gate
 		case g.Name == SchedulingGateKueueTopology && foreign != GatedQueueAdmission:
 			foreign = GatedTopology

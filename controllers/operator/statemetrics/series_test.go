@@ -10,7 +10,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -170,9 +170,9 @@ func TestGateReasonFollowsTheOperatorsChecks(t *testing.T) {
 		{name: "nothing holds it", pod: pod("inf-0-worker-0", "inf-0-worker", "inf-0")},
 		{name: "held at start by a parent", pod: held, want: GatedParentClique},
 		{name: "released at start", pod: released},
-		{name: "Kueue's admission gate", pod: pod("p", "inf-0-worker", "inf-0", ours, kueue.SchedulingGateAdmission), want: GatedQueueAdmission},
+		{name: "Kueue's admission gate", pod: pod("p", "inf-0-worker", "inf-0", ours, kueuegang.SchedulingGateAdmission), want: GatedQueueAdmission},
 		{name: "Kueue's topology gate", pod: pod("p", "inf-0-worker", "inf-0", SchedulingGateKueueTopology, ours), want: GatedTopology},
-		{name: "Kueue admits before it places", pod: pod("p", "inf-0-worker", "inf-0", SchedulingGateKueueTopology, kueue.SchedulingGateAdmission), want: GatedQueueAdmission},
+		{name: "Kueue admits before it places", pod: pod("p", "inf-0-worker", "inf-0", SchedulingGateKueueTopology, kueuegang.SchedulingGateAdmission), want: GatedQueueAdmission},
 		{name: "another controller's gate", pod: pod("p", "inf-0-worker", "inf-0", "example.com/hold"), want: GatedOther},
 		{name: "Kueue's gate wins over another's", pod: pod("p", "inf-0-worker", "inf-0", "example.com/hold", SchedulingGateKueueTopology), want: GatedTopology},
 		{name: "its PodGang does not exist", pod: pod("inf-0-worker-0", "inf-0-worker", "inf-0", ours), cliques: []*grovev1alpha1.PodClique{worker}, want: GatedGangNotCreated},
@@ -222,7 +222,7 @@ func TestGatedPodsCountsWaitingPodsByNamespace(t *testing.T) {
 	failed.Status.Phase = corev1.PodFailed
 	elsewhere := pod("elsewhere", "c", "g", ours)
 	elsewhere.Namespace = "other"
-	pods := []*corev1.Pod{pod("a", "c", "g", ours), pod("b", "c", "g", ours), pod("c", "c", "g", kueue.SchedulingGateAdmission),
+	pods := []*corev1.Pod{pod("a", "c", "g", ours), pod("b", "c", "g", ours), pod("c", "c", "g", kueuegang.SchedulingGateAdmission),
 		pod("running", "c", "g"), deleting, failed, elsewhere}
 
 	got := gatedPods(pods, newView(nil, nil, nil, nil))

@@ -23,7 +23,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -243,7 +243,7 @@ func assertAdmittedThroughTheTrainJob(t *testing.T, ns, name, queue string) {
 		assert.Error(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: pg.Name}, wl), "gang %s holds no quota of its own", pg.Name)
 	}
 	for _, p := range trainJobPods(t, ns, name, trainerv1alpha1.WorkloadKindPodCliqueSet) {
-		assert.False(t, gated(&p, kueue.SchedulingGateAdmission), "pod %s is not held by Kueue", p.Name)
+		assert.False(t, gated(&p, kueuegang.SchedulingGateAdmission), "pod %s is not held by Kueue", p.Name)
 		assert.NotContains(t, p.Labels, grovev1alpha1.LabelKueueQueueName, "pod %s is not a Kueue pod group member", p.Name)
 	}
 }

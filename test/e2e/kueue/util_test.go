@@ -17,7 +17,7 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/backends/kueue"
+	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -141,7 +141,7 @@ func waitHeldByKueue(t *testing.T, ns, pcs string, n int, timeout time.Duration)
 			return false, msg
 		}
 		for _, p := range last {
-			if p.Spec.NodeName != "" || !p.DeletionTimestamp.IsZero() || !gated(&p, kueue.SchedulingGateAdmission) {
+			if p.Spec.NodeName != "" || !p.DeletionTimestamp.IsZero() || !gated(&p, kueuegang.SchedulingGateAdmission) {
 				return false, msg
 			}
 		}

@@ -312,7 +312,7 @@ func TestBadConfigurationStopsTheBinaryNamingTheField(t *testing.T) {
 			name:   "MNNVL without the ComputeDomain CRD (operator)",
 			binary: "grove-operator",
 			extra:  "network: {autoMNNVLEnabled: true}\n",
-			want:   []string{"network.autoMNNVLEnabled is on but the CRD computedomains.resource.nvidia.com (resource.nvidia.com/v1beta1) is not served"},
+			want:   []string{"resource.nvidia.com/v1beta1, Kind=ComputeDomain is not served: network.autoMNNVLEnabled is on and needs the CRD computedomains.resource.nvidia.com"},
 		},
 		{
 			name:   "MNNVL without the ComputeDomain CRD (webhook)",

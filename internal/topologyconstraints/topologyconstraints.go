@@ -1,7 +1,7 @@
-// Package constraints reads what a PodCliqueSet or a PodGang asks of a scheduler — topology
+// Package topologyconstraints reads what a PodCliqueSet or a PodGang asks of a scheduler — topology
 // constraints with their field paths, gang sizes — so each backend judges the same facts when it
 // decides what it can honour.
-package constraints
+package topologyconstraints
 
 import (
 	"fmt"

@@ -1,7 +1,8 @@
-// Package served tells whether the API server serves the kinds a backend writes, so a
-// backend-controller refuses to start with a message saying what to install or enable instead of
-// failing on every PodGang.
-package served
+// Package servedapis tells whether the API server serves the kinds a binary needs, so the binary
+// refuses to start with a message saying what to install or enable (a scheduler's API for a
+// backend-controller, NVIDIA's ComputeDomain for MNNVL, Kueue's Workload) instead of failing on
+// every object.
+package servedapis
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-// Package kueue maps a queued PodGang onto Kueue (docs/kueue.md): the prebuilt Workload that
+// Package kueuegang maps a queued PodGang onto Kueue (docs/kueue.md): the prebuilt Workload that
 // Kueue admits gang by gang, the labels, annotations and gate its pods carry so Kueue's pod-group
 // integration counts them against that Workload, and Kueue's decision read back from the
 // Workload's conditions. It follows Kueue's own LeaderWorkerSet integration: one prebuilt group
@@ -6,7 +6,7 @@
 // functions are pure and log nothing: the backend-controller (controllers/backend/kueueworkload)
 // writes the Workload and logs each write it makes with its reason (created, updated, shrunk in
 // place, replaced), the grove-operator prepares the pods, kubectl grove renders both.
-package kueue
+package kueuegang
 
 import (
 	"fmt"

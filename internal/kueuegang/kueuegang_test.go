@@ -1,4 +1,4 @@
-package kueue
+package kueuegang
 
 import (
 	"testing"
