@@ -75,3 +75,103 @@ func TestEveryControllerPackageSitsUnderItsBinarysFolder(t *testing.T) {
 		}
 	}
 }
+
+// productImports is imports without test files: what a binary links.
+func productImports(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	out := imports(t, dir)
+	for file := range out {
+		if strings.HasSuffix(file, "_test.go") {
+			delete(out, file)
+		}
+	}
+	return out
+}
+
+// schedulers are the scheduler packages under backends/.
+func schedulers(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", "backends"))
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, "backends/"+e.Name())
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// underAny reports whether the import path p is one of trees or inside one.
+func underAny(p string, trees ...string) bool {
+	for _, tree := range trees {
+		if p == tree || strings.HasPrefix(p, tree+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWebhooksBackendsAndInternalPackagesImportNoBinarysControllers(t *testing.T) {
+	cases := []struct {
+		dir       string
+		forbidden []string
+		why       string
+	}{
+		{"webhooks", []string{"controllers", "cmd"}, "admission runs in grove-webhook, which runs no controller"},
+		{"backends", []string{"controllers", "webhooks", "cmd"}, "a backend is a library each binary builds its own share of"},
+		{"internal", []string{"controllers", "webhooks", "backends", "cmd"}, "internal packages serve every binary and know none of them"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dir, func(t *testing.T) {
+			for file, paths := range productImports(t, tc.dir) {
+				for _, p := range paths {
+					assert.False(t, underAny(p, tc.forbidden...), "%s imports %s: %s", file, p, tc.why)
+				}
+			}
+		})
+	}
+}
+
+func TestOnlyTheBackendFrameworkImportsASchedulerPackage(t *testing.T) {
+	scheds := schedulers(t)
+	for _, dir := range []string{"cmd", "controllers", "webhooks", "internal"} {
+		for file, paths := range productImports(t, dir) {
+			for _, p := range paths {
+				assert.False(t, underAny(p, scheds...),
+					"%s imports the scheduler package %s: a binary reaches a backend through its share (backends.PodPreparer, Admitter, Syncer or Renderer)", file, p)
+			}
+		}
+	}
+	for _, sched := range scheds {
+		for file, paths := range productImports(t, sched) {
+			for _, p := range paths {
+				assert.False(t, underAny(p, "backends"), "%s imports %s: a scheduler package stands on its own", file, p)
+			}
+		}
+	}
+}
+
+func TestNoWebhookPackageImportsAnotherAndGroveWebhookServesEach(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "webhooks"))
+	require.NoError(t, err)
+	served := map[string]bool{}
+	for _, paths := range productImports(t, "cmd/grove-webhook") {
+		for _, p := range paths {
+			served[p] = true
+		}
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		pkg := "webhooks/" + e.Name()
+		assert.True(t, served[pkg], "%s is not served by cmd/grove-webhook", pkg)
+		for file, paths := range productImports(t, pkg) {
+			for _, p := range paths {
+				assert.False(t, underAny(p, "webhooks"), "%s imports %s: each webhook package stands on its own", file, p)
+			}
+		}
+	}
+}
