@@ -7,22 +7,23 @@ package kai
 import (
 	"context"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sort"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/internal/ownedobject"
 	"github.com/kubegrove/grove/internal/servedapis"
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
@@ -77,18 +78,29 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		return "", "", err
 	}
 	have := &kaiv2alpha2.PodGroup{}
-	have.Name, have.Namespace = want.Name, want.Namespace
-	op, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
-		Merge(have, want)
-		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
-	})
+	done, err := ownedobject.Keep(ctx, b.client, pg, have, want, podGroupFields)
 	if err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
 	}
-	if op != controllerutil.OperationResultNone {
-		log.FromContext(ctx).Info("KAI PodGroup "+string(op), "podGroup", have.Name, "queue", have.Spec.Queue)
+	kept := have // as stored, KAI's queue included, unless it was just created
+	if done == ownedobject.Created || done == ownedobject.Recreated {
+		kept = want
 	}
-	return ReasonPodGroupCreated, fmt.Sprintf("KAI PodGroup %s in queue %s needs %d pods", have.Name, have.Spec.Queue, *have.Spec.MinMember), nil
+	if done != ownedobject.Unchanged {
+		log.FromContext(ctx).Info("KAI PodGroup "+string(done), "podGroup", klog.KObj(kept), "queue", kept.Spec.Queue)
+	}
+	return ReasonPodGroupCreated, fmt.Sprintf("KAI PodGroup %s in queue %s needs %d pods", kept.Name, kept.Spec.Queue, *kept.Spec.MinMember), nil
+}
+
+// podGroupFields: the backend owns a PodGroup's spec and labels but for what KAI manages
+// (Merge).
+var podGroupFields = ownedobject.Fields[*kaiv2alpha2.PodGroup]{
+	Same: func(have, want *kaiv2alpha2.PodGroup) bool {
+		merged := have.DeepCopy()
+		Merge(merged, want)
+		return equality.Semantic.DeepEqual(merged.Labels, have.Labels) && equality.Semantic.DeepEqual(merged.Spec, have.Spec)
+	},
+	Set: Merge,
 }
 
 // Merge writes the fields the backend owns from want into have and keeps the ones KAI owns.

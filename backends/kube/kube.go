@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -24,13 +22,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/internal/ownedobject"
 	"github.com/kubegrove/grove/internal/servedapis"
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
@@ -174,10 +174,10 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 // syncFlat keeps the flat gang: one Workload and one PodGroup asking for the PodGang's total.
 func (b *Backend) syncFlat(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	wantWorkload, wantGroup := BuildWorkload(pg), BuildPodGroup(pg)
-	if err := b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, wantWorkload, sameWorkload, repairWorkload); err != nil {
+	if err := ensure(ctx, b.client, pg, &schedulingv1beta1.Workload{}, wantWorkload, workloadFields); err != nil {
 		return "", "", fmt.Errorf("Workload %s: %w", wantWorkload.Name, err)
 	}
-	if err := b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, wantGroup, samePodGroup, repairPodGroup); err != nil {
+	if err := ensure(ctx, b.client, pg, &schedulingv1beta1.PodGroup{}, wantGroup, podGroupFields); err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", wantGroup.Name, err)
 	}
 	if err := b.deleteStale(ctx, pg, []client.Object{wantGroup}); err != nil {
@@ -192,15 +192,15 @@ func (b *Backend) syncComposite(ctx context.Context, pg *schedulerv1alpha1.PodGa
 	composites, groups := 0, 0
 	for _, want := range objs {
 		var err error
-		switch want.(type) {
+		switch w := want.(type) {
 		case *schedulingv1beta1.Workload:
-			err = b.ensure(ctx, pg, &schedulingv1beta1.Workload{}, want, sameWorkload, repairWorkload)
+			err = ensure(ctx, b.client, pg, &schedulingv1beta1.Workload{}, w, workloadFields)
 		case *schedulingv1alpha3.CompositePodGroup:
 			composites++
-			err = b.ensure(ctx, pg, &schedulingv1alpha3.CompositePodGroup{}, want, sameCompositePodGroup, repairCompositePodGroup)
+			err = ensure(ctx, b.client, pg, &schedulingv1alpha3.CompositePodGroup{}, w, compositePodGroupFields)
 		case *schedulingv1beta1.PodGroup:
 			groups++
-			err = b.ensure(ctx, pg, &schedulingv1beta1.PodGroup{}, want, samePodGroup, repairPodGroup)
+			err = ensure(ctx, b.client, pg, &schedulingv1beta1.PodGroup{}, w, podGroupFields)
 		}
 		if err != nil {
 			return "", "", fmt.Errorf("%T %s: %w", want, want.GetName(), err)
@@ -250,13 +250,58 @@ func (b *Backend) deleteStale(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	return nil
 }
 
-// sameWorkload and samePodGroup compare the fields the backend sets; the API server defaults
-// others (disruption mode, priority) that must not count as drift.
-func sameWorkload(have, want client.Object) bool {
-	h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
-	return equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) &&
-		equality.Semantic.DeepEqual(podGroupTemplateShapes(h.Spec.PodGroupTemplates), podGroupTemplateShapes(w.Spec.PodGroupTemplates)) &&
-		equality.Semantic.DeepEqual(compositeTemplateShapes(h.Spec.CompositePodGroupTemplates), compositeTemplateShapes(w.Spec.CompositePodGroupTemplates))
+// The fields the backend owns of each Workload API object: its labels and the spec fields it
+// sets (the API server defaults others, disruption mode and priority, that must not count as
+// drift). Their specs are largely immutable, so a drifted object is recreated, and each write is
+// checked against what the API server stored (Verify).
+var (
+	workloadFields = ownedobject.Fields[*schedulingv1beta1.Workload]{
+		Same: func(h, w *schedulingv1beta1.Workload) bool {
+			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) &&
+				equality.Semantic.DeepEqual(podGroupTemplateShapes(h.Spec.PodGroupTemplates), podGroupTemplateShapes(w.Spec.PodGroupTemplates)) &&
+				equality.Semantic.DeepEqual(compositeTemplateShapes(h.Spec.CompositePodGroupTemplates), compositeTemplateShapes(w.Spec.CompositePodGroupTemplates))
+		},
+		Set: func(h, w *schedulingv1beta1.Workload) {
+			ownedobject.SetLabels(h, w)
+			h.Spec.PodGroupTemplates, h.Spec.CompositePodGroupTemplates = w.Spec.PodGroupTemplates, w.Spec.CompositePodGroupTemplates
+		},
+		Recreate: true,
+	}
+	compositePodGroupFields = ownedobject.Fields[*schedulingv1alpha3.CompositePodGroup]{
+		Same: func(h, w *schedulingv1alpha3.CompositePodGroup) bool {
+			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
+				equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+				equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
+				equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+		},
+		// Its fields are immutable: the update is refused and the object recreated.
+		Set: func(h, w *schedulingv1alpha3.CompositePodGroup) {
+			ownedobject.SetLabels(h, w)
+			h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
+			h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
+		},
+		Recreate: true,
+	}
+	podGroupFields = ownedobject.Fields[*schedulingv1beta1.PodGroup]{
+		Same: func(h, w *schedulingv1beta1.PodGroup) bool {
+			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+				equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
+				equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
+				equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+		},
+		Set: func(h, w *schedulingv1beta1.PodGroup) {
+			ownedobject.SetLabels(h, w)
+			h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
+			h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
+		},
+		Recreate: true,
+	}
+)
+
+func init() {
+	workloadFields.Verify = kept(workloadFields.Same)
+	compositePodGroupFields.Verify = kept(compositePodGroupFields.Same)
+	podGroupFields.Verify = kept(podGroupFields.Same)
 }
 
 // podGroupTemplateShapes and compositeTemplateShapes keep of each template the fields the
@@ -281,95 +326,31 @@ func compositeTemplateShapes(ts []schedulingv1beta1.CompositePodGroupTemplate) [
 	return out
 }
 
-func sameCompositePodGroup(have, want client.Object) bool {
-	h, w := have.(*schedulingv1alpha3.CompositePodGroup), want.(*schedulingv1alpha3.CompositePodGroup)
-	return equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
-		equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
-		equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
-		equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+// ensure keeps want, owned by the PodGang (ownedobject.Keep), and logs what it wrote.
+func ensure[T client.Object](ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, have, want T, fields ownedobject.Fields[T]) error {
+	done, err := ownedobject.Keep(ctx, c, pg, have, want, fields)
+	if err == nil && done != ownedobject.Unchanged {
+		log.FromContext(ctx).Info("Workload API object "+string(done), "kind", fmt.Sprintf("%T", want), "object", klog.KObj(want))
+	}
+	return err
 }
 
-// repairCompositePodGroup puts the wanted spec back; its fields are immutable, so the update
-// is refused and the object recreated.
-func repairCompositePodGroup(have, want client.Object) {
-	h, w := have.(*schedulingv1alpha3.CompositePodGroup), want.(*schedulingv1alpha3.CompositePodGroup)
-	h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
-	h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
-}
-
-func samePodGroup(have, want client.Object) bool {
-	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
-	return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
-		equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
-		samePolicy(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
-}
-
-func samePolicy(have, want schedulingv1beta1.PodGroupSchedulingPolicy, haveC, wantC *schedulingv1beta1.PodGroupSchedulingConstraints) bool {
-	return equality.Semantic.DeepEqual(have, want) && equality.Semantic.DeepEqual(haveC, wantC)
-}
-
-func repairWorkload(have, want client.Object) {
-	h, w := have.(*schedulingv1beta1.Workload), want.(*schedulingv1beta1.Workload)
-	h.Spec.PodGroupTemplates, h.Spec.CompositePodGroupTemplates = w.Spec.PodGroupTemplates, w.Spec.CompositePodGroupTemplates
-}
-
-func repairPodGroup(have, want client.Object) {
-	h, w := have.(*schedulingv1beta1.PodGroup), want.(*schedulingv1beta1.PodGroup)
-	h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
-	h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
-}
-
-// ensure creates want, owned by the PodGang, or repairs the existing object when the fields the
-// backend sets drifted: in place where the API allows it, else by recreating it (the Workload
-// API's specs are largely immutable). A PodGroup still referenced by pods is held by its
-// protection finalizer, so a recreate may have to wait for the old one to go.
-func (b *Backend) ensure(ctx context.Context, pg *schedulerv1alpha1.PodGang, have, want client.Object, same func(have, want client.Object) bool, repair func(have, want client.Object)) error {
-	if err := controllerutil.SetControllerReference(pg, want, b.client.Scheme()); err != nil {
-		return err
+// kept turns a write the API server did not store as written into an error: it drops fields of
+// disabled feature gates silently, and a gang would lose its topology unnoticed.
+func kept[T client.Object](same func(have, want T) bool) func(stored, wanted T) error {
+	return func(stored, wanted T) error {
+		if same(stored, wanted) {
+			return nil
+		}
+		help := TopologyGateHelp
+		if w, ok := any(wanted).(*schedulingv1beta1.Workload); ok && len(w.Spec.CompositePodGroupTemplates) > 0 {
+			help += "; composite templates need the CompositePodGroup feature gate on kube-apiserver"
+		}
+		if p, ok := any(wanted).(*schedulingv1beta1.PodGroup); ok && p.Spec.ParentCompositePodGroupName != nil {
+			help += "; a parent composite needs the CompositePodGroup feature gate on kube-apiserver"
+		}
+		return fmt.Errorf("the API server dropped fields of %s: %s", stored.GetName(), help)
 	}
-	wanted := want.DeepCopyObject().(client.Object)
-	err := b.client.Get(ctx, client.ObjectKeyFromObject(want), have)
-	log := log.FromContext(ctx).WithValues("kind", fmt.Sprintf("%T", want), "name", want.GetName())
-	switch {
-	case apierrors.IsNotFound(err):
-		log.Info("creating the Workload API object")
-		return kept(b.client.Create(ctx, want), want, wanted, same)
-	case err != nil:
-		return err
-	case !have.GetDeletionTimestamp().IsZero():
-		return fmt.Errorf("waiting for the replaced object to be deleted")
-	case same(have, want) && metav1.IsControlledBy(have, pg):
-		return nil
-	}
-	repair(have, want)
-	if err := controllerutil.SetControllerReference(pg, have, b.client.Scheme()); err != nil {
-		return err
-	}
-	log.Info("repairing the Workload API object: it drifted from the PodGang")
-	if err := b.client.Update(ctx, have); !apierrors.IsInvalid(err) {
-		return kept(err, have, wanted, same)
-	}
-	log.Info("recreating the Workload API object: the drifted fields are immutable")
-	if err := b.client.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	return kept(b.client.Create(ctx, want), want, wanted, same)
-}
-
-// kept turns a successful write the API server did not store as written into an error: it drops
-// fields of disabled feature gates silently, and a gang would lose its topology unnoticed.
-func kept(writeErr error, stored, wanted client.Object, same func(have, want client.Object) bool) error {
-	if writeErr != nil || same(stored, wanted) {
-		return writeErr
-	}
-	help := TopologyGateHelp
-	if w, ok := wanted.(*schedulingv1beta1.Workload); ok && len(w.Spec.CompositePodGroupTemplates) > 0 {
-		help += "; composite templates need the CompositePodGroup feature gate on kube-apiserver"
-	}
-	if p, ok := wanted.(*schedulingv1beta1.PodGroup); ok && p.Spec.ParentCompositePodGroupName != nil {
-		help += "; a parent composite needs the CompositePodGroup feature gate on kube-apiserver"
-	}
-	return fmt.Errorf("the API server dropped fields of %s: %s", stored.GetName(), help)
 }
 
 // BuildWorkload is the Workload of a PodGang: one gang template asking for its minimum.

@@ -6,19 +6,20 @@ package plugins
 import (
 	"context"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/internal/ownedobject"
 	"github.com/kubegrove/grove/internal/servedapis"
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
@@ -52,25 +53,25 @@ func (b *Backend) Init(context.Context) error {
 // SyncPodGang keeps the PodGang's PodGroup as built here, from the PodGang alone.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	want := b.BuildPodGroup(pg)
-	have := &schedv1alpha1.PodGroup{}
-	have.Name, have.Namespace = want.Name, want.Namespace
-	op, err := controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
-		if have.Labels == nil {
-			have.Labels = map[string]string{}
-		}
-		for k, v := range want.Labels {
-			have.Labels[k] = v
-		}
-		have.Spec = want.Spec
-		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
-	})
+	done, err := ownedobject.Keep(ctx, b.client, pg, &schedv1alpha1.PodGroup{}, want, podGroupFields)
 	if err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
 	}
-	if op != controllerutil.OperationResultNone {
-		log.FromContext(ctx).Info("coscheduling PodGroup "+string(op), "podGroup", have.Name, "minMember", have.Spec.MinMember)
+	if done != ownedobject.Unchanged {
+		log.FromContext(ctx).Info("coscheduling PodGroup "+string(done), "podGroup", klog.KObj(want), "minMember", want.Spec.MinMember)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("coscheduling PodGroup %s needs %d pods", want.Name, want.Spec.MinMember), nil
+}
+
+// podGroupFields: the backend owns a PodGroup's spec and its labels.
+var podGroupFields = ownedobject.Fields[*schedv1alpha1.PodGroup]{
+	Same: func(have, want *schedv1alpha1.PodGroup) bool {
+		return ownedobject.HasLabels(have, want) && equality.Semantic.DeepEqual(have.Spec, want.Spec)
+	},
+	Set: func(have, want *schedv1alpha1.PodGroup) {
+		ownedobject.SetLabels(have, want)
+		have.Spec = want.Spec
+	},
 }
 
 // BuildPodGroup is the PodGroup of a PodGang: minMember its minimum, minResources every pod

@@ -9,19 +9,21 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/backends/internal/ownedobject"
 	"github.com/kubegrove/grove/internal/servedapis"
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 	"github.com/kubegrove/grove/internal/volcanoqueue"
@@ -98,26 +100,25 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	if state != volcanoqueue.Usable {
 		return "", "", fmt.Errorf("spec.schedulerQueueName (the PodCliqueSet's %s annotation): %s", grovev1alpha1.AnnotationVolcanoQueue, problem)
 	}
-	have := &volcanov1beta1.PodGroup{}
-	have.Name, have.Namespace = want.Name, want.Namespace
-	var op controllerutil.OperationResult
-	op, err = controllerutil.CreateOrUpdate(ctx, b.client, have, func() error {
-		if have.Labels == nil {
-			have.Labels = map[string]string{}
-		}
-		for k, v := range want.Labels {
-			have.Labels[k] = v
-		}
-		have.Spec = want.Spec
-		return controllerutil.SetControllerReference(pg, have, b.client.Scheme())
-	})
+	done, err := ownedobject.Keep(ctx, b.client, pg, &volcanov1beta1.PodGroup{}, want, podGroupFields)
 	if err != nil {
 		return "", "", fmt.Errorf("Volcano PodGroup %s: %w", want.Name, err)
 	}
-	if op != controllerutil.OperationResultNone {
-		log.FromContext(ctx).Info("Volcano PodGroup "+string(op), "podGroup", have.Name, "minMember", have.Spec.MinMember, "queue", have.Spec.Queue)
+	if done != ownedobject.Unchanged {
+		log.FromContext(ctx).Info("Volcano PodGroup "+string(done), "podGroup", klog.KObj(want), "minMember", want.Spec.MinMember, "queue", want.Spec.Queue)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("Volcano PodGroup %s needs %d pods in queue %s", want.Name, want.Spec.MinMember, want.Spec.Queue), nil
+}
+
+// podGroupFields: the backend owns a PodGroup's spec and its labels.
+var podGroupFields = ownedobject.Fields[*volcanov1beta1.PodGroup]{
+	Same: func(have, want *volcanov1beta1.PodGroup) bool {
+		return ownedobject.HasLabels(have, want) && equality.Semantic.DeepEqual(have.Spec, want.Spec)
+	},
+	Set: func(have, want *volcanov1beta1.PodGroup) {
+		ownedobject.SetLabels(have, want)
+		have.Spec = want.Spec
+	},
 }
 
 // BuildPodGroup is the Volcano PodGroup of a PodGang: minMember its minimum, minResources every
