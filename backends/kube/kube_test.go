@@ -302,10 +302,34 @@ func TestAPodCliqueSetQueuedGangByGangLeavesItsPackLevelsToKueue(t *testing.T) {
 		fieldPaths(New(plainCfg, nil).ValidatePodCliqueSet(queued(true))), "admitted through its owner, no gang reaches Kueue on its own")
 }
 
-func TestNotHonouredInGangModeReportsNothing(t *testing.T) {
-	got := New(gangCfg, nil).NotHonoured(constraintsAt{pcs: pack("zone", "rack"), clique1: pack("", "host")}.apply(pcs()), nil)
-
-	assert.Empty(t, got)
+func TestNotHonouredInGangModeReportsOnlyFlatGangs(t *testing.T) {
+	gang := func(groups ...string) *schedulerv1alpha1.PodGang {
+		pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}}
+		for i, name := range groups {
+			g := fmt.Sprintf("inf-0-%c", 'a'+i)
+			pg.Spec.PodGroups = append(pg.Spec.PodGroups, schedulerv1alpha1.PodGroup{Name: g, MinReplicas: 1})
+			pg.Status.SchedulingGroups = append(pg.Status.SchedulingGroups, schedulerv1alpha1.SchedulingGroup{PodGroup: g, Name: name})
+		}
+		return pg
+	}
+	cliquePacked := constraintsAt{pcs: pack("zone", "rack"), clique1: pack("host", "")}.apply(pcs())
+	cases := []struct {
+		name  string
+		gangs map[string]*schedulerv1alpha1.PodGang
+		want  []string
+	}{
+		{name: "no gang observed yet", gangs: nil},
+		{name: "a hierarchical gang keeps every minimum", gangs: map[string]*schedulerv1alpha1.PodGang{"inf-0": gang("inf-0-a", "inf-0-b")}},
+		{name: "a flat gang keeps neither per-clique minimums nor a clique's own pack level, and says how to",
+			gangs: map[string]*schedulerv1alpha1.PodGang{"inf-0": gang("inf-0", "inf-0")},
+			want: []string{"per-clique minimums: the pod groups of PodGang inf-0 share one scheduler group and its total minimum; " + CompositePodGroupHelp,
+				`spec.template.cliques[1].topologyConstraint.pack.required: a flat gang packs only at the PodCliqueSet's level, not at "host"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, New(gangCfg, nil).NotHonoured(cliquePacked, tc.gangs))
+		})
+	}
 }
 
 func TestOwnedTypesAreTheWorkloadAPIKindsOnlyInGangMode(t *testing.T) {
