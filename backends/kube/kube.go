@@ -98,9 +98,9 @@ func (b *Backend) PodSchedulerName() string { return SchedulerName }
 // Init checks in gang mode that the API server serves the Workload API, and whether it serves
 // CompositePodGroup too, which makes the gangs hierarchical. It logs the mode it chose.
 func (b *Backend) Init(ctx context.Context) error {
-	log := log.FromContext(ctx).WithValues("backend", configv1alpha1.SchedulerNameKube)
+	logger := log.FromContext(ctx).WithValues("backend", configv1alpha1.SchedulerNameKube)
 	if !b.cfg.GangScheduling {
-		log.Info("kube-scheduler backend runs in plain mode: pods are placed one by one", "mode", ModePlain)
+		logger.Info("kube-scheduler backend runs in plain mode: pods are placed one by one", "mode", ModePlain)
 		return nil
 	}
 	mapper := b.client.RESTMapper()
@@ -112,9 +112,9 @@ func (b *Backend) Init(ctx context.Context) error {
 	switch {
 	case err == nil:
 		b.composite = true
-		log.Info("kube-scheduler backend runs in composite gang mode: CompositePodGroup is served, every pod group keeps its own minimum", "mode", ModeCompositeGang)
+		logger.Info("kube-scheduler backend runs in composite gang mode: CompositePodGroup is served, every pod group keeps its own minimum", "mode", ModeCompositeGang)
 	case meta.IsNoMatchError(err):
-		log.Info("kube-scheduler backend runs in flat gang mode: CompositePodGroup is not served, a PodGang's pod groups share one minimum; "+CompositePodGroupHelp, "mode", ModeGang)
+		logger.Info("kube-scheduler backend runs in flat gang mode: CompositePodGroup is not served, a PodGang's pod groups share one minimum; "+CompositePodGroupHelp, "mode", ModeGang)
 	default:
 		return fmt.Errorf("looking up %s: %w", schedulingv1alpha3.SchemeGroupVersion.WithKind("CompositePodGroup"), err)
 	}
@@ -149,7 +149,7 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		err := b.client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: pg.Name}, &schedulingv1beta1.Workload{})
 		switch {
 		case apierrors.IsNotFound(err):
-			log.FromContext(ctx).V(1).Info("holding the gang's Workload API objects until its pods exist", "podGang", pg.Name, "pods", pg.Spec.MinMember())
+			log.FromContext(ctx).V(1).Info("holding the gang's Workload API objects until its pods exist", "podGang", klog.KObj(pg), "pods", pg.Spec.MinMember())
 			return ReasonAwaitingPods, fmt.Sprintf("kube-scheduler gets the gang's Workload and PodGroups once its pods exist (PodGang condition Initialized): "+
 				"its pods wait for their PodGroup until then, and the gang of %d pods is placed at once", pg.Spec.MinMember()), nil
 		case err != nil:
@@ -241,7 +241,7 @@ func (b *Backend) deleteStale(ctx context.Context, pg *schedulerv1alpha1.PodGang
 			if keep[fmt.Sprintf("%T/%s", o, o.GetName())] || !metav1.IsControlledBy(o, pg) || !o.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			log.FromContext(ctx).Info("deleting a Workload API object the PodGang no longer has", "kind", fmt.Sprintf("%T", o), "name", o.GetName())
+			log.FromContext(ctx).Info("deleting a Workload API object the PodGang no longer has", "kind", fmt.Sprintf("%T", o), "object", klog.KObj(o))
 			if err := b.client.Delete(ctx, o, client.Preconditions{UID: ptr.To(o.GetUID())}); client.IgnoreNotFound(err) != nil {
 				return err
 			}

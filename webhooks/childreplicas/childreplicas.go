@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -90,7 +91,7 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		return admission.Allowed("its PodCliqueSet is gone")
 	}
 	if pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining {
-		log.FromContext(ctx).Info("refused a replica change: the PodCliqueSet is Training", "kind", req.Kind.Kind, "name", req.Name, "podCliqueSet", owner)
+		log.FromContext(ctx).Info("refused a replica change: the PodCliqueSet is Training", "kind", req.Kind.Kind, "object", klog.KObj(req), "podCliqueSet", owner)
 		return admission.Denied(fmt.Sprintf("spec.replicas: Forbidden: %s %s belongs to Training PodCliqueSet %s, whose size cannot change while it runs",
 			req.Kind.Kind, req.Name, owner))
 	}
@@ -98,7 +99,7 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		if updating < 0 {
 			updating, _ = strconv.Atoi(labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 		}
-		log.FromContext(ctx).Info("refused a replica change: a Coherent update is in progress", "kind", req.Kind.Kind, "name", req.Name,
+		log.FromContext(ctx).Info("refused a replica change: a Coherent update is in progress", "kind", req.Kind.Kind, "object", klog.KObj(req),
 			"podCliqueSet", owner, "replicaBeingUpdated", updating, "from", oldObj.Spec.Replicas, "to", newObj.Spec.Replicas)
 		return admission.Denied(CoherentScaleRefusal(pcs, updating))
 	}

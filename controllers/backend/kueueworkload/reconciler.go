@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -92,13 +92,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !pg.DeletionTimestamp.IsZero() || !pg.QueuedOnItsOwn() || pg.Labels[grovev1alpha1.LabelSchedulerName] != r.Backend {
 		return ctrl.Result{}, nil
 	}
-	log := log.FromContext(ctx).WithValues("podGang", req.NamespacedName, "queue", pg.Spec.QueueName)
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("podGang", klog.KObj(pg), "queue", pg.Spec.QueueName))
 
 	queueExists, tas, err := r.queue(ctx, pg)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	wl, again, syncErr := r.syncWorkload(ctx, log, pg, tas)
+	wl, again, syncErr := r.syncWorkload(ctx, pg, tas)
 	cond := kueuegang.Admission(pg, wl, queueExists)
 	if syncErr != nil {
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
@@ -108,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			cond.Reason = schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology
 		}
 	}
-	if err := r.report(ctx, log, pg, cond); err != nil {
+	if err := r.report(ctx, pg, cond); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: again}, syncErr
@@ -124,7 +124,7 @@ const (
 // syncWorkload creates the gang's Workload or brings it in line with the gang. It returns the
 // Workload as stored, nil while there is none, and when to look again (a Workload shrinking in
 // place whose pods are still terminating; 0: on the next event).
-func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, tas bool) (*kueuev1beta2.Workload, time.Duration, error) {
+func (r *Reconciler) syncWorkload(ctx context.Context, pg *schedulerv1alpha1.PodGang, tas bool) (*kueuev1beta2.Workload, time.Duration, error) {
 	priority, err := r.priority(ctx, pg)
 	if err != nil {
 		return nil, 0, err
@@ -138,7 +138,7 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 		if err := r.Client.Create(ctx, want); err != nil {
 			return nil, 0, fmt.Errorf("creating Workload %s: %w", want.Name, err)
 		}
-		log.Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", want.Name, "podSets", len(want.Spec.PodSets),
+		log.FromContext(ctx).Info("created the gang's Kueue Workload: its pods wait for Kueue to admit it", "workload", klog.KObj(want), "podSets", len(want.Spec.PodSets),
 			"topologyAware", tas)
 		return want, 0, nil
 	}
@@ -149,29 +149,29 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 		return nil, 0, fmt.Errorf("Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
 	case ref.UID != pg.UID:
 		// Left by an earlier PodGang of the same name; the garbage collector may not have got to it.
-		return nil, 0, r.replace(ctx, log, have, "it belongs to an earlier PodGang of the same name")
+		return nil, 0, r.replace(ctx, have, "it belongs to an earlier PodGang of the same name")
 	case kueuegang.Finished(have):
-		return nil, 0, r.replace(ctx, log, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
+		return nil, 0, r.replace(ctx, have, "Kueue finished it ("+reasonOf(have, kueuev1beta2.WorkloadFinished)+"), so it would never be admitted again")
 	case !kueuegang.PodSetsMatch(have.Spec.PodSets, want.Spec.PodSets):
 		if kueuegang.QuotaReserved(have) && kueuegang.SameSize(have.Spec.PodSets, want.Spec.PodSets) {
 			// Only the topology requests differ (the queue's flavors gained or lost a topology,
 			// or the pack constraint changed): an admitted gang keeps its placement, and the new
 			// requests apply when it next waits for admission.
-			log.V(1).Info("the admitted Workload keeps its topology requests until the gang waits again", "workload", have.Name, "topologyAware", tas)
+			log.FromContext(ctx).V(1).Info("the admitted Workload keeps its topology requests until the gang waits again", "workload", klog.KObj(have), "topologyAware", tas)
 			break
 		}
 		if kueuegang.QuotaReserved(have) {
 			if target, ok := kueuegang.ShrunkInPlace(have.Spec.PodSets, want.Spec.PodSets, nil); ok {
-				again, err := r.shrink(ctx, log, pg, have, want, target)
+				again, err := r.shrink(ctx, pg, have, want, target)
 				if refusedSmallerCount(err) {
 					// Kueue allows a smaller count only with its ElasticJobsViaWorkloadSlices
 					// feature gate (docs/kueue.md, Setup).
-					return nil, 0, r.replace(ctx, log, have, "the gang shrank while admitted and Kueue refused a smaller count (its ElasticJobsViaWorkloadSlices feature gate is off), so Kueue stops the gang's pods and admits it anew")
+					return nil, 0, r.replace(ctx, have, "the gang shrank while admitted and Kueue refused a smaller count (its ElasticJobsViaWorkloadSlices feature gate is off), so Kueue stops the gang's pods and admits it anew")
 				}
 				if err != nil {
 					return nil, 0, err
 				}
-				if err := r.syncQueueAndPriority(ctx, log, have, want); err != nil {
+				if err := r.syncQueueAndPriority(ctx, have, want); err != nil {
 					return nil, 0, err
 				}
 				return have, again, nil
@@ -179,24 +179,24 @@ func (r *Reconciler) syncWorkload(ctx context.Context, log logr.Logger, pg *sche
 			// Kueue refuses to change the podSets of a Workload holding quota but their counts:
 			// a gang that grew or changed its pods is admitted again at its new size, as Kueue
 			// does for a resized job.
-			return nil, 0, r.replace(ctx, log, have, "the gang grew or changed its pods while admitted")
+			return nil, 0, r.replace(ctx, have, "the gang grew or changed its pods while admitted")
 		}
 		have.Spec.PodSets = want.Spec.PodSets
 		if err := r.Client.Update(ctx, have); err != nil {
 			return nil, 0, err
 		}
-		log.Info("updated the waiting Workload to the gang's new size and topology requests", "workload", have.Name, "topologyAware", tas)
+		log.FromContext(ctx).Info("updated the waiting Workload to the gang's new size and topology requests", "workload", klog.KObj(have), "topologyAware", tas)
 	}
 	// A Workload that shrank in place keeps podSets the gang no longer has (at count 0): its queue
 	// and priority are kept in line on their own.
-	if err := r.syncQueueAndPriority(ctx, log, have, want); err != nil {
+	if err := r.syncQueueAndPriority(ctx, have, want); err != nil {
 		return nil, 0, err
 	}
 	return have, 0, nil
 }
 
 // syncQueueAndPriority gives the Workload the gang's queue and priority when they changed.
-func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, have, want *kueuev1beta2.Workload) error {
+func (r *Reconciler) syncQueueAndPriority(ctx context.Context, have, want *kueuev1beta2.Workload) error {
 	if have.Spec.QueueName == want.Spec.QueueName && reflect.DeepEqual(have.Spec.PriorityClassRef, want.Spec.PriorityClassRef) &&
 		ptr.Deref(have.Spec.Priority, 0) == ptr.Deref(want.Spec.Priority, 0) {
 		return nil
@@ -205,7 +205,7 @@ func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, 
 	if err := r.Client.Update(ctx, have); err != nil {
 		return err
 	}
-	log.Info("updated the Workload's queue and priority", "workload", have.Name)
+	log.FromContext(ctx).Info("updated the Workload's queue and priority", "workload", klog.KObj(have))
 	return nil
 }
 
@@ -214,7 +214,7 @@ func (r *Reconciler) syncQueueAndPriority(ctx context.Context, log logr.Logger, 
 // that left — a Coherent step's new gang needs it. A pod group's count goes down only as its pods
 // are gone (Kueue counts a terminating pod until it ends): until then it looks again.
 // target is the shrink once no pod is left to wait for.
-func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, have, want *kueuev1beta2.Workload, target []kueuev1beta2.PodSet) (time.Duration, error) {
+func (r *Reconciler) shrink(ctx context.Context, pg *schedulerv1alpha1.PodGang, have, want *kueuev1beta2.Workload, target []kueuev1beta2.PodSet) (time.Duration, error) {
 	if counts(target) == counts(have.Spec.PodSets) {
 		return 0, nil
 	}
@@ -239,7 +239,7 @@ func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv
 		if err := r.Client.Update(ctx, probe, client.DryRunAll); err != nil {
 			return 0, err
 		}
-		log.V(1).Info("the admitted Workload waits for the pods that left the gang to end before it shrinks", "workload", have.Name, "again", again)
+		log.FromContext(ctx).V(1).Info("the admitted Workload waits for the pods that left the gang to end before it shrinks", "workload", klog.KObj(have), "again", again)
 		return again, nil
 	}
 	before := counts(have.Spec.PodSets)
@@ -247,7 +247,7 @@ func (r *Reconciler) shrink(ctx context.Context, log logr.Logger, pg *schedulerv
 	if err := r.Client.Update(ctx, have); err != nil {
 		return 0, err
 	}
-	log.Info("shrank the admitted Workload in place: the gang keeps its admission, Kueue releases the quota of the pods that left",
+	log.FromContext(ctx).Info("shrank the admitted Workload in place: the gang keeps its admission, Kueue releases the quota of the pods that left",
 		"workload", have.Name, "from", before, "to", counts(shrunk))
 	return again, nil
 }
@@ -293,17 +293,17 @@ func counts(podSets []kueuev1beta2.PodSet) string {
 
 // replace deletes a Workload that cannot serve the gang (only that object: its UID is the
 // precondition); its deletion brings the gang back here, which creates the new one.
-func (r *Reconciler) replace(ctx context.Context, log logr.Logger, wl *kueuev1beta2.Workload, why string) error {
+func (r *Reconciler) replace(ctx context.Context, wl *kueuev1beta2.Workload, why string) error {
 	err := r.Client.Delete(ctx, wl, client.Preconditions{UID: ptr.To(wl.UID)})
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	log.Info("deleted the gang's Workload to create it anew: "+why, "workload", wl.Name)
+	log.FromContext(ctx).Info("deleted the gang's Workload to create it anew: "+why, "workload", klog.KObj(wl))
 	return nil
 }
 
 // report writes QueueAdmitted when it changed, as this controller's own field manager.
-func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv1alpha1.PodGang, cond metav1.Condition) error {
+func (r *Reconciler) report(ctx context.Context, pg *schedulerv1alpha1.PodGang, cond metav1.Condition) error {
 	before := pg.Status.Conditions
 	conds := slices.Clone(before)
 	if !meta.SetStatusCondition(&conds, cond) {
@@ -312,7 +312,7 @@ func (r *Reconciler) report(ctx context.Context, log logr.Logger, pg *schedulerv
 	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, podgangstatus.Part{Conditions: []metav1.Condition{*meta.FindStatusCondition(conds, cond.Type)}}); err != nil {
 		return err
 	}
-	conditionlog.Transitions(log, before, pg.Status.Conditions)
+	conditionlog.Transitions(log.FromContext(ctx), before, pg.Status.Conditions)
 	return nil
 }
 

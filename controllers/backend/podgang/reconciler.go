@@ -177,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// keeps the last assignment, which pods already carry.
 		status.SchedulingGroups = r.Backend.SchedulingGroups(pg)
 	}
-	log := log.FromContext(ctx)
+	logger := log.FromContext(ctx)
 	if !equality.Semantic.DeepEqual(*status, pg.Status) {
 		before := pg.Status.Conditions
 		// Server-side apply with this backend's own field manager: the operator's conditions are
@@ -186,9 +186,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			*meta.FindStatusCondition(status.Conditions, cond.Type), status.SchedulingGroups); err != nil {
 			return ctrl.Result{}, err
 		}
-		conditionlog.Transitions(log, before, pg.Status.Conditions)
+		conditionlog.Transitions(logger, before, pg.Status.Conditions)
 		if syncErr == nil {
-			log.V(1).Info("acknowledged the PodGang: the scheduler's objects match its spec", "backend", name, "generation", pg.Generation, "reason", reason)
+			logger.V(1).Info("acknowledged the PodGang: the scheduler's objects match its spec", "backend", name, "generation", pg.Generation, "reason", reason)
 		}
 		// Counted once the write stood: a failed write is retried and counted then.
 		if acknowledges(before, cond) {

@@ -7,18 +7,17 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 )
 
 // ackGrace is how long a clique waits for its new PodGang's first acknowledgement before
@@ -126,7 +125,7 @@ func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s sche
 		patched.Spec.SchedulingGates = withoutGate(pod.Spec.SchedulingGates)
 		return client.IgnoreNotFound(r.Client.Patch(ctx, patched, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})))
 	})
-	log.FromContext(ctx).Info("lifted scheduling gates: the PodGang is acknowledged by its backend and the parents are up", "pods", lifted, "podGang", s.pg.Name)
+	log.FromContext(ctx).Info("lifted scheduling gates: the PodGang is acknowledged by its backend and the parents are up", "pods", lifted, "podGang", klog.KObj(s.pg))
 	return err
 }
 
@@ -135,7 +134,7 @@ func (r *Reconciler) liftGates(ctx context.Context, active []*corev1.Pod, s sche
 func (r *Reconciler) recreateMisgrouped(ctx context.Context, pods []*corev1.Pod, pg *schedulerv1alpha1.PodGang) error {
 	for _, p := range pods {
 		log.FromContext(ctx).Info("deleting a gated pod to recreate it in its scheduling group: it was created before the backend assigned one",
-			"pod", client.ObjectKeyFromObject(p), "has", podSchedulingGroup(p), "assigned", schedulingGroup(pg, p.Labels[grovev1alpha1.LabelPodClique]), "podGang", pg.Name)
+			"pod", klog.KObj(p), "has", podSchedulingGroup(p), "assigned", schedulingGroup(pg, p.Labels[grovev1alpha1.LabelPodClique]), "podGang", klog.KObj(pg))
 		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: ptr.To(p.UID)}); client.IgnoreNotFound(err) != nil {
 			return err
 		}

@@ -12,12 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
-	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-	"github.com/kubegrove/grove/controllers/operator/internal/statuspacing"
-
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -29,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -45,7 +41,10 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+	"github.com/kubegrove/grove/controllers/operator/internal/statuspacing"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/internal/requeue"
@@ -505,7 +504,7 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 				}
 				return err
 			}
-			log.FromContext(ctx).Info("deleted pod", "pod", p.Name, "reason", deleteReason(pclq, p, hash))
+			log.FromContext(ctx).Info("deleted pod", "pod", klog.KObj(p), "reason", deleteReason(pclq, p, hash))
 			podsDeleted.Inc()
 			return nil
 		})

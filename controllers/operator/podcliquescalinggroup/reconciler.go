@@ -11,13 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/internal/conditionlog"
-
-	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
-	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -28,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,12 +29,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/expand"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
+	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
+	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/requeue"
 	"github.com/kubegrove/grove/internal/terminating"
@@ -237,7 +235,7 @@ func (r *Reconciler) applyMembers(ctx context.Context, pcsg *grovev1alpha1.PodCl
 			errs = append(errs, err)
 			continue
 		}
-		log.FromContext(ctx).Info("deleted PodClique", "podClique", pclq.Name, "reason", "its group replica is beyond spec.replicas or its clique left the group")
+		log.FromContext(ctx).Info("deleted PodClique", "podClique", klog.KObj(pclq), "reason", "its group replica is beyond spec.replicas or its clique left the group")
 	}
 	return created, errs
 }
@@ -346,27 +344,27 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 		}
 		err := r.Client.Create(ctx, want)
 		if terminating.Refused(err) {
-			log.FromContext(ctx).V(1).Info("namespace is being deleted: PodClique not created", "podClique", want.Name)
+			log.FromContext(ctx).V(1).Info("namespace is being deleted: PodClique not created", "podClique", klog.KObj(want))
 			return nil
 		}
 		if apierrors.IsAlreadyExists(err) {
 			// The cache is behind on our own creation, or another owner holds the name: then it
 			// is left alone (never adopted) and the PodCliqueSet reports it (NameCollision).
-			log.FromContext(ctx).V(1).Info("PodClique already exists", "podClique", want.Name)
+			log.FromContext(ctx).V(1).Info("PodClique already exists", "podClique", klog.KObj(want))
 			return nil
 		}
 		if err != nil {
 			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating PodClique %s: %v", want.Name, err)
 			return err
 		}
-		log.FromContext(ctx).Info("created PodClique", "podClique", want.Name, "podGang", want.Labels[grovev1alpha1.LabelPodGang])
+		log.FromContext(ctx).Info("created PodClique", "podClique", klog.KObj(want), "podGang", klog.KRef(want.Namespace, want.Labels[grovev1alpha1.LabelPodGang]))
 		return nil
 	}
 	// have is the PodClique brought to the template (decideGroup's update).
 	if err := r.Client.Update(ctx, have); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", want.Name)
+	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", klog.KObj(want))
 	return nil
 }
 

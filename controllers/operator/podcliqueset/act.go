@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -147,7 +148,7 @@ func (r *Reconciler) deleteAll(ctx context.Context, deletes []change) (bool, err
 		switch {
 		case err == nil:
 			deleted = true
-			log.FromContext(ctx).Info("deleted", "kind", kindOf(d.obj), "name", d.obj.GetName(), "reason", d.reason)
+			log.FromContext(ctx).Info("deleted", "kind", kindOf(d.obj), "object", klog.KObj(d.obj), "reason", d.reason)
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		default:
 			errs = append(errs, fmt.Errorf("deleting %s %s: %w", kindOf(d.obj), d.obj.GetName(), err))
@@ -238,7 +239,7 @@ func (r *Reconciler) applyGangStatus(ctx context.Context, parts []gangPart, chan
 			errs[i] = fmt.Errorf("PodGang %s: %w", pg.Name, err)
 			return err
 		}
-		conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", pg.Name), before, pg.Status.Conditions)
+		conditionlog.Transitions(log.FromContext(ctx).WithValues("podGang", klog.KObj(pg)), before, pg.Status.Conditions)
 		observeGangFirsts(gp.pg, gp.part)
 		if gp.replaced != "" {
 			r.expectations.ExpectWrite(client.ObjectKeyFromObject(pg), gp.replaced)
@@ -258,16 +259,16 @@ func (r *Reconciler) create(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet
 	err := r.Client.Create(ctx, obj)
 	switch {
 	case terminating.Refused(err):
-		log.FromContext(ctx).V(1).Info("namespace is being deleted: not created", "kind", kindOf(obj), "name", obj.GetName())
+		log.FromContext(ctx).V(1).Info("namespace is being deleted: not created", "kind", kindOf(obj), "object", klog.KObj(obj))
 		return nil
 	case apierrors.IsAlreadyExists(err):
-		log.FromContext(ctx).V(1).Info("already exists", "kind", kindOf(obj), "name", obj.GetName())
+		log.FromContext(ctx).V(1).Info("already exists", "kind", kindOf(obj), "object", klog.KObj(obj))
 		return nil
 	case err != nil:
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating %s %s: %v", kindOf(obj), obj.GetName(), err)
 		return err
 	}
-	log.FromContext(ctx).Info("created", "kind", kindOf(obj), "name", obj.GetName())
+	log.FromContext(ctx).Info("created", "kind", kindOf(obj), "object", klog.KObj(obj))
 	obs.created.Add(1)
 	r.expectations.Expect(pcs.UID, kindOf(obj)+"/"+obj.GetName())
 	return nil
@@ -284,7 +285,7 @@ func (r *Reconciler) update(ctx context.Context, obj client.Object, reason strin
 	case *schedulerv1alpha1.PodGang, *grovev1alpha1.PodGangMap:
 		r.expectations.ExpectWrite(client.ObjectKeyFromObject(obj), replaced)
 	}
-	log.FromContext(ctx).Info("updated to the template", "kind", kindOf(obj), "name", obj.GetName(), "reason", reason)
+	log.FromContext(ctx).Info("updated to the template", "kind", kindOf(obj), "object", klog.KObj(obj), "reason", reason)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -96,7 +97,7 @@ func (r *Reconciler) syncComputeDomains(ctx context.Context, pcs *grovev1alpha1.
 			case err != nil:
 				errs = append(errs, fmt.Errorf("creating ComputeDomain %s: %w", cd.GetName(), err))
 			default:
-				log.FromContext(ctx).Info("created ComputeDomain", "computeDomain", cd.GetName(), "mnnvlGroup", group, "replica", replica)
+				log.FromContext(ctx).Info("created ComputeDomain", "computeDomain", klog.KObj(cd), "mnnvlGroup", group, "replica", replica)
 			}
 		}
 	}
@@ -109,7 +110,7 @@ func (r *Reconciler) syncComputeDomains(ctx context.Context, pcs *grovev1alpha1.
 			errs = append(errs, fmt.Errorf("deleting ComputeDomain %s: %w", name, err))
 			continue
 		}
-		log.FromContext(ctx).Info("deleted ComputeDomain", "computeDomain", name, "reason", "its replica is beyond spec.replicas")
+		log.FromContext(ctx).Info("deleted ComputeDomain", "computeDomain", klog.KObj(cd), "reason", "its replica is beyond spec.replicas")
 	}
 	err := errors.Join(errs...)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -161,7 +162,7 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	logger := s.Log.WithValues("trainJob", ns+"/"+name)
+	logger := s.Log.WithValues("trainJob", klog.KRef(ns, name))
 	ctx := log.IntoContext(r.Context(), logger)
 	who, err := s.authorize(ctx, r.Header.Get("Authorization"), ns, name)
 	if err != nil {

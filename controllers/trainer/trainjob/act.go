@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -70,7 +71,7 @@ func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 		if err := r.Client.Patch(ctx, child, patch); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("suspended the workload", "kind", wl.kind(), "name", child.GetName())
+		log.FromContext(ctx).Info("suspended the workload", "kind", wl.kind(), "object", klog.KObj(child))
 		return nil
 	}
 	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
@@ -87,7 +88,7 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 		if _, err := r.applyWorkload(ctx, tj, rt, wl, false, true); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "name", tj.Name, "runtime", tj.Spec.RuntimeRef.Name,
+		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "object", klog.KObj(tj), "runtime", tj.Spec.RuntimeRef.Name,
 			"admittedByKueueAsAWhole", tj.AdmittedByKueue())
 		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created %s %s", wl.kind(), tj.Name)
 		return nil
@@ -104,7 +105,7 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 	if _, err := r.applyWorkload(ctx, tj, rt, wl, false, false); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("resumed the workload", "kind", wl.kind(), "name", child.GetName())
+	log.FromContext(ctx).Info("resumed the workload", "kind", wl.kind(), "object", klog.KObj(child))
 	return nil
 }
 
@@ -174,7 +175,7 @@ func (r *Reconciler) getChild(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 func (r *Reconciler) deleteChild(ctx context.Context, wl workload, child client.Object, why string) error {
 	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(wl.propagation()))
 	if err == nil {
-		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "name", child.GetName(), "reason", why, "propagation", wl.propagation())
+		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "object", klog.KObj(child), "reason", why, "propagation", wl.propagation())
 	}
 	return client.IgnoreNotFound(err)
 }

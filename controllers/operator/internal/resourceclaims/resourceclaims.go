@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -124,7 +125,7 @@ func (k Keeper) Sync(ctx context.Context, owner client.Object, gvk schema.GroupV
 			continue
 		}
 		writes++
-		log.FromContext(ctx).Info("deleted ResourceClaim", "resourceClaim", name, "reason", "its replica is beyond the owner's replicas")
+		log.FromContext(ctx).Info("deleted ResourceClaim", "resourceClaim", klog.KObj(rc), "reason", "its replica is beyond the owner's replicas")
 	}
 	return writes, errors.Join(errs...)
 }
@@ -164,7 +165,7 @@ func (k Keeper) create(ctx context.Context, owner client.Object, gvk schema.Grou
 	if err != nil {
 		return false, fmt.Errorf("creating ResourceClaim %s: %w", w.Name, err)
 	}
-	log.FromContext(ctx).Info("created ResourceClaim", "resourceClaim", w.Name, "template", source, "scope", w.Entry.Scope)
+	log.FromContext(ctx).Info("created ResourceClaim", "resourceClaim", klog.KObj(w), "template", source, "scope", w.Entry.Scope)
 	return true, nil
 }
 
