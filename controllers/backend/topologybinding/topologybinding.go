@@ -18,10 +18,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/requeue"
 )
 
@@ -79,6 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if equality.Semantic.DeepEqual(*status, ct.Status) {
 		return ctrl.Result{}, nil
 	}
+	before := ct.Status.Conditions
 	ct.Status = *status
 	if err := r.Client.Status().Update(ctx, ct); err != nil {
 		if apierrors.IsConflict(err) {
@@ -86,6 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
+	logger := log.FromContext(ctx)
+	logger.Info("recorded the backend's topology object in the binding's status", "backend", r.Backend,
+		"topologyReference", st.TopologyReference, "inSync", st.InSync, "message", st.Message)
+	conditionlog.Transitions(logger, before, ct.Status.Conditions)
 	return ctrl.Result{}, nil
 }
 

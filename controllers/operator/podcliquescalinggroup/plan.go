@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -31,6 +32,8 @@ type groupPlan struct {
 	// creates, updates and deletes are the member PodCliques missing, due for the template,
 	// and beyond spec.replicas or out of the group.
 	creates, updates, deletes []*grovev1alpha1.PodClique
+	// updateReasons says, by PodClique name, why each of updates is brought to the template.
+	updateReasons map[string]string
 	// requeue is when the next pending breach's delay runs out.
 	requeue time.Duration
 	// delay and minAvailable are what the breach was judged against, for the log line.
@@ -143,7 +146,7 @@ func (p *groupPlan) members(in groupInput) {
 			p.creates = append(p.creates, w)
 		case allowUpdate && turn[j]:
 			if updated, changed := expand.Updated(in.have[name], w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
-				p.updates = append(p.updates, updated)
+				p.update(in.have[name], updated)
 			}
 		}
 	}
@@ -174,7 +177,7 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 		}
 		if updated, changed := expand.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
-			p.updates = append(p.updates, updated)
+			p.update(have, updated)
 		}
 	}
 }
@@ -191,4 +194,27 @@ func atGroupRevision(in groupInput, w *grovev1alpha1.PodClique) bool {
 		}
 	}
 	return false
+}
+
+// update plans a member PodClique brought from have to the template, with the reason its log
+// line gives.
+func (p *groupPlan) update(have, updated *grovev1alpha1.PodClique) {
+	p.updates = append(p.updates, updated)
+	if p.updateReasons == nil {
+		p.updateReasons = map[string]string{}
+	}
+	p.updateReasons[updated.Name] = updateReason(have, updated)
+}
+
+// updateReason says what of a member PodClique's spec differs from the template.
+func updateReason(have, want *grovev1alpha1.PodClique) string {
+	switch {
+	case !equality.Semantic.DeepEqual(have.Spec.PodSpec, want.Spec.PodSpec):
+		return "its pod template changed"
+	case have.Spec.Replicas != want.Spec.Replicas:
+		return "its replica count changed (the template's, or an autoscaler's)"
+	case have.Spec.PodCliqueSetGenerationHash != want.Spec.PodCliqueSetGenerationHash:
+		return "the PodCliqueSet's update reached its group replica"
+	}
+	return "its spec differs from the template"
 }

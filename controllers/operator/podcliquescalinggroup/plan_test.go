@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
@@ -101,6 +103,36 @@ func TestDecideGroupTransitions(t *testing.T) {
 			assert.Equal(t, tc.wantDeletes, names(p.deletes), "deletes")
 			assert.Equal(t, tc.wantRequeue, p.requeue, "requeue")
 			assert.Empty(t, p.updates, "no template change")
+		})
+	}
+}
+
+func TestAMemberBroughtToTheTemplateSaysWhy(t *testing.T) {
+	base := func() *grovev1alpha1.PodClique {
+		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0-g-0-worker"}}
+		p.Spec.Replicas = 2
+		p.Spec.PodCliqueSetGenerationHash = "rev-1"
+		p.Spec.PodSpec.Containers = []corev1.Container{{Name: "c", Image: "img:1"}}
+		return p
+	}
+	cases := []struct {
+		name   string
+		change func(*grovev1alpha1.PodClique)
+		want   string
+	}{
+		{"a new image", func(p *grovev1alpha1.PodClique) { p.Spec.PodSpec.Containers[0].Image = "img:2" }, "its pod template changed"},
+		{"a new size", func(p *grovev1alpha1.PodClique) { p.Spec.Replicas = 3 }, "its replica count changed (the template's, or an autoscaler's)"},
+		{"only the revision", func(p *grovev1alpha1.PodClique) { p.Spec.PodCliqueSetGenerationHash = "rev-2" }, "the PodCliqueSet's update reached its group replica"},
+		{"anything else", func(p *grovev1alpha1.PodClique) { p.Spec.MinAvailable = ptr.To[int32](1) }, "its spec differs from the template"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := base()
+			tc.change(want)
+			var p groupPlan
+			p.update(base(), want)
+			assert.Equal(t, []*grovev1alpha1.PodClique{want}, p.updates)
+			assert.Equal(t, tc.want, p.updateReasons[want.Name])
 		})
 	}
 }

@@ -211,14 +211,14 @@ func (r *Reconciler) recycle(ctx context.Context, pcsg *grovev1alpha1.PodCliqueS
 func (r *Reconciler) applyMembers(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, p *groupPlan) (int, []error) {
 	var errs []error
 	for _, u := range p.updates {
-		if err := r.sync(ctx, pcsg, u, u); err != nil {
+		if err := r.sync(ctx, pcsg, u, u, p.updateReasons[u.Name]); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	var mu sync.Mutex
 	var sent []string
 	created, err := slowstart.Run(ctx, len(p.creates), func(ctx context.Context, i int) error {
-		err := r.sync(ctx, pcsg, p.creates[i], nil)
+		err := r.sync(ctx, pcsg, p.creates[i], nil, "")
 		if err == nil {
 			mu.Lock()
 			sent = append(sent, p.creates[i].Name)
@@ -337,7 +337,7 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 	return want
 }
 
-func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have *grovev1alpha1.PodClique) error {
+func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScalingGroup, want, have *grovev1alpha1.PodClique, reason string) error {
 	if have == nil {
 		if terminating.Namespace(ctx, r.Client, want.Namespace) {
 			return nil // the namespace controller is removing everything here; a create is refused
@@ -364,7 +364,7 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 	if err := r.Client.Update(ctx, have); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", klog.KObj(want))
+	log.FromContext(ctx).Info("updated PodClique to the template", "podClique", klog.KObj(want), "reason", reason)
 	return nil
 }
 

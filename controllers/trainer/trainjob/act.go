@@ -75,8 +75,11 @@ func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 		return nil
 	}
 	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
-		_, err := r.applyWorkload(ctx, tj, o.rt, wl, true, false)
-		return err
+		if _, err := r.applyWorkload(ctx, tj, o.rt, wl, true, false); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("rebuilt the suspended workload from the TrainJob's new spec", "kind", wl.kind(), "object", klog.KObj(child),
+			"builtFrom", child.GetAnnotations()[annotationBuiltFrom], "generation", tj.Generation)
 	}
 	return nil
 }
@@ -101,6 +104,8 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 		if _, err := r.applyWorkload(ctx, tj, rt, wl, true, false); err != nil {
 			return err
 		}
+		log.FromContext(ctx).Info("rebuilt the suspended workload from the TrainJob's new spec before resuming it", "kind", wl.kind(), "object", klog.KObj(child),
+			"builtFrom", child.GetAnnotations()[annotationBuiltFrom], "generation", tj.Generation)
 	}
 	if _, err := r.applyWorkload(ctx, tj, rt, wl, false, false); err != nil {
 		return err
@@ -127,6 +132,8 @@ func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.Trai
 		if err := r.apply(ctx, tj, obj); err != nil {
 			return nil, err
 		}
+		// Applied with the workload every time it is built: the MPI key is only ever created.
+		log.FromContext(ctx).Info("applied what the workload needs before it starts", "kind", fmt.Sprintf("%T", obj), "object", klog.KObj(obj))
 	}
 	annotations := child.GetAnnotations()
 	if annotations == nil {

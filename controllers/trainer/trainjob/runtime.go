@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 )
 
 // Snapshot names, as Kubeflow Trainer keeps them: a TrainJob runs on the runtime it started
@@ -104,5 +105,10 @@ func (r *Reconciler) saveSnapshot(ctx context.Context, tj *trainerv1alpha1.Train
 	if err := controllerutil.SetControllerReference(tj, cm, r.Client.Scheme()); err != nil {
 		return err
 	}
-	return r.Client.Create(ctx, cm)
+	if err := r.Client.Create(ctx, cm); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("recorded the runtime the TrainJob starts with: later edits of the runtime do not reach it",
+		"snapshot", klog.KObj(cm), "runtimeKind", rt.Kind, "runtime", rt.Name)
+	return nil
 }
