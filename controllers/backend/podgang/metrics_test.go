@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -131,4 +133,21 @@ func TestAFailedSyncIsCountedWithItsReason(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, before+1, count())
 	assert.Equal(t, ackedBefore, acked(), "a failed sync acknowledges nothing")
+}
+
+func TestASyncIsTimedByTheReconcilersClock(t *testing.T) {
+	observed := func() (float64, uint64) {
+		var m dto.Metric
+		require.NoError(t, syncSeconds.WithLabelValues("kube-scheduler").(prometheus.Metric).Write(&m))
+		return m.GetHistogram().GetSampleSum(), m.GetHistogram().GetSampleCount()
+	}
+	sumBefore, countBefore := observed()
+	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
+
+	_, err, _ := runPass(t, &stubBackend{clock: clocktesting.NewFakePassiveClock(time.Unix(1000, 0)), took: 3 * time.Second}, pg)
+
+	require.NoError(t, err)
+	sum, count := observed()
+	assert.Equal(t, countBefore+1, count)
+	assert.InDelta(t, 3.0, sum-sumBefore, 1e-9, "the sync took 3 s on the reconciler's clock")
 }

@@ -6,26 +6,19 @@ package podgang
 
 import (
 	"context"
-	"time"
-
-	"github.com/kubegrove/grove/internal/podgangstatus"
-	"github.com/kubegrove/grove/internal/terminating"
-
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/eventbatch"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -33,13 +26,26 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/backend/topologybinding"
+	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/podgangstatus"
 	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/terminating"
 )
 
 // Reconciler reconciles the PodGangs of one backend.
 type Reconciler struct {
 	Client  client.Client
 	Backend backends.Syncer
+	// Clock times each sync (grove_backend_sync_duration_seconds); nil: the real clock.
+	Clock clock.PassiveClock
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // ReasonSyncFailed is the reason of SchedulerBackendReady=False.
@@ -154,14 +160,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// object created there: nothing to sync, retry or report.
 		return ctrl.Result{}, nil
 	}
-	start := time.Now()
+	start := r.clock().Now()
 	reason, message, syncErr := r.Backend.SyncPodGang(ctx, pg)
 	if terminating.Refused(syncErr) {
 		// The namespace began its deletion after the cache last saw it: final, as above.
 		log.FromContext(ctx).V(1).Info("the PodGang's namespace is being deleted: its scheduler objects are not created", "backend", name)
 		return ctrl.Result{}, nil
 	}
-	syncSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	syncSeconds.WithLabelValues(name).Observe(r.clock().Since(start).Seconds())
 	cond := metav1.Condition{
 		Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
 		Reason: reason, Message: message, ObservedGeneration: pg.Generation,

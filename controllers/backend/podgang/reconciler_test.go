@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,12 +35,18 @@ type stubBackend struct {
 	backends.Syncer // the methods the reconciler does not call
 	syncErr         error
 	synced, deleted []string
+	// clock is the reconciler's; a sync moves it on by took.
+	clock *clocktesting.FakePassiveClock
+	took  time.Duration
 }
 
 func (b *stubBackend) Name() configv1alpha1.SchedulerName { return configv1alpha1.SchedulerNameKube }
 
 func (b *stubBackend) SyncPodGang(_ context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	b.synced = append(b.synced, pg.Name)
+	if b.clock != nil {
+		b.clock.SetTime(b.clock.Now().Add(b.took))
+	}
 	return "PodGroupCreated", "the scheduler's objects match", b.syncErr
 }
 
@@ -70,6 +78,9 @@ func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1a
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
 	r := &Reconciler{Client: c, Backend: b}
+	if b.clock != nil {
+		r.Clock = b.clock
+	}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "g"}})
 	got := &schedulerv1alpha1.PodGang{}
 	if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "g"}, got); getErr != nil {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -38,6 +39,15 @@ type Reconciler struct {
 	// Backend is the backend's name, its schedulerName in the binding.
 	Backend string
 	Syncer  backends.TopologySyncer
+	// Clock stamps the drift condition's transitions; nil: the real clock.
+	Clock clock.PassiveClock
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // Owner references that block deletion need update on the owner's finalizers (enforced where
@@ -77,7 +87,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := ct.Status.DeepCopy()
 	setSchedulerTopologyStatus(status, st)
 	status.ObservedGeneration = ct.Generation
-	meta.SetStatusCondition(&status.Conditions, driftCondition(status.SchedulerTopologyStatuses, ct.Generation))
+	drift := driftCondition(status.SchedulerTopologyStatuses, ct.Generation)
+	drift.LastTransitionTime = metav1.NewTime(r.clock().Now()) // kept when the status does not change
+	meta.SetStatusCondition(&status.Conditions, drift)
 	if equality.Semantic.DeepEqual(*status, ct.Status) {
 		return ctrl.Result{}, nil
 	}

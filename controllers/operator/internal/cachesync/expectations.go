@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -36,7 +37,8 @@ type Expectations struct {
 	parents map[types.UID]*pendingChildren
 	// writes are this process's updates of existing objects the cache does not show yet.
 	writes map[client.ObjectKey]pendingWrite
-	now    clock
+	// Clock is the clock expectations age by; nil: the real clock (tests set a fake one).
+	Clock clock.PassiveClock
 }
 
 type pendingWrite struct {
@@ -49,14 +51,12 @@ type pendingChildren struct {
 	until time.Time
 }
 
-// clock is time.Now, replaceable in tests.
-type clock func() time.Time
-
-func (c clock) time() time.Time {
-	if c == nil {
+// now reads the injected clock, the real one when none was given.
+func (p *Expectations) now() time.Time {
+	if p.Clock == nil {
 		return time.Now()
 	}
-	return c()
+	return p.Clock.Now()
 }
 
 // Expect records children just created for parent.
@@ -75,7 +75,7 @@ func (p *Expectations) Expect(parent types.UID, names ...string) {
 		p.parents[parent] = c
 	}
 	c.names.Insert(names...)
-	c.until = p.now.time().Add(CacheTimeout)
+	c.until = p.now().Add(CacheTimeout)
 }
 
 // Unseen returns the children of parent created but not in seen (the names the cache shows),
@@ -88,7 +88,7 @@ func (p *Expectations) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[
 		return nil
 	}
 	c.names = c.names.Difference(seen)
-	if c.names.Len() == 0 || p.now.time().After(c.until) {
+	if c.names.Len() == 0 || p.now().After(c.until) {
 		delete(p.parents, parent)
 		return nil
 	}
@@ -108,7 +108,7 @@ func (p *Expectations) ExpectWrite(key client.ObjectKey, resourceVersion string)
 	if p.writes == nil {
 		p.writes = map[client.ObjectKey]pendingWrite{}
 	}
-	p.writes[key] = pendingWrite{replaced: resourceVersion, until: p.now.time().Add(CacheTimeout)}
+	p.writes[key] = pendingWrite{replaced: resourceVersion, until: p.now().Add(CacheTimeout)}
 }
 
 // WriteUnseen reports whether cached, the resourceVersion the cache shows for key, is the one
@@ -120,7 +120,7 @@ func (p *Expectations) WriteUnseen(key client.ObjectKey, cached string) bool {
 	if !ok {
 		return false
 	}
-	if e.replaced != cached || p.now.time().After(e.until) {
+	if e.replaced != cached || p.now().After(e.until) {
 		delete(p.writes, key)
 		return false
 	}

@@ -7,12 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestExpectedChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *testing.T) {
 	now := time.Unix(1000, 0)
-	p := &Expectations{now: func() time.Time { return now }}
+	clk := clocktesting.NewFakePassiveClock(now)
+	p := &Expectations{Clock: clk}
 	a, b := types.UID("uid-a"), types.UID("uid-b")
 
 	assert.Empty(t, p.Unseen(a, nil), "nothing created: nothing pending")
@@ -25,13 +27,14 @@ func TestExpectedChildrenAreUnseenUntilTheCacheShowsThemOrTheTimeoutPasses(t *te
 	assert.Empty(t, p.Unseen(a, sets.New("a-2")), "all arrived")
 	assert.Empty(t, p.Unseen(a, nil), "and nothing is remembered")
 
-	now = now.Add(CacheTimeout + time.Millisecond)
+	clk.SetTime(clk.Now().Add(CacheTimeout + time.Millisecond))
 	assert.Empty(t, p.Unseen(b, nil), "past the timeout a child the cache never showed is dropped")
 }
 
 func TestAWriteIsUnseenWhileTheCacheShowsTheVersionItReplaced(t *testing.T) {
 	now := time.Unix(1000, 0)
-	s := &Expectations{now: func() time.Time { return now }}
+	clk := clocktesting.NewFakePassiveClock(now)
+	s := &Expectations{Clock: clk}
 	key := client.ObjectKey{Namespace: "ns", Name: "c"}
 
 	assert.False(t, s.WriteUnseen(key, "5"), "never written")
@@ -41,6 +44,6 @@ func TestAWriteIsUnseenWhileTheCacheShowsTheVersionItReplaced(t *testing.T) {
 	assert.False(t, s.WriteUnseen(key, "5"), "and the entry is gone")
 
 	s.ExpectWrite(key, "7")
-	now = now.Add(CacheTimeout + time.Millisecond)
+	clk.SetTime(clk.Now().Add(CacheTimeout + time.Millisecond))
 	assert.False(t, s.WriteUnseen(key, "7"), "past the timeout the cache is trusted again")
 }

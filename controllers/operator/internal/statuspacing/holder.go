@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -26,7 +27,8 @@ type Holder struct {
 	mu       sync.Mutex
 	creating int
 	held     map[client.ObjectKey]time.Time // when the summary of an object was first held
-	now      clock
+	// Clock is the clock holds age by; nil: the real clock (tests set a fake one).
+	Clock clock.PassiveClock
 }
 
 // Creating marks creates in flight until done is called.
@@ -60,7 +62,7 @@ func (h *Holder) Hold(key client.ObjectKey) bool {
 		h.held = nil // the burst is over: every summary is written
 		return false
 	}
-	now := h.now.time()
+	now := h.now()
 	first, ok := h.held[key]
 	if !ok {
 		if h.held == nil {
@@ -76,12 +78,10 @@ func (h *Holder) Hold(key client.ObjectKey) bool {
 	return true
 }
 
-// clock is time.Now, replaceable in tests.
-type clock func() time.Time
-
-func (c clock) time() time.Time {
-	if c == nil {
+// now reads the injected clock, the real one when none was given.
+func (h *Holder) now() time.Time {
+	if h.Clock == nil {
 		return time.Now()
 	}
-	return c()
+	return h.Clock.Now()
 }

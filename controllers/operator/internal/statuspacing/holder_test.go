@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestASummaryIsHeldWhileCreatesAreInFlightButNoLongerThanMaxHold(t *testing.T) {
 	now := time.Unix(1000, 0)
-	h := &Holder{now: func() time.Time { return now }}
+	clk := clocktesting.NewFakePassiveClock(now)
+	h := &Holder{Clock: clk}
 	a, b := client.ObjectKey{Namespace: "ns", Name: "a"}, client.ObjectKey{Namespace: "ns", Name: "b"}
 
 	assert.False(t, h.Busy())
@@ -18,10 +20,10 @@ func TestASummaryIsHeldWhileCreatesAreInFlightButNoLongerThanMaxHold(t *testing.
 	done := h.Creating()
 	assert.True(t, h.Busy())
 	assert.True(t, h.Hold(a), "creates in flight: held")
-	now = now.Add(MaxHold - time.Millisecond)
+	clk.SetTime(clk.Now().Add(MaxHold - time.Millisecond))
 	assert.True(t, h.Hold(a), "still within MaxHold")
 	assert.True(t, h.Hold(b), "another object's hold starts with its own first hold")
-	now = now.Add(time.Millisecond)
+	clk.SetTime(clk.Now().Add(time.Millisecond))
 	assert.False(t, h.Hold(a), "held MaxHold: written although creates go on")
 	assert.True(t, h.Hold(a), "a later summary of the same object may be held again")
 
@@ -30,7 +32,7 @@ func TestASummaryIsHeldWhileCreatesAreInFlightButNoLongerThanMaxHold(t *testing.
 	assert.False(t, h.Hold(b), "the burst is over: written")
 	second := h.Creating()
 	assert.True(t, h.Hold(b), "a new burst holds afresh")
-	now = now.Add(MaxHold - time.Millisecond)
+	clk.SetTime(clk.Now().Add(MaxHold - time.Millisecond))
 	assert.True(t, h.Hold(b), "the earlier burst's hold does not count against the new one")
 	second()
 	assert.False(t, h.Hold(b))
