@@ -19,6 +19,7 @@ import (
 	kaiv1alpha1 "github.com/kubegrove/grove/apis/kai/v1alpha1"
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/controllers/backend/kueueworkload"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/internal/app"
@@ -61,6 +62,9 @@ func main() {
 			defer cancel()
 			if err := b.Init(ctx); err != nil {
 				return fmt.Errorf("initializing the %s backend: %w", b.Name(), err)
+			}
+			if err := fieldindex.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+				return err
 			}
 			r := &podgang.Reconciler{Client: mgr.GetClient(), Backend: b}
 			if err := r.SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs); err != nil {

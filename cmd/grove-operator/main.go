@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -14,6 +16,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/controllers/operator/podcliquescalinggroup"
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
@@ -62,6 +65,9 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	recorder := terminating.Recorder(mgr.GetEventRecorder("grove-operator"), mgr.GetClient())
 	registry, err := backends.PodPreparers(cfg.Scheduler)
 	if err != nil {
+		return err
+	}
+	if err := fieldindex.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	// The gauges of what is true now are read from this cache at scrape time (docs/metrics.md).

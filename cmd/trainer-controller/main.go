@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/fieldindex"
 	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/trainjob"
 	"github.com/kubegrove/grove/internal/app"
@@ -66,6 +68,9 @@ func cacheOptions() cache.Options {
 }
 
 func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
+	if err := fieldindex.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: terminating.Recorder(mgr.GetEventRecorder("trainer-controller"), mgr.GetClient()),
 		Coscheduling: cfg.Scheduler.SchedulerPlugins()}
 	if cfg.Server.TrainerStatus.Enabled {

@@ -34,6 +34,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/kueuegang"
 	"github.com/kubegrove/grove/internal/podgangstatus"
@@ -385,15 +386,13 @@ func (r *Reconciler) priority(ctx context.Context, pg *schedulerv1alpha1.PodGang
 // gangsOfQueue maps a LocalQueue to the backend's gangs that name it.
 func (r *Reconciler) gangsOfQueue(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &schedulerv1alpha1.PodGangList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{fieldindex.PodGangsOfQueue: obj.GetName()},
 		client.MatchingLabels{grovev1alpha1.LabelSchedulerName: r.Backend}); err != nil {
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if list.Items[i].Spec.QueueName == obj.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }

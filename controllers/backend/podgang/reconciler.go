@@ -25,6 +25,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/controllers/backend/topologybinding"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/eventbatch"
@@ -208,14 +209,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // it points the scheduler at another topology object, their scheduler objects change.
 func (r *Reconciler) podGangsOfBinding(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &schedulerv1alpha1.PodGangList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodGangsOfTopology: obj.GetName()},
+		client.MatchingLabels{grovev1alpha1.LabelSchedulerName: string(r.Backend.Name())}); err != nil {
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if list.Items[i].Annotations[schedulerv1alpha1.AnnotationTopologyName] == obj.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }

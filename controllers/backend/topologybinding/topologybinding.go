@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +23,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/requeue"
 )
@@ -148,16 +148,12 @@ func driftCondition(statuses []grovev1alpha1.SchedulerTopologyStatus, generation
 // name it for this backend.
 func (r *Reconciler) bindingsReferencing(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &grovev1alpha1.ClusterTopologyBindingList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.BindingsOfTopologyObject: fieldindex.TopologyObjectKey(r.Backend, obj.GetName())}); err != nil {
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		for _, s := range list.Items[i].Spec.SchedulerTopologyBindings {
-			if s.SchedulerName == r.Backend && s.TopologyReference == obj.GetName() {
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-			}
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 )
 
 // fakeClient is a fake client builder with the kinds a PodClique pass reads and writes and the
@@ -27,8 +28,8 @@ func fakeClient(t *testing.T) *fake.ClientBuilder {
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	b := fake.NewClientBuilder().WithScheme(scheme)
-	for _, i := range indexes {
-		b = b.WithIndex(i.obj, i.field, i.extract)
+	for _, i := range fieldindex.All {
+		b = b.WithIndex(i.Object, i.Field, i.Extract)
 	}
 	return b
 }

@@ -41,6 +41,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
@@ -87,11 +88,9 @@ func (r *Reconciler) clock() clock.PassiveClock {
 	return r.Clock
 }
 
-// SetupWithManager registers the reconciler and indexes pods by PodClique.
+// SetupWithManager registers the reconciler; it reads through the operator's indexes
+// (fieldindex.Setup).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	if err := registerIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podclique").
 		For(&grovev1alpha1.PodClique{}, builder.WithPredicates(eventbatch.SpecChanged())).
@@ -157,7 +156,7 @@ func (r *Reconciler) cliquesOfReplica(ctx context.Context, obj client.Object) []
 // dependents maps a PodClique to the cliques that start after it.
 func (r *Reconciler) dependents(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexStartsAfter: obj.GetName()},
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{fieldindex.StartsAfter: obj.GetName()},
 		client.UnsafeDisableDeepCopy); err != nil { // only names are read
 		return nil
 	}
@@ -240,7 +239,7 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 		return nil, r.releaseOrphans(ctx, req)
 	}
 	podList := &corev1.PodList{}
-	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{indexPodsOfClique: pclq.Name}); err != nil {
+	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{fieldindex.PodsOfClique: pclq.Name}); err != nil {
 		return nil, err
 	}
 	p := &pass{pclq: pclq, hash: PodTemplateHash(pclq)}
@@ -277,7 +276,7 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 // Workload keeps its quota.
 func (r *Reconciler) releaseOrphans(ctx context.Context, req ctrl.Request) error {
 	podList := &corev1.PodList{}
-	if err := r.Client.List(ctx, podList, client.InNamespace(req.Namespace), client.MatchingFields{indexPodsOfClique: req.Name}); err != nil {
+	if err := r.Client.List(ctx, podList, client.InNamespace(req.Namespace), client.MatchingFields{fieldindex.PodsOfClique: req.Name}); err != nil {
 		return err
 	}
 	pods := make([]*corev1.Pod, 0, len(podList.Items))

@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kubegrove/grove/internal/conditionlog"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
+	"github.com/kubegrove/grove/internal/conditionlog"
 )
 
 // computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or
@@ -162,7 +161,7 @@ func actedOn(old, st grovev1alpha1.PodCliqueStatus) bool {
 // hasDependents reports whether cliques start after this one: they wait for its readiness.
 func (r *Reconciler) hasDependents(ctx context.Context, pclq *grovev1alpha1.PodClique) (bool, error) {
 	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pclq.Namespace), client.MatchingFields{indexStartsAfter: pclq.Name},
+	if err := r.Client.List(ctx, list, client.InNamespace(pclq.Namespace), client.MatchingFields{fieldindex.StartsAfter: pclq.Name},
 		client.UnsafeDisableDeepCopy); err != nil { // only counted
 		return false, err
 	}

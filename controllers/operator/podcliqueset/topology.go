@@ -8,12 +8,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
@@ -168,14 +168,12 @@ func (t *topology) condition(pcs *grovev1alpha1.PodCliqueSet) *metav1.Condition 
 // podCliqueSetsOfBinding maps a ClusterTopologyBinding to the PodCliqueSets naming it.
 func (r *Reconciler) podCliqueSetsOfBinding(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &grovev1alpha1.PodCliqueSetList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodCliqueSetsOfTopology: obj.GetName()}); err != nil {
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if name, _ := topologyconstraints.TopologyName(&list.Items[i]); name == obj.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }

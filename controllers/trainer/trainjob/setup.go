@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,27 +19,16 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/fieldindex"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/requeue"
 )
-
-// indexRuntimeRef indexes TrainJobs by "<kind>/<name>" of their runtime, so a runtime that
-// appears wakes exactly the TrainJobs waiting for it.
-const indexRuntimeRef = "spec.runtimeRef"
-
-func runtimeKey(kind, name string) string { return kind + "/" + name }
 
 // SetupWithManager registers the reconciler: TrainJobs managed by this controller, their
 // workloads (whose status counts their pods), and runtimes that appear.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &trainerv1alpha1.TrainJob{}, indexRuntimeRef, func(o client.Object) []string {
-		tj := o.(*trainerv1alpha1.TrainJob)
-		return []string{runtimeKey(ptr.Deref(tj.Spec.RuntimeRef.Kind, trainerv1alpha1.ClusterTrainingRuntimeKind), tj.Spec.RuntimeRef.Name)}
-	}); err != nil {
-		return err
 	}
 	// grove_trainjobs is counted from the cache this controller watches TrainJobs through, by
 	// the leader.
@@ -92,7 +80,7 @@ func deletedOnly() predicate.Funcs {
 func (r *Reconciler) waitingFor(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := &trainerv1alpha1.TrainJobList{}
-		opts := []client.ListOption{client.MatchingFields{indexRuntimeRef: runtimeKey(kind, o.GetName())}}
+		opts := []client.ListOption{client.MatchingFields{fieldindex.RuntimeRef: fieldindex.RuntimeKey(kind, o.GetName())}}
 		if o.GetNamespace() != "" {
 			opts = append(opts, client.InNamespace(o.GetNamespace()))
 		}

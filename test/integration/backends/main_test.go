@@ -20,6 +20,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/test/apiserver"
 )
@@ -67,6 +68,9 @@ func startBackends(ctx context.Context, names ...configv1alpha1.SchedulerName) e
 		}
 		b := registry.Get(name)
 		if err := b.Init(ctx); err != nil {
+			return err
+		}
+		if err := fieldindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		if err := (&podgang.Reconciler{Client: mgr.GetClient(), Backend: b}).SetupWithManager(mgr, 2); err != nil {

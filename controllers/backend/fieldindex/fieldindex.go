@@ -1,0 +1,59 @@
+// Package fieldindex is every cache index of the backend-controller, registered once at start
+// (Setup), so a ClusterTopologyBinding, a topology object or a Kueue LocalQueue that changes
+// finds what depends on it with one index read instead of a list and a filter.
+package fieldindex
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/internal/cacheindex"
+)
+
+const (
+	// PodGangsOfTopology indexes PodGangs by the ClusterTopologyBinding their annotation names.
+	PodGangsOfTopology = "scheduler.grove.io/podgang-topology"
+	// PodGangsOfQueue indexes PodGangs by the Kueue LocalQueue they queue in.
+	PodGangsOfQueue = "scheduler.grove.io/podgang-queue"
+	// BindingsOfTopologyObject indexes ClusterTopologyBindings by each scheduler topology object
+	// they name, as TopologyObjectKey(scheduler, name).
+	BindingsOfTopologyObject = "grove.io/binding-topology-object"
+)
+
+// TopologyObjectKey is the BindingsOfTopologyObject value of a scheduler's topology object.
+func TopologyObjectKey(scheduler, name string) string { return scheduler + "/" + name }
+
+// All are the backend-controller's indexes (unit tests give them to a fake client).
+var All = []cacheindex.Index{
+	{&schedulerv1alpha1.PodGang{}, PodGangsOfTopology, func(o client.Object) []string {
+		if name := o.GetAnnotations()[schedulerv1alpha1.AnnotationTopologyName]; name != "" {
+			return []string{name}
+		}
+		return nil
+	}},
+	{&schedulerv1alpha1.PodGang{}, PodGangsOfQueue, func(o client.Object) []string {
+		if pg, ok := o.(*schedulerv1alpha1.PodGang); ok && pg.Spec.QueueName != "" {
+			return []string{pg.Spec.QueueName}
+		}
+		return nil
+	}},
+	{&grovev1alpha1.ClusterTopologyBinding{}, BindingsOfTopologyObject, func(o client.Object) []string {
+		ct, ok := o.(*grovev1alpha1.ClusterTopologyBinding)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, s := range ct.Spec.SchedulerTopologyBindings {
+			out = append(out, TopologyObjectKey(s.SchedulerName, s.TopologyReference))
+		}
+		return out
+	}},
+}
+
+// Setup registers every index with the manager's cache; call it once, before the reconcilers.
+func Setup(ctx context.Context, indexer client.FieldIndexer) error {
+	return cacheindex.Register(ctx, indexer, All)
+}

@@ -1,0 +1,55 @@
+// Package fieldindex is every cache index of the grove-operator, registered once at start (Setup),
+// so each lookup of a related object is one index read instead of a scan of the namespace or
+// the cluster. With a scaling group of a hundred cliques, finding a clique's dependents by
+// scanning took 13% of the operator's CPU in make bench.
+package fieldindex
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/internal/cacheindex"
+	"github.com/kubegrove/grove/internal/topologyconstraints"
+)
+
+const (
+	// PodsOfClique indexes pods by the PodClique named in their label (earlier incarnations of a
+	// clique's name included).
+	PodsOfClique = "grove.io/pods-of-podclique"
+	// StartsAfter indexes PodCliques by each clique they start after.
+	StartsAfter = "grove.io/podclique-starts-after"
+	// PodCliqueSetsOfTopology indexes PodCliqueSets by the ClusterTopologyBinding they name.
+	PodCliqueSetsOfTopology = "grove.io/podcliqueset-topology"
+)
+
+// All are the grove-operator's indexes (unit tests give them to a fake client).
+var All = []cacheindex.Index{
+	{&corev1.Pod{}, PodsOfClique, func(o client.Object) []string {
+		if name, ok := o.GetLabels()[grovev1alpha1.LabelPodClique]; ok {
+			return []string{name}
+		}
+		return nil
+	}},
+	{&grovev1alpha1.PodClique{}, StartsAfter, func(o client.Object) []string {
+		if pclq, ok := o.(*grovev1alpha1.PodClique); ok {
+			return pclq.Spec.StartsAfter
+		}
+		return nil
+	}},
+	{&grovev1alpha1.PodCliqueSet{}, PodCliqueSetsOfTopology, func(o client.Object) []string {
+		if pcs, ok := o.(*grovev1alpha1.PodCliqueSet); ok {
+			if name, _ := topologyconstraints.TopologyName(pcs); name != "" {
+				return []string{name}
+			}
+		}
+		return nil
+	}},
+}
+
+// Setup registers every index with the manager's cache; call it once, before the reconcilers.
+func Setup(ctx context.Context, indexer client.FieldIndexer) error {
+	return cacheindex.Register(ctx, indexer, All)
+}
