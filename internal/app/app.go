@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -303,7 +304,11 @@ func RotateServingCertificate(mgr manager.Manager, key types.NamespacedName, dir
 	if err != nil {
 		return nil, fmt.Errorf("adding certificate rotator for %s: %w", key, err)
 	}
-	if err := mgr.Add(secretToFiles(mgr.GetAPIReader(), key, dir)); err != nil {
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(secretToFiles(cs, key, dir)); err != nil {
 		return nil, err
 	}
 	return certsReady, nil

@@ -5,38 +5,56 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// secretToFiles copies the rotator's Secret into the webhook's certificate directory. The
-// rotator only updates the Secret and waits for the files to match it; a kubelet volume would copy
-// them, but only after its sync delay (up to a minute) and never outside a cluster. Copying here
-// makes every replica serve a rotated certificate within seconds, wherever it runs.
-func secretToFiles(reader client.Reader, key types.NamespacedName, dir string) manager.RunnableFunc {
+// secretToFiles copies the rotator's Secret into the webhook's certificate directory whenever
+// the Secret changes, watched through an informer of that one Secret. The rotator only updates
+// the Secret and waits for the files to match it; a kubelet volume would copy them, but only
+// after its sync delay (up to a minute) and never outside a cluster. Copying here makes every
+// replica serve a rotated certificate within seconds, wherever it runs.
+func secretToFiles(cs kubernetes.Interface, key types.NamespacedName, dir string) manager.RunnableFunc {
 	return func(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		for {
-			secret := &corev1.Secret{}
-			if err := reader.Get(ctx, key, secret); err == nil {
-				for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
-					if data := secret.Data[name]; len(data) > 0 {
-						_ = writeIfChanged(filepath.Join(dir, name), data)
+		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(key.Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", key.Name).String()
+			}))
+		copyFiles := func(obj any) {
+			secret, ok := obj.(*corev1.Secret)
+			if !ok {
+				return
+			}
+			for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
+				if data := secret.Data[name]; len(data) > 0 {
+					if err := writeIfChanged(filepath.Join(dir, name), data); err != nil {
+						log.FromContext(ctx).Error(err, "copying the serving certificate from its Secret", "secret", klog.KObj(secret), "file", name)
 					}
 				}
 			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(2 * time.Second):
-			}
 		}
+		if _, err := factory.Core().V1().Secrets().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    copyFiles,
+			UpdateFunc: func(_, obj any) { copyFiles(obj) },
+		}); err != nil {
+			return err
+		}
+		factory.Start(ctx.Done())
+		<-ctx.Done()
+		factory.Shutdown()
+		return nil
 	}
 }
 
