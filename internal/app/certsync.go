@@ -34,7 +34,7 @@ func secretToFiles(cs kubernetes.Interface, key types.NamespacedName, dir string
 			}))
 		copyFiles := func(obj any) {
 			secret, ok := obj.(*corev1.Secret)
-			if !ok {
+			if !ok || secret.Name != key.Name { // the field selector already says so, where it is honoured
 				return
 			}
 			for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
