@@ -159,7 +159,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 		return
 	}
 	w.PodCliqueSet, w.Backend = pcs, r.renderers.ForPodCliqueSet(pcs)
-	e := podcliqueset.Expand(pcs)
+	e := podcliqueset.Initial(pcs)
 	w.Services, w.ScalingGroups, w.Autoscalers = e.Services, e.ScalingGroups, e.Autoscalers
 	w.PodCliques = append(w.PodCliques, e.PodCliques...)
 	for _, pcsg := range e.ScalingGroups {
@@ -182,7 +182,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	if w.Backend != nil {
 		backendName = string(w.Backend.Name())
 	}
-	w.PodGangs, w.MissingDomains = podcliqueset.ExpandPodGangs(pcs, w.PodCliques, backendName,
+	w.PodGangs, w.MissingDomains = podcliqueset.InitialPodGangs(pcs, w.PodCliques, backendName,
 		podcliqueset.TopologyInput{Enabled: r.config.TopologyAwareScheduling.Enabled, Binding: binding})
 	gangs := map[string]*schedulerv1alpha1.PodGang{}
 	for _, pg := range w.PodGangs {

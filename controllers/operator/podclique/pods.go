@@ -19,7 +19,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/internal/eventbatch"
 	"github.com/kubegrove/grove/internal/kueuegang"
 )
@@ -39,7 +39,7 @@ func PodTemplateHash(pclq *grovev1alpha1.PodClique) string {
 		labels = maps.Clone(labels)
 		delete(labels, grovev1alpha1.LabelPodGang)
 	}
-	return expand.Hash(pclq.Spec.PodSpec, labels, expand.UserAnnotations(pclq.Annotations))
+	return children.Hash(pclq.Spec.PodSpec, labels, children.UserAnnotations(pclq.Annotations))
 }
 
 // templateLabels are the PodClique's own labels that pods inherit.

@@ -9,7 +9,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 func TestUnderCoherentTheGroupReplicasTheUpdateMovedTakeTheTemplateAndNoOthers(t *testing.T) {
@@ -19,11 +19,11 @@ func TestUnderCoherentTheGroupReplicasTheUpdateMovedTakeTheTemplateAndNoOthers(t
 	set.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
 	// Replica 0 of the group was moved to the update's anchor (epoch 200); 1 and 2 are on the old tail.
 	gangs := coherent.Gangs("inf", 0, []grovev1alpha1.PodGangEntry{
-		{Epoch: "100", PodCliqueSetGenerationHash: expand.GenerationHash(old), Role: grovev1alpha1.PodGangRoleTail, PCSGReplicaIndices: map[string][]int32{"prefill": {1, 2}}},
-		{Epoch: "200", PodCliqueSetGenerationHash: expand.GenerationHash(set), Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}},
+		{Epoch: "100", PodCliqueSetGenerationHash: children.GenerationHash(old), Role: grovev1alpha1.PodGangRoleTail, PCSGReplicaIndices: map[string][]int32{"prefill": {1, 2}}},
+		{Epoch: "200", PodCliqueSetGenerationHash: children.GenerationHash(set), Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}},
 	})
 	oldGangs := coherent.Gangs("inf", 0, []grovev1alpha1.PodGangEntry{
-		{Epoch: "100", PodCliqueSetGenerationHash: expand.GenerationHash(old), Role: grovev1alpha1.PodGangRoleTail, PCSGReplicaIndices: map[string][]int32{"prefill": {0, 1, 2}}},
+		{Epoch: "100", PodCliqueSetGenerationHash: children.GenerationHash(old), Role: grovev1alpha1.PodGangRoleTail, PCSGReplicaIndices: map[string][]int32{"prefill": {0, 1, 2}}},
 	})
 	before := group(old, 3, 1).Obj()
 	have := Members(old, before, 0, oldGangs)

@@ -13,7 +13,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // groupPlan is everything one pass of a scaling group decided from what it observed, before
@@ -125,7 +125,7 @@ func (p *groupPlan) members(in groupInput) {
 	for _, r := range p.recycle {
 		recycledNow[r.replica] = true
 	}
-	allowUpdate := in.pcsg.Spec.PodCliqueSetGenerationHash == expand.GenerationHash(in.pcs)
+	allowUpdate := in.pcsg.Spec.PodCliqueSetGenerationHash == children.GenerationHash(in.pcs)
 	phase := in.pcs.Status.Phase
 	finished := phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || phase == grovev1alpha1.PodCliqueSetPhaseFailed
 	turn := replicasToUpdate(in.pcsg, want, in.have, in.readyPods)
@@ -145,7 +145,7 @@ func (p *groupPlan) members(in groupInput) {
 		case in.have[name] == nil:
 			p.creates = append(p.creates, w)
 		case allowUpdate && turn[j]:
-			if updated, changed := expand.Updated(in.have[name], w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+			if updated, changed := children.Updated(in.have[name], w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
 				p.update(in.have[name], updated)
 			}
 		}
@@ -176,7 +176,7 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 			// Sizes hold while the update runs (grove-webhook refuses a change of them, ours too).
 			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 		}
-		if updated, changed := expand.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+		if updated, changed := children.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
 			p.update(have, updated)
 		}
 	}

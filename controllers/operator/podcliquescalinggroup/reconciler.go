@@ -33,7 +33,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
@@ -310,15 +310,15 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 	var templates []*grovev1alpha1.PodCliqueTemplateSpec
 	var numPods int32
 	for _, clique := range pcsg.Spec.CliqueNames {
-		if tmpl := expand.Template(pcs, clique); tmpl != nil {
+		if tmpl := children.Template(pcs, clique); tmpl != nil {
 			templates = append(templates, tmpl)
 			numPods += tmpl.Spec.Replicas
 		}
 	}
 	minAvailable := int(ptr.Deref(pcsg.Spec.MinAvailable, 1))
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
-		group := &expand.ScalingGroup{Name: pcsg.Name, ConfigName: config, Replica: j, TemplateNumPods: numPods}
-		gang := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
+		group := &children.ScalingGroup{Name: pcsg.Name, ConfigName: config, Replica: j, TemplateNumPods: numPods}
+		gang := children.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
 		if pcsg.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy {
 			gang = ""
 			if g := coherent.GroupReplicaGang(gangs, config, int32(j)); g != nil {
@@ -326,7 +326,7 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 			}
 		}
 		for _, tmpl := range templates {
-			pclq := expand.PodClique(pcs, replica, tmpl, group, gang)
+			pclq := children.PodClique(pcs, replica, tmpl, group, gang)
 			// The group hands its members the strategy it was given: a PodCliqueSet switched to
 			// Coherent reaches them with their gang, in one write, once the group lays them out so.
 			pclq.Spec.UpdateStrategy = pcsg.Spec.UpdateStrategy

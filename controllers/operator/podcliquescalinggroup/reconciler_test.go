@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -35,7 +35,7 @@ func pcs() *grovev1alpha1.PodCliqueSet {
 // group is replica 0's PodCliqueScalingGroup, owned by the PodCliqueSet, at its generation hash.
 func group(set *grovev1alpha1.PodCliqueSet, replicas, minAvailable int32) *builders.PodCliqueScalingGroupBuilder {
 	b := builders.PodCliqueScalingGroup("ns", "inf-0-prefill", "leader", "worker").Replicas(replicas, minAvailable).OfReplica("inf", "0").
-		Inherited(expand.Inherited(set, 3))
+		Inherited(children.Inherited(set, 3))
 	b.Obj().OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(set, grovev1alpha1.GroupVersion.WithKind("PodCliqueSet"))}
 	return b
 }
@@ -83,14 +83,14 @@ func TestGroupBuildsItsPodCliquesFromItsOwnSpec(t *testing.T) {
 	worker := got["inf-0-prefill-1-worker"]
 	assert.Equal(t, []string{"inf-0-prefill-1-leader"}, worker.Spec.StartsAfter, "the parent is resolved to the leader of the same group replica")
 	assert.Equal(t, ptr.To[int32](4), worker.Spec.ScalingGroupTemplateNumPods)
-	assert.Equal(t, expand.Inherited(set, 3), worker.Spec.InheritedSpec)
+	assert.Equal(t, children.Inherited(set, 3), worker.Spec.InheritedSpec)
 	assert.True(t, metav1.IsControlledBy(worker, group(set, 2, 1).Obj()))
 }
 
 func TestGroupUpdatesItsPodCliquesAndKeepsWhatOthersAdded(t *testing.T) {
 	set := pcs()
 	g := group(set, 1, 1).Obj()
-	stale := expand.PodClique(set, 0, expand.Template(set, "leader"), &expand.ScalingGroup{Name: g.Name, ConfigName: "prefill", TemplateNumPods: 4}, "inf-0")
+	stale := children.PodClique(set, 0, children.Template(set, "leader"), &children.ScalingGroup{Name: g.Name, ConfigName: "prefill", TemplateNumPods: 4}, "inf-0")
 	stale.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(g, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
 	stale.Spec.PodSpec.Containers[0].Image = "old"
 	stale.Annotations = map[string]string{"team": "a"} // kubectl annotate
@@ -106,7 +106,7 @@ func TestGroupWaitsForTheRolloutBeforeUpdatingItsPodCliques(t *testing.T) {
 	set := pcs()
 	g := group(set, 1, 1).Obj()
 	g.Spec.PodCliqueSetGenerationHash = "older"
-	stale := expand.PodClique(set, 0, expand.Template(set, "leader"), &expand.ScalingGroup{Name: g.Name, ConfigName: "prefill", TemplateNumPods: 4}, "inf-0")
+	stale := children.PodClique(set, 0, children.Template(set, "leader"), &children.ScalingGroup{Name: g.Name, ConfigName: "prefill", TemplateNumPods: 4}, "inf-0")
 	stale.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(g, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
 	stale.Spec.PodSpec.Containers[0].Image = "old"
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // replicasToUpdate decides which group replicas take the new template now, under RollingRecreate
@@ -135,7 +135,7 @@ func readyShort(h *grovev1alpha1.PodClique) bool {
 // rolls, and an outdated PodClique's status says it is short of Ready pods — true, or written
 // just before they became Ready.
 func readsPods(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup, have map[string]*grovev1alpha1.PodClique) bool {
-	hash := expand.GenerationHash(pcs)
+	hash := children.GenerationHash(pcs)
 	if pcsg.Spec.UpdateStrategy == grovev1alpha1.OnDeleteStrategy || pcsg.Spec.Training() || pcsg.Spec.PodCliqueSetGenerationHash != hash {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
@@ -37,7 +37,7 @@ func wantedAutoscalers(pcs *grovev1alpha1.PodCliqueSet) map[string]*autoscalingv
 			metrics = defaultMetrics
 		}
 		hpa := &autoscalingv2.HorizontalPodAutoscaler{
-			ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: pcs.Namespace, Labels: expand.ReplicaLabels(pcs.Name, replica)},
+			ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: pcs.Namespace, Labels: children.ReplicaLabels(pcs.Name, replica)},
 			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: kind, Name: target},
 				MinReplicas:    min,
@@ -60,7 +60,7 @@ func wantedAutoscalers(pcs *grovev1alpha1.PodCliqueSet) map[string]*autoscalingv
 		}
 		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 			if g.ScaleConfig != nil {
-				add(i, "PodCliqueScalingGroup", grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name), g.ScaleConfig, expand.GroupMinAvailable(&g))
+				add(i, "PodCliqueScalingGroup", grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name), g.ScaleConfig, children.GroupMinAvailable(&g))
 			}
 		}
 	}

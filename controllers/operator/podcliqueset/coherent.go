@@ -17,7 +17,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // Events of Coherent updates.
@@ -43,7 +43,7 @@ type coherentPass struct {
 
 // isCoherent reports whether the PodCliqueSet rolls with the Coherent strategy.
 func isCoherent(pcs *grovev1alpha1.PodCliqueSet) bool {
-	return expand.UpdateStrategy(pcs) == grovev1alpha1.CoherentStrategy && !expand.IsTraining(pcs)
+	return children.UpdateStrategy(pcs) == grovev1alpha1.CoherentStrategy && !children.IsTraining(pcs)
 }
 
 // coherentReplicas decides, under Coherent, every replica's PodGangMap: a new replica's layout,
@@ -54,7 +54,7 @@ func isCoherent(pcs *grovev1alpha1.PodCliqueSet) bool {
 // update starts (a change during it adds to it).
 func (p *plan) coherentReplicas(in input) *coherentPass {
 	pcs, obs := in.pcs, in.obs
-	hash := expand.GenerationHash(pcs)
+	hash := children.GenerationHash(pcs)
 	cp := &coherentPass{entries: map[int][]coherent.Entry{}, turn: -1, allow: map[int]bool{}}
 	cp.scope = p.coherentScope(in, hash)
 	replicas := int(pcs.Spec.Replicas)
@@ -232,7 +232,7 @@ func changedComponents(pcs *grovev1alpha1.PodCliqueSet, obs *observed) (standalo
 	for _, pclq := range obs.cliques {
 		name := templateCliqueOf(pcs, pclq)
 		seen[name] = true
-		if tmpl := expand.Template(pcs, name); tmpl != nil && differs(pclq, tmpl) {
+		if tmpl := children.Template(pcs, name); tmpl != nil && differs(pclq, tmpl) {
 			changed[name] = true
 		}
 	}
@@ -293,7 +293,7 @@ func components(pcs *grovev1alpha1.PodCliqueSet, i int, obs *observed) []coheren
 	}
 	for gi := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[gi]
-		comp := coherent.Component{Key: g.Name, Group: true, Replicas: expand.GroupReplicas(g), MinAvailable: expand.GroupMinAvailable(g)}
+		comp := coherent.Component{Key: g.Name, Group: true, Replicas: children.GroupReplicas(g), MinAvailable: children.GroupMinAvailable(g)}
 		if have := obs.groups[grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)]; have != nil {
 			comp.Replicas = have.Spec.Replicas
 		}
@@ -372,7 +372,7 @@ func observeReplica(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.E
 	for gi := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[gi]
 		pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
-		replicas := expand.GroupReplicas(g)
+		replicas := children.GroupReplicas(g)
 		if have := obs.groups[pcsg]; have != nil {
 			replicas = have.Spec.Replicas
 		}
@@ -418,7 +418,7 @@ func (p *plan) podGangMap(in input, i int, have *grovev1alpha1.PodGangMap, entri
 	}
 	if have == nil {
 		want := &grovev1alpha1.PodGangMap{
-			ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.PodGangMapName(pcs.Name, i), Namespace: pcs.Namespace, Labels: expand.ReplicaLabels(pcs.Name, i)},
+			ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.PodGangMapName(pcs.Name, i), Namespace: pcs.Namespace, Labels: children.ReplicaLabels(pcs.Name, i)},
 			Spec:       grovev1alpha1.PodGangMapSpec{PodCliqueSetReplicaIndex: int32(i), Entries: entries},
 		}
 		want.Labels[grovev1alpha1.LabelComponent] = grovev1alpha1.ComponentPodGangMap
@@ -466,7 +466,7 @@ func coherentGangs(pcs *grovev1alpha1.PodCliqueSet, i int, entries []coherent.En
 			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, gname)
 			for _, j := range cg.Groups[gname] {
 				for _, clique := range cfg.CliqueNames {
-					if tmpl := expand.Template(pcs, clique); tmpl != nil {
+					if tmpl := children.Template(pcs, clique); tmpl != nil {
 						g.members = append(g.members, memberOf(grovev1alpha1.ScalingGroupPodCliqueName(pcsg, int(j), clique), tmpl, obs))
 					}
 				}
@@ -524,6 +524,6 @@ func NewReplicaGangs(pcs *grovev1alpha1.PodCliqueSet, replica int) []coherent.Ga
 		return nil
 	}
 	obs := &observed{cliques: map[string]*grovev1alpha1.PodClique{}, groups: map[string]*grovev1alpha1.PodCliqueScalingGroup{}}
-	entries := coherent.Bootstrap(components(pcs, replica, obs), expand.GenerationHash(pcs), coherent.NextEpoch(nil, time.Time{}))
+	entries := coherent.Bootstrap(components(pcs, replica, obs), children.GenerationHash(pcs), coherent.NextEpoch(nil, time.Time{}))
 	return coherent.Gangs(pcs.Name, replica, entries)
 }

@@ -15,7 +15,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -55,7 +55,7 @@ func coherentWorld(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) *observed {
 			}
 		}
 	}
-	hash := expand.GenerationHash(pcs)
+	hash := children.GenerationHash(pcs)
 	pcs.Status.CurrentGenerationHash = &hash
 	return obs
 }
@@ -70,7 +70,7 @@ func TestACoherentReplicaIsLaidOutInItsPodGangMapBeforeItsGangsAreMade(t *testin
 	m := p.maps[0].obj.(*grovev1alpha1.PodGangMap)
 	assert.Equal(t, "inf-0", m.Name)
 	epoch := coherent.NextEpoch(nil, now)
-	assert.Equal(t, coherent.Bootstrap(components(pcs, 0, obs), expand.GenerationHash(pcs), epoch), m.Spec.Entries)
+	assert.Equal(t, coherent.Bootstrap(components(pcs, 0, obs), children.GenerationHash(pcs), epoch), m.Spec.Entries)
 	var gangs []string
 	for _, c := range p.changes {
 		if pg, ok := c.obj.(*schedulerv1alpha1.PodGang); ok && pg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == "0" {
@@ -78,7 +78,7 @@ func TestACoherentReplicaIsLaidOutInItsPodGangMapBeforeItsGangsAreMade(t *testin
 		}
 	}
 	assert.Equal(t, []string{"inf-0-" + epoch + " Anchor", "inf-0-" + coherentEpochAfter(epoch, 1) + "-prefill-1 Tail"}, gangs)
-	for _, pclq := range Expand(pcs).PodCliques {
+	for _, pclq := range Initial(pcs).PodCliques {
 		assert.NotContains(t, pclq.Labels, grovev1alpha1.LabelPodGang, "%s: a standalone clique's pods join the gangs its PodGangMap gives them", pclq.Name)
 	}
 }
@@ -147,7 +147,7 @@ func lastStepOfReplica0Recorded(t *testing.T) (*grovev1alpha1.PodCliqueSet, *obs
 	pcs := disaggregated()
 	obs := coherentWorld(t, pcs)
 	pcs.Spec.Template.Cliques[2].Spec.PodSpec.Containers[0].Image = "worker:v2"
-	hash := expand.GenerationHash(pcs)
+	hash := children.GenerationHash(pcs)
 	m := obs.maps["inf-0"].DeepCopy()
 	for k := range m.Spec.Entries {
 		m.Spec.Entries[k].PodCliqueSetGenerationHash = hash

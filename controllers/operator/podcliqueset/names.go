@@ -13,7 +13,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // collision is a name the PodCliqueSet would give a child that an object of another owner holds.
@@ -47,7 +47,7 @@ func (r *Reconciler) findCollisions(ctx context.Context, pcs *grovev1alpha1.PodC
 		}
 		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
-			replicas := expand.GroupReplicas(&g)
+			replicas := children.GroupReplicas(&g)
 			if have := obs.groups[pcsg]; have != nil {
 				replicas = have.Spec.Replicas
 			} else {

@@ -15,7 +15,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/internal/podgangstatus"
 )
@@ -125,7 +125,7 @@ type input struct {
 
 // decide is the pass's plan: a pure function of the PodCliqueSet, what was observed of its
 // children and the time. The children it wants are built by the functions kubectl grove render
-// prints (Expand, ExpandPodGangs), so the two cannot drift.
+// prints (Initial, InitialPodGangs), so the two cannot drift.
 func decide(in input) plan {
 	p := plan{wantGangs: map[string]bool{}}
 	if p.lifecycle(in) {
@@ -171,7 +171,7 @@ func (p *plan) recorded(in input) *grovev1alpha1.PodCliqueSetStatus {
 // maxRuntime fails. It reports whether the pass ends there.
 func (p *plan) lifecycle(in input) bool {
 	pcs, obs := in.pcs, in.obs
-	if !expand.IsTraining(pcs) {
+	if !children.IsTraining(pcs) {
 		return false
 	}
 	switch {
@@ -253,7 +253,7 @@ func (p *plan) tearDown(in input, kind transitionKind) {
 func (p *plan) gangTermination(in input) map[int]bool {
 	pcs, obs := in.pcs, in.obs
 	terminatedNow := map[int]bool{}
-	training := expand.IsTraining(pcs)
+	training := children.IsTraining(pcs)
 	if pcs.Spec.Template.TerminationDelay == nil && !training {
 		return terminatedNow
 	}
@@ -352,7 +352,7 @@ func runningCliques(obs *observed) []*grovev1alpha1.PodClique {
 }
 
 // replica plans replica i's children — its Service, standalone PodCliques, scaling groups and
-// PodGangs — as Expand and ExpandPodGangs build them. A missing child is created; one that
+// PodGangs — as Initial and InitialPodGangs build them. A missing child is created; one that
 // differs is brought back to the template only when the rollout lets the replica take it.
 func (p *plan) replica(in input, i int, allowUpdate bool) {
 	pcs, obs := in.pcs, in.obs
@@ -366,7 +366,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 	}
 	coherentSet := p.coherent != nil
 	for _, tmpl := range standaloneCliques(pcs) {
-		want := expand.PodClique(pcs, i, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, i))
+		want := children.PodClique(pcs, i, tmpl, nil, grovev1alpha1.BasePodGangName(pcs.Name, i))
 		if coherentSet {
 			// Its pods join the gangs the PodGangMap gives them (several during an update).
 			delete(want.Labels, grovev1alpha1.LabelPodGang)
@@ -389,7 +389,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 				// made for them; grove-webhook refuses a change of them, ours too).
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
-			updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
+			updated, changed := children.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
 			if _, gang := updated.Labels[grovev1alpha1.LabelPodGang]; coherentSet && gang {
 				// Made under another strategy: under Coherent its pods' gangs come from the PodGangMap.
 				delete(updated.Labels, grovev1alpha1.LabelPodGang)
@@ -414,7 +414,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			if p.coherentUpdating(pcs) {
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
-			if updated, changed := expand.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
+			if updated, changed := children.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodCliqueScalingGroup differs from the template"})
 			}
 		}

@@ -31,7 +31,7 @@ func world(pcs *grovev1alpha1.PodCliqueSet) *observed {
 		gangs: map[string]*schedulerv1alpha1.PodGang{}, services: map[string]*corev1.Service{}, pods: map[string][]*corev1.Pod{},
 		autoscalers: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, backend: "kube-scheduler", wantGangs: map[string]bool{}, collided: map[string]bool{}, unseen: sets.New[string](),
 		staleGangs: sets.New[string]()}
-	e := Expand(pcs)
+	e := Initial(pcs)
 	for _, s := range e.Services {
 		obs.services[s.Name] = s
 	}

@@ -16,7 +16,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/backends/kube"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -98,7 +98,7 @@ func TestKeepScaledReplicas(t *testing.T) {
 
 func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
 	pcs := samplePCS()
-	hash := expand.GenerationHash(pcs)
+	hash := children.GenerationHash(pcs)
 	pclq := func(replica, hash string, rolledOut bool) *grovev1alpha1.PodClique {
 		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Generation: 2,
 			Labels: map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica}},

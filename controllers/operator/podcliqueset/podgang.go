@@ -13,7 +13,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // gang is the wanted content of one PodGang: its name and member PodCliques.
@@ -64,19 +64,19 @@ func wantedGangs(pcs *grovev1alpha1.PodCliqueSet, replica int, obs *observed) []
 	for i := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		g := &pcs.Spec.Template.PodCliqueScalingGroupConfigs[i]
 		pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
-		replicas := int(expand.GroupReplicas(g))
+		replicas := int(children.GroupReplicas(g))
 		if have := obs.groups[pcsg]; have != nil {
 			replicas = int(have.Spec.Replicas)
 		}
-		minAvailable := int(expand.GroupMinAvailable(g))
+		minAvailable := int(children.GroupMinAvailable(g))
 		for j := 0; j < replicas; j++ {
 			var members []member
 			for _, c := range g.CliqueNames {
-				if tmpl := expand.Template(pcs, c); tmpl != nil {
+				if tmpl := children.Template(pcs, c); tmpl != nil {
 					members = append(members, memberOf(grovev1alpha1.ScalingGroupPodCliqueName(pcsg, j, c), tmpl, obs))
 				}
 			}
-			if name := expand.PodGangOfGroupReplica(pcs.Name, replica, pcsg, j, minAvailable); name == base.name {
+			if name := children.PodGangOfGroupReplica(pcs.Name, replica, pcsg, j, minAvailable); name == base.name {
 				base.members = append(base.members, members...)
 			} else {
 				scaled = append(scaled, withoutIdle(gang{name: name, members: members}))
@@ -113,7 +113,7 @@ func gangLabels(pcs *grovev1alpha1.PodCliqueSet, replica int, backend string) ma
 	for k, v := range pcs.Labels {
 		labels[k] = v
 	}
-	for k, v := range expand.ReplicaLabels(pcs.Name, replica) {
+	for k, v := range children.ReplicaLabels(pcs.Name, replica) {
 		labels[k] = v
 	}
 	labels[grovev1alpha1.LabelSchedulerName] = backend

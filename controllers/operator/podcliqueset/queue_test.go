@@ -78,7 +78,7 @@ func TestEveryGangCarriesTheVolcanoQueueItsPodCliqueSetNames(t *testing.T) {
 			pcs := builders.PodCliqueSet("ns", "llm").Replicas(2).Clique("router", 1).Clique("worker", 2).Obj()
 			tc.edit(pcs)
 
-			gangs, _ := ExpandPodGangs(pcs, nil, "volcano", TopologyInput{})
+			gangs, _ := InitialPodGangs(pcs, nil, "volcano", TopologyInput{})
 
 			require.Len(t, gangs, 2)
 			for _, pg := range gangs {

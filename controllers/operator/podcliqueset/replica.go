@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // wantService is a replica's headless Service: one DNS name per pod of the replica.
@@ -17,7 +17,7 @@ func wantService(pcs *grovev1alpha1.PodCliqueSet, replica int) *corev1.Service {
 	if c := pcs.Spec.Template.HeadlessServiceConfig; c != nil {
 		publish = c.PublishNotReadyAddresses
 	}
-	labels := expand.ReplicaLabels(pcs.Name, replica)
+	labels := children.ReplicaLabels(pcs.Name, replica)
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: grovev1alpha1.HeadlessServiceName(pcs.Name, replica), Namespace: pcs.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
@@ -31,7 +31,7 @@ func wantService(pcs *grovev1alpha1.PodCliqueSet, replica int) *corev1.Service {
 func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliqueTemplateSpec {
 	var out []*grovev1alpha1.PodCliqueTemplateSpec
 	for _, c := range pcs.Spec.Template.Cliques {
-		if expand.GroupOf(pcs, c.Name) == nil {
+		if children.GroupOf(pcs, c.Name) == nil {
 			out = append(out, c)
 		}
 	}
@@ -40,18 +40,18 @@ func standaloneCliques(pcs *grovev1alpha1.PodCliqueSet) []*grovev1alpha1.PodCliq
 
 // wantGroup is a replica's PodCliqueScalingGroup for the scaling group g at its template's size.
 func wantGroup(pcs *grovev1alpha1.PodCliqueSet, replica int, g *grovev1alpha1.PodCliqueScalingGroupConfig) *grovev1alpha1.PodCliqueScalingGroup {
-	labels := expand.ReplicaLabels(pcs.Name, replica)
+	labels := children.ReplicaLabels(pcs.Name, replica)
 	labels[grovev1alpha1.LabelPodCliqueScalingGroup] = grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, replica, g.Name)
 	want := &grovev1alpha1.PodCliqueScalingGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: labels[grovev1alpha1.LabelPodCliqueScalingGroup], Namespace: pcs.Namespace, Labels: labels, Annotations: maps.Clone(g.Annotations)},
 		Spec: grovev1alpha1.PodCliqueScalingGroupSpec{
-			Replicas:         expand.GroupReplicas(g),
-			MinAvailable:     ptr.To(expand.GroupMinAvailable(g)),
+			Replicas:         children.GroupReplicas(g),
+			MinAvailable:     ptr.To(children.GroupMinAvailable(g)),
 			CliqueNames:      g.CliqueNames,
 			TerminationDelay: g.TerminationDelay,
 			// The PodCliqueScalingGroup reconciler applies the template to its PodCliques only once
 			// the rollout has moved the generation hash onto the group.
-			InheritedSpec: expand.Inherited(pcs, expand.GroupReplicas(g)),
+			InheritedSpec: children.Inherited(pcs, children.GroupReplicas(g)),
 		},
 	}
 	want.Spec.RollingUpdate = g.RollingUpdate.DeepCopy()

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // rollout decides, replica by replica, which replicas may take the newest template. With
@@ -21,9 +21,9 @@ type rollout struct {
 
 func newRollout(pcs *grovev1alpha1.PodCliqueSet) *rollout {
 	return &rollout{
-		hash: expand.GenerationHash(pcs),
+		hash: children.GenerationHash(pcs),
 		// Training pods run to completion; their template does not roll (admission rejects it).
-		rolling: expand.UpdateStrategy(pcs) == grovev1alpha1.RollingRecreateStrategy && !expand.IsTraining(pcs),
+		rolling: children.UpdateStrategy(pcs) == grovev1alpha1.RollingRecreateStrategy && !children.IsTraining(pcs),
 	}
 }
 

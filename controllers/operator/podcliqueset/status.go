@@ -23,7 +23,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/requeue"
 )
@@ -43,7 +43,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 	if st.AvailableReplicas > 0 && st.Phase == grovev1alpha1.PodCliqueSetPhasePending {
 		st.Phase = grovev1alpha1.PodCliqueSetPhaseRunning
 	}
-	if expand.IsTraining(pcs) {
+	if children.IsTraining(pcs) {
 		trainingPhase(pcs, &st, obs, r.clock().Now())
 		st.CliqueStatuses = cliqueStatuses(pcs, obs)
 		st.RestartsInProgress = finishedRestarts(st.RestartsInProgress, obs)
@@ -130,7 +130,7 @@ func lastErrors(recorded []grovev1alpha1.LastError, errs []error, now time.Time)
 func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet, old grovev1alpha1.PodCliqueSetStatus) {
 	log := logf.FromContext(ctx)
 	st := pcs.Status
-	if st.Phase != old.Phase && expand.IsTraining(pcs) {
+	if st.Phase != old.Phase && children.IsTraining(pcs) {
 		trainingPhases.WithLabelValues(string(st.Phase)).Inc()
 		if st.Phase == grovev1alpha1.PodCliqueSetPhaseFailed {
 			trainingFailures.WithLabelValues(failureReason(st.Conditions)).Inc()
@@ -141,15 +141,15 @@ func (r *Reconciler) statusWritten(ctx context.Context, pcs *grovev1alpha1.PodCl
 		}
 	}
 	if p := st.UpdateProgress; p != nil && (old.UpdateProgress == nil || !old.UpdateProgress.UpdateStartedAt.Equal(&p.UpdateStartedAt)) {
-		log.Info("rolling update started", "generationHash", *st.CurrentGenerationHash, "strategy", expand.UpdateStrategy(pcs))
-		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", *st.CurrentGenerationHash, expand.UpdateStrategy(pcs))
+		log.Info("rolling update started", "generationHash", *st.CurrentGenerationHash, "strategy", children.UpdateStrategy(pcs))
+		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateStarted", "Update", "rolling replicas to generation %s (%s)", *st.CurrentGenerationHash, children.UpdateStrategy(pcs))
 	}
 	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt != nil && (old.UpdateProgress == nil || old.UpdateProgress.UpdateEndedAt == nil) {
 		log.Info("rolling update completed", "generationHash", ptr.Deref(st.CurrentGenerationHash, ""))
 		r.Recorder.Eventf(pcs, nil, corev1.EventTypeNormal, "UpdateCompleted", "Update", "every replica runs generation %s", ptr.Deref(st.CurrentGenerationHash, ""))
 	}
 	if d, ended := updateEnded(&old, &st); ended {
-		updateDuration.WithLabelValues(string(expand.UpdateStrategy(pcs))).Observe(d.Seconds())
+		updateDuration.WithLabelValues(string(children.UpdateStrategy(pcs))).Observe(d.Seconds())
 	}
 	conditionlog.Transitions(log, old.Conditions, st.Conditions)
 	coherentWaitingChanged(ctx, r, pcs, old)
@@ -304,7 +304,7 @@ func firstNames(names []string, n int) []string {
 // changes (creating the PodCliqueSet is not an update) and ends when every replica runs the
 // newest template.
 func trackUpdate(pcs *grovev1alpha1.PodCliqueSet, st *grovev1alpha1.PodCliqueSetStatus, ro *rollout, obs *observed, now metav1.Time, cp *coherentPass) {
-	onDelete := expand.UpdateStrategy(pcs) == grovev1alpha1.OnDeleteStrategy
+	onDelete := children.UpdateStrategy(pcs) == grovev1alpha1.OnDeleteStrategy
 	switch {
 	case st.CurrentGenerationHash == nil && !createdWithAnother(ro, obs):
 		st.CurrentGenerationHash = &ro.hash

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 )
 
 // Events of Training workloads.
@@ -87,7 +87,7 @@ func finishedRestarts(restarts []grovev1alpha1.ReplicaRestart, obs *observed) []
 // (0 when it has no limit or has not started).
 func runtimeRemaining(pcs *grovev1alpha1.PodCliqueSet, now time.Time) time.Duration {
 	t := pcs.Spec.TrainingSpec
-	if !expand.IsTraining(pcs) || terminal(pcs.Status.Phase) || t == nil || t.MaxRuntime == nil || pcs.Status.StartTime == nil {
+	if !children.IsTraining(pcs) || terminal(pcs.Status.Phase) || t == nil || t.MaxRuntime == nil || pcs.Status.StartTime == nil {
 		return 0
 	}
 	if left := pcs.Status.StartTime.Add(t.MaxRuntime.Duration).Sub(now); left > 0 {
@@ -138,7 +138,7 @@ func succeededByPolicy(pcs *grovev1alpha1.PodCliqueSet, obs *observed) bool {
 		}
 		for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 			group := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
-			replicas := int(expand.GroupReplicas(&g))
+			replicas := int(children.GroupReplicas(&g))
 			if have := obs.groups[group]; have != nil {
 				replicas = int(have.Spec.Replicas)
 			}
@@ -191,13 +191,13 @@ func cliqueStatuses(pcs *grovev1alpha1.PodCliqueSet, obs *observed) []grovev1alp
 			}
 		}
 		for i := 0; i < int(pcs.Spec.Replicas); i++ {
-			g := expand.GroupOf(pcs, c.Name)
+			g := children.GroupOf(pcs, c.Name)
 			if g == nil {
 				add(grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name))
 				continue
 			}
 			pcsg := grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name)
-			replicas := expand.GroupReplicas(g)
+			replicas := children.GroupReplicas(g)
 			if have := obs.groups[pcsg]; have != nil {
 				replicas = have.Spec.Replicas
 			}

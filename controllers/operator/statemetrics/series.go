@@ -11,7 +11,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/controllers/operator/expand"
+	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/internal/kueuegang"
 )
@@ -279,7 +279,7 @@ func workloads(pcss []*grovev1alpha1.PodCliqueSet, groups []*grovev1alpha1.PodCl
 		}
 		s.phases[workloadKey{pcs.Namespace, string(workloadType), string(phase)}]++
 
-		ns, k := pcs.Namespace, strategyKey{pcs.Namespace, string(expand.UpdateStrategy(pcs))}
+		ns, k := pcs.Namespace, strategyKey{pcs.Namespace, string(children.UpdateStrategy(pcs))}
 		s.replicasUpdating[ns] += 0
 		s.inProgress[k] += 0
 		s.stalled[ns] += 0

@@ -11,19 +11,19 @@ import (
 	"github.com/kubegrove/grove/internal/topologyconstraints"
 )
 
-// Expansion is what this reconciler creates for a PodCliqueSet at its template's sizes, built by
+// InitialChildren is what this reconciler creates for a PodCliqueSet at its template's sizes, built by
 // the functions its passes use: kubectl grove renders it without a cluster.
-type Expansion struct {
+type InitialChildren struct {
 	Services      []*corev1.Service
 	PodCliques    []*grovev1alpha1.PodClique // the standalone ones; scaling groups make their members
 	ScalingGroups []*grovev1alpha1.PodCliqueScalingGroup
 	Autoscalers   []*autoscalingv2.HorizontalPodAutoscaler
 }
 
-// Expand returns the children a PodCliqueSet's replicas get, replica by replica, owned by it:
+// Initial returns the children a PodCliqueSet's replicas get, replica by replica, owned by it:
 // what a pass's plan creates when nothing exists yet.
-func Expand(pcs *grovev1alpha1.PodCliqueSet) Expansion {
-	var e Expansion
+func Initial(pcs *grovev1alpha1.PodCliqueSet) InitialChildren {
+	var e InitialChildren
 	for _, c := range fromNothing(pcs, nil, "", nil) {
 		switch obj := c.obj.(type) {
 		case *corev1.Service:
@@ -69,10 +69,10 @@ type TopologyInput struct {
 	Binding *grovev1alpha1.ClusterTopologyBinding
 }
 
-// ExpandPodGangs returns the PodGangs of every replica, labelled for backend, as this reconciler
+// InitialPodGangs returns the PodGangs of every replica, labelled for backend, as this reconciler
 // writes them once cliques — every PodClique, standalone and scaling-group members — exist, and
 // the domains the constraints name that the binding lacks.
-func ExpandPodGangs(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.PodClique, backend string, topo TopologyInput) ([]*schedulerv1alpha1.PodGang, []grovev1alpha1.TopologyDomain) {
+func InitialPodGangs(pcs *grovev1alpha1.PodCliqueSet, cliques []*grovev1alpha1.PodClique, backend string, topo TopologyInput) ([]*schedulerv1alpha1.PodGang, []grovev1alpha1.TopologyDomain) {
 	name, _ := topologyconstraints.TopologyName(pcs)
 	t := &topology{name: name, enabled: topo.Enabled, missing: map[grovev1alpha1.TopologyDomain]bool{}}
 	if topo.Binding != nil && topo.Binding.Name == name {

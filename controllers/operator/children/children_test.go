@@ -1,4 +1,4 @@
-package expand
+package children
 
 import (
 	"testing"

@@ -1,7 +1,7 @@
-// Package expand builds the objects the grove-operator derives from a PodCliqueSet — the
+// Package children builds the objects the grove-operator derives from a PodCliqueSet — the
 // PodCliques of a replica or of a scaling-group replica, and their labels — so the PodCliqueSet
 // and PodCliqueScalingGroup reconcilers build them the same way.
-package expand
+package children
 
 import (
 	"crypto/sha256"
