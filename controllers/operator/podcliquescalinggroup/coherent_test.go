@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/children"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 )
 
 func TestUnderCoherentTheGroupReplicasTheUpdateMovedTakeTheTemplateAndNoOthers(t *testing.T) {

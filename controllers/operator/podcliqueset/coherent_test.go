@@ -14,8 +14,8 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/children"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/test/builders"
 )
 

@@ -5,15 +5,13 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-
-	resourcehelper "k8s.io/component-helpers/resource"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/children"
+	"github.com/kubegrove/grove/controllers/operator/coherent"
 )
 
 // gang is the wanted content of one PodGang: its name and member PodCliques.
