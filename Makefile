@@ -46,8 +46,8 @@ manifests: ## Generate the CRDs (config/crd/bases; KAI's and NVIDIA's kinds for 
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths="$(CRD_PATHS)" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./apis/kai/... output:crd:artifacts:config=config/thirdparty/kai
 	$(CONTROLLER_GEN) $(CRD_OPTIONS) paths=./apis/nvidia/... output:crd:artifacts:config=config/thirdparty/nvidia
-	$(CONTROLLER_GEN) webhook paths="./webhooks/pcsadmission/...;./webhooks/topologyadmission/...;./webhooks/trainjobadmission/...;./webhooks/childreplicas/..." output:webhook:artifacts:config=config/webhook
-	$(CONTROLLER_GEN) webhook paths=./webhooks/authorizer/... output:webhook:artifacts:config=config/webhook/authorizer
+	$(CONTROLLER_GEN) webhook paths="./webhooks/pcsadmission/...;./webhooks/topologyadmission/...;./webhooks/trainjobadmission/...;./webhooks/resizeguard/..." output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths=./webhooks/managedguard/... output:webhook:artifacts:config=config/webhook/authorizer
 	$(CONTROLLER_GEN) rbac:roleName=grove-operator paths="./cmd/grove-operator/...;./controllers/operator/..." output:rbac:artifacts:config=config/rbac/grove-operator
 	$(CONTROLLER_GEN) rbac:roleName=grove-webhook paths="./cmd/grove-webhook/...;./webhooks/..." output:rbac:artifacts:config=config/rbac/grove-webhook
 	$(CONTROLLER_GEN) rbac:roleName=backend-controller paths="./cmd/backend-controller/...;./controllers/backend/...;./backends/..." output:rbac:artifacts:config=config/rbac/backend-controller

@@ -14,9 +14,9 @@ import (
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/internal/app"
 	"github.com/kubegrove/grove/webhooks/admissionmetrics"
-	"github.com/kubegrove/grove/webhooks/authorizer"
-	"github.com/kubegrove/grove/webhooks/childreplicas"
+	"github.com/kubegrove/grove/webhooks/managedguard"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
+	"github.com/kubegrove/grove/webhooks/resizeguard"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"
 )
@@ -68,8 +68,8 @@ func serve(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	if err := trainjobadmission.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	if err := childreplicas.SetupWithManager(mgr, cfg); err != nil {
+	if err := resizeguard.SetupWithManager(mgr, cfg); err != nil {
 		return err
 	}
-	return authorizer.SetupWithManager(mgr, cfg)
+	return managedguard.SetupWithManager(mgr, cfg)
 }

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/webhooks/authorizer"
+	"github.com/kubegrove/grove/webhooks/managedguard"
 )
 
 func managedLabels(pcs string) map[string]string {
@@ -56,7 +56,7 @@ func TestOnlyTheOperatorMayChangeManagedObjects(t *testing.T) {
 
 	// An opted-out PodCliqueSet's objects are open to edits.
 	pcs := &grovev1alpha1.PodCliqueSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "inf", Namespace: ns, Annotations: map[string]string{authorizer.AnnotationDisableProtection: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "inf", Namespace: ns, Annotations: map[string]string{managedguard.AnnotationDisableProtection: "true"}},
 		Spec: grovev1alpha1.PodCliqueSetSpec{Template: grovev1alpha1.PodCliqueSetTemplateSpec{Cliques: []*grovev1alpha1.PodCliqueTemplateSpec{{
 			Name: "router", Spec: grovev1alpha1.PodCliqueSpec{RoleName: "router", Replicas: 1, PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
 		}}}},

@@ -1,9 +1,9 @@
-// Package authorizer is grove-webhook's optional guard of the objects the operators manage:
+// Package managedguard is grove-webhook's optional guard of the objects the operators manage:
 // PodCliques, scaling groups, PodGangs, pods, Services, RBAC objects and autoscalers labelled
 // app.kubernetes.io/managed-by=grove-operator may be changed only by the managing binaries and
 // exempt users, so a hand edit cannot silently fight the controllers. Deleting a pod is always
 // allowed (that is how users restart one), and a PodCliqueSet can opt its objects out.
-package authorizer
+package managedguard
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package childreplicas
+package resizeguard
 
 import (
 	"context"

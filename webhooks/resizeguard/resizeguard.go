@@ -1,11 +1,11 @@
-// Package childreplicas guards spec.replicas of the PodCliques and PodCliqueScalingGroups of a
+// Package resizeguard guards spec.replicas of the PodCliques and PodCliqueScalingGroups of a
 // PodCliqueSet, directly or through the scale subresource (`kubectl scale`, an autoscaler): a
 // Training job's size is part of the job and never changes, and while a Coherent update runs every
 // replica keeps its sizes — the plan of the replica being updated is made for them, and a waiting
 // replica's new PodCliques could only be made at the new template — as upstream Grove refuses it,
 // with the message NVIDIA Dynamo recognises (Dynamo takes an open update as a lock on scaling the
 // whole PodCliqueSet).
-package childreplicas
+package resizeguard
 
 import (
 	"context"
