@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/tree"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
-	"github.com/kubegrove/grove/internal/tree"
 )
 
 // addCoherentUpdate draws a Coherent update in progress: its scope, and for the replica being

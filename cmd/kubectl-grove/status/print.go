@@ -16,7 +16,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/tree"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/tree"
 )
 
 // PrintPodCliqueSet draws a PodCliqueSet: replicas, scaling groups, PodCliques with Ready/total,

@@ -11,7 +11,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/tree"
+	"github.com/kubegrove/grove/cmd/kubectl-grove/tree"
 )
 
 // Why writes the chain from a pod to what holds it: the pod's reason, its PodClique, the parent
