@@ -7,14 +7,13 @@ package tojobset
 import (
 	"fmt"
 
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 )
 
 // Build returns the JobSet of a TrainJob and the objects to apply before it (the MPI Secret and

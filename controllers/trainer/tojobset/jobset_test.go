@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +20,7 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

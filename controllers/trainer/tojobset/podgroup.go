@@ -10,9 +10,8 @@ import (
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 )
 
 // DefaultScheduleTimeoutSeconds is the coscheduling timeout when the runtime leaves it unset

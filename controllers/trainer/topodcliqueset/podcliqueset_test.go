@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,6 +21,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
 	webhook "github.com/kubegrove/grove/webhooks/pcsadmission"
 )
 

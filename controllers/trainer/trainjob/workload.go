@@ -6,11 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubegrove/grove/controllers/trainer/tojobset"
-	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
-
-	"github.com/kubegrove/grove/controllers/trainer/plan"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -19,6 +14,9 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/controllers/trainer/plan"
+	"github.com/kubegrove/grove/controllers/trainer/tojobset"
+	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
 )
 
 // annotationBuiltFrom records the TrainJob generation a child was built from, so a suspended
