@@ -102,7 +102,9 @@ func (b *TrainJobBuilder) trainer() *trainerv1alpha1.Trainer {
 }
 
 // RuntimeSpecBuilder builds the spec of a TrainingRuntime or ClusterTrainingRuntime.
-type RuntimeSpecBuilder struct{ spec trainerv1alpha1.TrainingRuntimeSpec }
+type RuntimeSpecBuilder struct {
+	spec trainerv1alpha1.TrainingRuntimeSpec
+}
 
 // RuntimeSpec starts a torch runtime of nodes nodes whose one replicated job, "node", runs image
 // as the trainer (Kubeflow's ancestor label), on the PodCliqueSet path.
