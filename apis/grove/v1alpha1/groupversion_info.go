@@ -1,6 +1,7 @@
 // Package v1alpha1 holds the grove.io/v1alpha1 API: PodCliqueSet, PodClique and
 // PodCliqueScalingGroup. JSON field names follow upstream Grove so its manifests apply unchanged.
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=grove.io
 package v1alpha1
 

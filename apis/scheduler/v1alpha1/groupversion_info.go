@@ -2,6 +2,7 @@
 // the grove-operator (which writes its spec) and the backend-controllers (which translate it for
 // one scheduler and report back in its status).
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=scheduler.grove.io
 package v1alpha1
 
