@@ -63,7 +63,8 @@ func main() {
 			if err := b.Init(ctx); err != nil {
 				return fmt.Errorf("initializing the %s backend: %w", b.Name(), err)
 			}
-			if err := fieldindex.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			_, keepsTopology := b.(backends.TopologySyncer)
+			if err := fieldindex.Setup(context.Background(), mgr.GetFieldIndexer(), keepsTopology); err != nil {
 				return err
 			}
 			r := &podgang.Reconciler{Client: mgr.GetClient(), Backend: b}

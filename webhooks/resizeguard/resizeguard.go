@@ -91,7 +91,7 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		return admission.Allowed("its PodCliqueSet is gone")
 	}
 	if pcs.Spec.WorkloadType == grovev1alpha1.WorkloadTypeTraining {
-		log.FromContext(ctx).Info("refused a replica change: the PodCliqueSet is Training", "kind", req.Kind.Kind, "object", klog.KObj(req), "podCliqueSet", owner)
+		log.FromContext(ctx).Info("refused a replica change: the PodCliqueSet is Training", "kind", req.Kind.Kind, "object", klog.KRef(req.Namespace, req.Name), "podCliqueSet", owner)
 		return admission.Denied(fmt.Sprintf("spec.replicas: Forbidden: %s %s belongs to Training PodCliqueSet %s, whose size cannot change while it runs",
 			req.Kind.Kind, req.Name, owner))
 	}
@@ -99,7 +99,7 @@ func (g *Guard) Handle(ctx context.Context, req admission.Request) admission.Res
 		if updating < 0 {
 			updating, _ = strconv.Atoi(labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
 		}
-		log.FromContext(ctx).Info("refused a replica change: a Coherent update is in progress", "kind", req.Kind.Kind, "object", klog.KObj(req),
+		log.FromContext(ctx).Info("refused a replica change: a Coherent update is in progress", "kind", req.Kind.Kind, "object", klog.KRef(req.Namespace, req.Name),
 			"podCliqueSet", owner, "replicaBeingUpdated", updating, "from", oldObj.Spec.Replicas, "to", newObj.Spec.Replicas)
 		return admission.Denied(CoherentScaleRefusal(pcs, updating))
 	}

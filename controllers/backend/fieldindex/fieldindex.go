@@ -26,21 +26,26 @@ const (
 // TopologyObjectKey is the BindingsOfTopologyObject value of a scheduler's topology object.
 func TopologyObjectKey(scheduler, name string) string { return scheduler + "/" + name }
 
-// All are the backend-controller's indexes (unit tests give them to a fake client).
-var All = []cacheindex.Index{
-	{&schedulerv1alpha1.PodGang{}, PodGangsOfTopology, func(o client.Object) []string {
+// PodGangs are the indexes of PodGangs, which every backend-controller watches.
+var PodGangs = []cacheindex.Index{
+	{Object: &schedulerv1alpha1.PodGang{}, Field: PodGangsOfTopology, Extract: func(o client.Object) []string {
 		if name := o.GetAnnotations()[schedulerv1alpha1.AnnotationTopologyName]; name != "" {
 			return []string{name}
 		}
 		return nil
 	}},
-	{&schedulerv1alpha1.PodGang{}, PodGangsOfQueue, func(o client.Object) []string {
+	{Object: &schedulerv1alpha1.PodGang{}, Field: PodGangsOfQueue, Extract: func(o client.Object) []string {
 		if pg, ok := o.(*schedulerv1alpha1.PodGang); ok && pg.Spec.QueueName != "" {
 			return []string{pg.Spec.QueueName}
 		}
 		return nil
 	}},
-	{&grovev1alpha1.ClusterTopologyBinding{}, BindingsOfTopologyObject, func(o client.Object) []string {
+}
+
+// Bindings are the indexes of ClusterTopologyBindings, which only a backend with a topology
+// object of its own watches (backends.TopologySyncer): registering them starts a watch.
+var Bindings = []cacheindex.Index{
+	{Object: &grovev1alpha1.ClusterTopologyBinding{}, Field: BindingsOfTopologyObject, Extract: func(o client.Object) []string {
 		ct, ok := o.(*grovev1alpha1.ClusterTopologyBinding)
 		if !ok {
 			return nil
@@ -53,7 +58,14 @@ var All = []cacheindex.Index{
 	}},
 }
 
-// Setup registers every index with the manager's cache; call it once, before the reconcilers.
-func Setup(ctx context.Context, indexer client.FieldIndexer) error {
-	return cacheindex.Register(ctx, indexer, All)
+// Setup registers the indexes with the manager's cache, those of bindings only for a backend
+// that keeps a topology object; call it once, before the reconcilers.
+func Setup(ctx context.Context, indexer client.FieldIndexer, topology bool) error {
+	if err := cacheindex.Register(ctx, indexer, PodGangs); err != nil {
+		return err
+	}
+	if !topology {
+		return nil
+	}
+	return cacheindex.Register(ctx, indexer, Bindings)
 }

@@ -249,7 +249,7 @@ func (r *Reconciler) shrink(ctx context.Context, pg *schedulerv1alpha1.PodGang, 
 		return 0, err
 	}
 	log.FromContext(ctx).Info("shrank the admitted Workload in place: the gang keeps its admission, Kueue releases the quota of the pods that left",
-		"workload", have.Name, "from", before, "to", counts(shrunk))
+		"workload", klog.KObj(have), "from", before, "to", counts(shrunk))
 	return again, nil
 }
 

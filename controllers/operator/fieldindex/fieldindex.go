@@ -27,19 +27,19 @@ const (
 
 // All are the grove-operator's indexes (unit tests give them to a fake client).
 var All = []cacheindex.Index{
-	{&corev1.Pod{}, PodsOfClique, func(o client.Object) []string {
+	{Object: &corev1.Pod{}, Field: PodsOfClique, Extract: func(o client.Object) []string {
 		if name, ok := o.GetLabels()[grovev1alpha1.LabelPodClique]; ok {
 			return []string{name}
 		}
 		return nil
 	}},
-	{&grovev1alpha1.PodClique{}, StartsAfter, func(o client.Object) []string {
+	{Object: &grovev1alpha1.PodClique{}, Field: StartsAfter, Extract: func(o client.Object) []string {
 		if pclq, ok := o.(*grovev1alpha1.PodClique); ok {
 			return pclq.Spec.StartsAfter
 		}
 		return nil
 	}},
-	{&grovev1alpha1.PodCliqueSet{}, PodCliqueSetsOfTopology, func(o client.Object) []string {
+	{Object: &grovev1alpha1.PodCliqueSet{}, Field: PodCliqueSetsOfTopology, Extract: func(o client.Object) []string {
 		if pcs, ok := o.(*grovev1alpha1.PodCliqueSet); ok {
 			if name, _ := topologyconstraints.TopologyName(pcs); name != "" {
 				return []string{name}

@@ -91,6 +91,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // SetupWithManager registers the reconciler; it reads through the operator's indexes
 // (fieldindex.Setup).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	r.pending.Clock, r.holder.Clock = r.clock(), r.clock()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podclique").
 		For(&grovev1alpha1.PodClique{}, builder.WithPredicates(eventbatch.SpecChanged())).

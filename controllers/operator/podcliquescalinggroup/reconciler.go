@@ -73,6 +73,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	r.expectations.Clock = r.clock()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podcliquescalinggroup").
 		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SpecChanged())).
@@ -357,7 +358,7 @@ func (r *Reconciler) sync(ctx context.Context, pcsg *grovev1alpha1.PodCliqueScal
 			r.Recorder.Eventf(pcsg, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "creating PodClique %s: %v", want.Name, err)
 			return err
 		}
-		log.FromContext(ctx).Info("created PodClique", "podClique", klog.KObj(want), "podGang", klog.KRef(want.Namespace, want.Labels[grovev1alpha1.LabelPodGang]))
+		log.FromContext(ctx).Info("created PodClique", "podClique", klog.KObj(want), "podGang", want.Labels[grovev1alpha1.LabelPodGang])
 		return nil
 	}
 	// have is the PodClique brought to the template (decideGroup's update).

@@ -81,6 +81,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	r.expectations.Clock = r.clock()
 	if r.Backends != nil {
 		initGangSeries(r.Backends.Enabled())
 	}

@@ -20,7 +20,7 @@ func RuntimeKey(kind, name string) string { return kind + "/" + name }
 
 // All are the trainer-controller's indexes (unit tests give them to a fake client).
 var All = []cacheindex.Index{
-	{&trainerv1alpha1.TrainJob{}, RuntimeRef, func(o client.Object) []string {
+	{Object: &trainerv1alpha1.TrainJob{}, Field: RuntimeRef, Extract: func(o client.Object) []string {
 		tj, ok := o.(*trainerv1alpha1.TrainJob)
 		if !ok {
 			return nil

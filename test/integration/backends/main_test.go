@@ -70,7 +70,8 @@ func startBackends(ctx context.Context, names ...configv1alpha1.SchedulerName) e
 		if err := b.Init(ctx); err != nil {
 			return err
 		}
-		if err := fieldindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		_, keepsTopology := b.(backends.TopologySyncer)
+		if err := fieldindex.Setup(ctx, mgr.GetFieldIndexer(), keepsTopology); err != nil {
 			return err
 		}
 		if err := (&podgang.Reconciler{Client: mgr.GetClient(), Backend: b}).SetupWithManager(mgr, 2); err != nil {

@@ -165,7 +165,7 @@ func (k Keeper) create(ctx context.Context, owner client.Object, gvk schema.Grou
 	if err != nil {
 		return false, fmt.Errorf("creating ResourceClaim %s: %w", w.Name, err)
 	}
-	log.FromContext(ctx).Info("created ResourceClaim", "resourceClaim", klog.KObj(w), "template", source, "scope", w.Entry.Scope)
+	log.FromContext(ctx).Info("created ResourceClaim", "resourceClaim", klog.KObj(rc), "template", source, "scope", w.Entry.Scope)
 	return true, nil
 }
 
