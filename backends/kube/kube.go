@@ -257,22 +257,19 @@ func (b *Backend) deleteStale(ctx context.Context, pg *schedulerv1alpha1.PodGang
 var (
 	workloadFields = ownedobject.Fields[*schedulingv1beta1.Workload]{
 		Same: func(h, w *schedulingv1beta1.Workload) bool {
-			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) &&
-				equality.Semantic.DeepEqual(podGroupTemplateShapes(h.Spec.PodGroupTemplates), podGroupTemplateShapes(w.Spec.PodGroupTemplates)) &&
-				equality.Semantic.DeepEqual(compositeTemplateShapes(h.Spec.CompositePodGroupTemplates), compositeTemplateShapes(w.Spec.CompositePodGroupTemplates))
+			return ownedobject.HasLabels(h, w) && sameWorkloadSpec(h, w)
 		},
 		Set: func(h, w *schedulingv1beta1.Workload) {
 			ownedobject.SetLabels(h, w)
 			h.Spec.PodGroupTemplates, h.Spec.CompositePodGroupTemplates = w.Spec.PodGroupTemplates, w.Spec.CompositePodGroupTemplates
 		},
 		Recreate: true,
+		// Labels are stored as sent; what an API server drops silently are spec fields.
+		Verify: kept(sameWorkloadSpec),
 	}
 	compositePodGroupFields = ownedobject.Fields[*schedulingv1alpha3.CompositePodGroup]{
 		Same: func(h, w *schedulingv1alpha3.CompositePodGroup) bool {
-			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
-				equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
-				equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
-				equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+			return ownedobject.HasLabels(h, w) && sameCompositePodGroupSpec(h, w)
 		},
 		// Its fields are immutable: the update is refused and the object recreated.
 		Set: func(h, w *schedulingv1alpha3.CompositePodGroup) {
@@ -281,13 +278,12 @@ var (
 			h.Spec.SchedulingPolicy, h.Spec.SchedulingConstraints = w.Spec.SchedulingPolicy, w.Spec.SchedulingConstraints
 		},
 		Recreate: true,
+		// Labels are stored as sent; what an API server drops silently are spec fields.
+		Verify: kept(sameCompositePodGroupSpec),
 	}
 	podGroupFields = ownedobject.Fields[*schedulingv1beta1.PodGroup]{
 		Same: func(h, w *schedulingv1beta1.PodGroup) bool {
-			return ownedobject.HasLabels(h, w) && equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
-				equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
-				equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
-				equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+			return ownedobject.HasLabels(h, w) && samePodGroupSpec(h, w)
 		},
 		Set: func(h, w *schedulingv1beta1.PodGroup) {
 			ownedobject.SetLabels(h, w)
@@ -295,13 +291,32 @@ var (
 			h.Spec.ParentCompositePodGroupName, h.Spec.WorkloadRef = w.Spec.ParentCompositePodGroupName, w.Spec.WorkloadRef
 		},
 		Recreate: true,
+		// Labels are stored as sent; what an API server drops silently are spec fields.
+		Verify: kept(samePodGroupSpec),
 	}
 )
 
-func init() {
-	workloadFields.Verify = kept(workloadFields.Same)
-	compositePodGroupFields.Verify = kept(compositePodGroupFields.Same)
-	podGroupFields.Verify = kept(podGroupFields.Same)
+// sameWorkloadSpec compares the spec fields the backend sets.
+func sameWorkloadSpec(h, w *schedulingv1beta1.Workload) bool {
+	return equality.Semantic.DeepEqual(h.Spec.ControllerRef, w.Spec.ControllerRef) &&
+		equality.Semantic.DeepEqual(podGroupTemplateShapes(h.Spec.PodGroupTemplates), podGroupTemplateShapes(w.Spec.PodGroupTemplates)) &&
+		equality.Semantic.DeepEqual(compositeTemplateShapes(h.Spec.CompositePodGroupTemplates), compositeTemplateShapes(w.Spec.CompositePodGroupTemplates))
+}
+
+// sameCompositePodGroupSpec compares the spec fields the backend sets.
+func sameCompositePodGroupSpec(h, w *schedulingv1alpha3.CompositePodGroup) bool {
+	return equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
+		equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
+}
+
+// samePodGroupSpec compares the spec fields the backend sets.
+func samePodGroupSpec(h, w *schedulingv1beta1.PodGroup) bool {
+	return equality.Semantic.DeepEqual(h.Spec.WorkloadRef, w.Spec.WorkloadRef) &&
+		equality.Semantic.DeepEqual(h.Spec.ParentCompositePodGroupName, w.Spec.ParentCompositePodGroupName) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingPolicy, w.Spec.SchedulingPolicy) &&
+		equality.Semantic.DeepEqual(h.Spec.SchedulingConstraints, w.Spec.SchedulingConstraints)
 }
 
 // podGroupTemplateShapes and compositeTemplateShapes keep of each template the fields the
