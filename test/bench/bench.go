@@ -137,7 +137,9 @@ func (b *bench) run(ctx context.Context, binDir string) error {
 	}{
 		{"peers", b.peers},
 		{"rollout", b.rollout},
-		{"recovery", func(ctx context.Context) error { return b.runFamily(ctx, b.recovery(b.sz.Recovery)) }},
+		{"recovery", func(ctx context.Context) error {
+			return b.runFamily(ctx, b.recovery(b.sz.Recovery, b.sz.RecoveryRounds))
+		}},
 		{"scale-out", func(ctx context.Context) error {
 			return b.runFamily(ctx, b.scaleOut(b.sz.ScaleGroups, b.sz.ScaleSize, b.sz.ScaleRounds))
 		}},

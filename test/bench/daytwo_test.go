@@ -162,3 +162,20 @@ func TestEveryScaleOutRivalScalesBackBetweenRounds(t *testing.T) {
 		assert.NotNil(t, rv.reset, rv.name+" has no reset: a second round would find its pods doubled already")
 	}
 }
+
+func TestEveryRecoveryRivalFailsAndRecoversInRounds(t *testing.T) {
+	f := (&bench{}).recovery(1000, 3)
+	assert.Equal(t, 3, f.rounds)
+	for _, rv := range f.rivals {
+		assert.NotNil(t, rv.trigger, rv.name)
+		assert.NotNil(t, rv.reset, rv.name+" has no reset: a second round would start before the replaced pods are gone")
+	}
+}
+
+func TestRecoveryRoundsStayWithinTheRestartBudget(t *testing.T) {
+	for name, sz := range map[string]sizes{"full": full, "smoke": smoke} {
+		assert.LessOrEqual(t, sz.RecoveryRounds, benchMaxRestarts,
+			"%s: each round spends a restart; one more than the budget fails the workload", name)
+		assert.GreaterOrEqual(t, sz.RecoveryRounds, 2, "%s: the reset between rounds runs in every run", name)
+	}
+}
