@@ -73,6 +73,12 @@ func (b *TrainJobBuilder) Label(key, value string) *TrainJobBuilder {
 	return b
 }
 
+// UID sets metadata.uid.
+func (b *TrainJobBuilder) UID(uid string) *TrainJobBuilder {
+	b.obj.UID = types.UID(uid)
+	return b
+}
+
 // Generation sets metadata.generation (a fake client does not).
 func (b *TrainJobBuilder) Generation(g int64) *TrainJobBuilder {
 	b.obj.Generation = g

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,36 +28,22 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // created is when every test TrainJob was created.
 var created = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func testRuntime(image string, ttl *int32) *trainerv1alpha1.TrainingRuntime {
-	return &trainerv1alpha1.TrainingRuntime{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rt"},
-		Spec: trainerv1alpha1.TrainingRuntimeSpec{
-			WorkloadKind:            trainerv1alpha1.WorkloadKindPodCliqueSet,
-			TTLSecondsAfterFinished: ttl,
-			MLPolicy:                &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](2), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}},
-			Template: trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
-				Name: "node", Replicas: 1,
-				Template: batchv1.JobTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-					Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-						Containers: []corev1.Container{{Name: "node", Image: image}},
-					}}},
-				},
-			}}}},
-		},
+	b := builders.RuntimeSpec(image, 2)
+	if ttl != nil {
+		b.TTL(*ttl)
 	}
+	return b.TrainingRuntime("ns", "rt")
 }
 
 func testJob(mutate ...func(*trainerv1alpha1.TrainJob)) *trainerv1alpha1.TrainJob {
-	tj := &trainerv1alpha1.TrainJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: types.UID("job-uid"), Generation: 1, CreationTimestamp: metav1.NewTime(created)},
-		Spec:       trainerv1alpha1.TrainJobSpec{RuntimeRef: trainerv1alpha1.RuntimeRef{Name: "rt", Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)}},
-	}
+	tj := builders.TrainJob("ns", "job", "rt").UID("job-uid").Generation(1).Created(metav1.NewTime(created)).Obj()
 	for _, m := range mutate {
 		m(tj)
 	}
