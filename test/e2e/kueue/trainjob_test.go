@@ -24,6 +24,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -62,14 +63,7 @@ func workloadPriority(t *testing.T, name string, value int32) {
 // queuedTrainJob is a TrainJob of two 4-GPU nodes in queue, with a Kueue workload priority. It
 // is created unsuspended, as users write it: Kueue's webhook suspends it until admitted.
 func queuedTrainJob(ns, name, runtime, queue, priority string) *trainerv1alpha1.TrainJob {
-	return &trainerv1alpha1.TrainJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			trainerv1alpha1.LabelKueueQueueName: queue, "kueue.x-k8s.io/priority-class": priority}},
-		Spec: trainerv1alpha1.TrainJobSpec{
-			RuntimeRef: trainerv1alpha1.RuntimeRef{Name: runtime, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
-			Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](2)},
-		},
-	}
+	return builders.TrainJob(ns, name, runtime).Nodes(2).Queue(queue, priority).Obj()
 }
 
 // createTrainJob creates a TrainJob. Kueue's TrainJob webhook reads the runtime from its own

@@ -18,6 +18,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -108,15 +109,11 @@ func newRuntime(t *testing.T, ns, name string, spec trainerv1alpha1.TrainingRunt
 
 // trainJob is a TrainJob on the namespaced runtime rt with numNodes nodes.
 func trainJob(ns, name, rt string, nodes int32, deadline *int64, suspend bool) *trainerv1alpha1.TrainJob {
-	return &trainerv1alpha1.TrainJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: trainerv1alpha1.TrainJobSpec{
-			RuntimeRef:            trainerv1alpha1.RuntimeRef{Name: rt, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
-			Trainer:               &trainerv1alpha1.Trainer{NumNodes: ptr.To(nodes)},
-			ActiveDeadlineSeconds: deadline,
-			Suspend:               ptr.To(suspend),
-		},
+	b := builders.TrainJob(ns, name, rt).Nodes(nodes).Suspended(suspend)
+	if deadline != nil {
+		b.Deadline(*deadline)
 	}
+	return b.Obj()
 }
 
 func create(t *testing.T, obj client.Object) {
