@@ -3,7 +3,6 @@
 // unchanged), plus KEP-2899's runtime ttlSecondsAfterFinished and this project's workloadKind,
 // which lets a runtime turn its TrainJobs into PodCliqueSets instead of JobSets.
 // +kubebuilder:object:generate=true
-// +kubebuilder:ac:generate=true
 // +groupName=trainer.kubeflow.org
 package v1alpha1
 
