@@ -14,8 +14,6 @@ import (
 var (
 	// GroupVersion is the API group and version of this package.
 	GroupVersion = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1alpha1"}
-	// SchemeGroupVersion is GroupVersion under the name generated apply configurations use.
-	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder registers this package's kinds with a scheme.
 	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
