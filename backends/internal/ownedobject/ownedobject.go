@@ -58,7 +58,7 @@ func Keep[T client.Object](ctx context.Context, c client.Client, owner client.Ob
 	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		return Created, verify(f, c.Create(ctx, want), want, wanted)
+		return wrote(Created, f, c.Create(ctx, want), want, wanted)
 	case err != nil:
 		return Unchanged, err
 	case !have.GetDeletionTimestamp().IsZero():
@@ -72,20 +72,24 @@ func Keep[T client.Object](ctx context.Context, c client.Client, owner client.Ob
 	}
 	err = c.Update(ctx, have)
 	if !apierrors.IsInvalid(err) || !f.Recreate {
-		return Repaired, verify(f, err, have, wanted)
+		return wrote(Repaired, f, err, have, wanted)
 	}
 	if err := c.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return Unchanged, err
 	}
-	return Recreated, verify(f, c.Create(ctx, want), want, wanted)
+	return wrote(Recreated, f, c.Create(ctx, want), want, wanted)
 }
 
-// verify turns a write the API server did not store as wanted into an error.
-func verify[T client.Object](f Fields[T], writeErr error, stored, wanted T) error {
-	if writeErr != nil || f.Verify == nil {
-		return writeErr
+// wrote is what a write did: nothing when it failed; else done, with an error when the API
+// server did not store what was wanted (Verify).
+func wrote[T client.Object](done Result, f Fields[T], writeErr error, stored, wanted T) (Result, error) {
+	if writeErr != nil {
+		return Unchanged, writeErr
 	}
-	return f.Verify(stored, wanted)
+	if f.Verify == nil {
+		return done, nil
+	}
+	return done, f.Verify(stored, wanted)
 }
 
 // kind names an object's Go type for messages (the type meta of a typed object may be empty).
