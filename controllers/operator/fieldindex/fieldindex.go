@@ -19,6 +19,13 @@ const (
 	// PodsOfClique indexes pods by the PodClique named in their label (earlier incarnations of a
 	// clique's name included).
 	PodsOfClique = "grove.io/pods-of-podclique"
+	// PodsOfPodCliqueSet indexes the pods the operator manages by the PodCliqueSet named in their
+	// label: a PodCliqueSet's pass reads its own pods, not every pod of its namespace.
+	PodsOfPodCliqueSet = "grove.io/pods-of-podcliqueset"
+	// HeldPods indexes the operator's pods that something may hold back (a scheduling gate, or
+	// the startup-order hold) under "true": the state metrics explain those, and a scrape then
+	// reads them instead of every pod in the cluster.
+	HeldPods = "grove.io/held-pods"
 	// StartsAfter indexes PodCliques by each clique they start after.
 	StartsAfter = "grove.io/podclique-starts-after"
 	// PodCliqueSetsOfTopology indexes PodCliqueSets by the ClusterTopologyBinding they name.
@@ -30,6 +37,19 @@ var All = []cacheindex.Index{
 	{Object: &corev1.Pod{}, Field: PodsOfClique, Extract: func(o client.Object) []string {
 		if name, ok := o.GetLabels()[grovev1alpha1.LabelPodClique]; ok {
 			return []string{name}
+		}
+		return nil
+	}},
+	{Object: &corev1.Pod{}, Field: PodsOfPodCliqueSet, Extract: func(o client.Object) []string {
+		l := o.GetLabels()
+		if name, ok := l[grovev1alpha1.LabelPartOf]; ok && l[grovev1alpha1.LabelManagedBy] == grovev1alpha1.LabelManagedByValue {
+			return []string{name}
+		}
+		return nil
+	}},
+	{Object: &corev1.Pod{}, Field: HeldPods, Extract: func(o client.Object) []string {
+		if pod, ok := o.(*corev1.Pod); ok && MayBeHeld(pod) {
+			return []string{"true"}
 		}
 		return nil
 	}},
@@ -52,4 +72,13 @@ var All = []cacheindex.Index{
 // Setup registers every index with the manager's cache; call it once, before the reconcilers.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	return cacheindex.Register(ctx, indexer, All)
+}
+
+// MayBeHeld reports whether something may hold back a pod of a PodClique: it has a scheduling
+// gate, or waits for its parents at start.
+func MayBeHeld(pod *corev1.Pod) bool {
+	if _, ok := pod.Labels[grovev1alpha1.LabelPodClique]; !ok {
+		return false
+	}
+	return len(pod.Spec.SchedulingGates) > 0 || pod.Annotations[grovev1alpha1.AnnotationStartupGate] == grovev1alpha1.StartupGateWaiting
 }

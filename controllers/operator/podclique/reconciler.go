@@ -239,8 +239,12 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 		// The garbage collector removes the pods; what Kueue's finalizer would hold is released.
 		return nil, r.releaseOrphans(ctx, req)
 	}
+	// Not copied: a pass reads the cache's pods and writes only copies of them (each patch starts
+	// from a DeepCopy). Copying a clique's pods on every pass was nearly a quarter of what the
+	// operator allocated while make bench filled its cluster to 20,000 pods.
 	podList := &corev1.PodList{}
-	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{fieldindex.PodsOfClique: pclq.Name}); err != nil {
+	if err := r.Client.List(ctx, podList, client.InNamespace(pclq.Namespace), client.MatchingFields{fieldindex.PodsOfClique: pclq.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	p := &pass{pclq: pclq, hash: PodTemplateHash(pclq)}
@@ -277,7 +281,8 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*pass, erro
 // Workload keeps its quota.
 func (r *Reconciler) releaseOrphans(ctx context.Context, req ctrl.Request) error {
 	podList := &corev1.PodList{}
-	if err := r.Client.List(ctx, podList, client.InNamespace(req.Namespace), client.MatchingFields{fieldindex.PodsOfClique: req.Name}); err != nil {
+	if err := r.Client.List(ctx, podList, client.InNamespace(req.Namespace), client.MatchingFields{fieldindex.PodsOfClique: req.Name},
+		client.UnsafeDisableDeepCopy); err != nil { // read; patches start from copies
 		return err
 	}
 	pods := make([]*corev1.Pod, 0, len(podList.Items))

@@ -34,6 +34,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
@@ -276,7 +277,9 @@ func (r *Reconciler) readyPods(ctx context.Context, pcsg *grovev1alpha1.PodCliqu
 		return nil, nil
 	}
 	list := &corev1.PodList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
+	// The PodCliqueSet's pods by index (not every pod of the namespace), only counted.
+	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingFields{fieldindex.PodsOfPodCliqueSet: pcs.Name},
+		client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	ready := map[string]int32{}

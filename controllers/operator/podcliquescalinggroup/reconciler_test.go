@@ -21,6 +21,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/children"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -51,7 +52,11 @@ func reconcileAt(t *testing.T, now time.Time, objs ...client.Object) (client.Cli
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, i := range fieldindex.All {
+		b = b.WithIndex(i.Object, i.Field, i.Extract)
+	}
+	c := b.WithObjects(objs...).
 		WithStatusSubresource(&grovev1alpha1.PodCliqueScalingGroup{}, &grovev1alpha1.PodClique{}).Build()
 	rec := events.NewFakeRecorder(10)
 	r := &Reconciler{Client: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}

@@ -17,7 +17,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -34,7 +33,7 @@ func reconcilerWith(t *testing.T, funcs interceptor.Funcs, objs ...client.Object
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+	c := fakeClient(scheme).WithObjects(objs...).
 		WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}, &schedulerv1alpha1.PodGang{}).WithInterceptorFuncs(funcs).Build()
 	registry, err := backends.PodPreparers(configv1alpha1.SchedulerConfiguration{})
 	require.NoError(t, err)

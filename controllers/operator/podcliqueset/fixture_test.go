@@ -20,7 +20,20 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 )
+
+// fakeClient is a fake client builder over scheme with the indexes the manager's cache has (of
+// the kinds scheme knows).
+func fakeClient(scheme *runtime.Scheme) *fake.ClientBuilder {
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, i := range fieldindex.All {
+		if _, _, err := scheme.ObjectKinds(i.Object); err == nil {
+			b = b.WithIndex(i.Object, i.Field, i.Extract)
+		}
+	}
+	return b
+}
 
 // fixture runs the Reconciler (default scheduler backends) over a fake client holding objs, and
 // records its events, log lines and PodCliqueSet status writes.
@@ -39,7 +52,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	f := &fixture{rec: events.NewFakeRecorder(20)}
-	f.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}).
+	f.c = fakeClient(scheme).WithObjects(objs...).WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			f.statusWrites++
 			return c.SubResource(sub).Update(ctx, obj, opts...)

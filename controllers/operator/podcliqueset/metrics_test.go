@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -62,7 +61,7 @@ func TestAGangsFirstPlacementIsObservedAfterItsStatusWriteSucceeded(t *testing.T
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	refuse := false
-	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
+	c := fakeClient(scheme).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				if refuse {

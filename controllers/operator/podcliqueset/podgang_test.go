@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -29,7 +28,7 @@ func TestAPodGangIsNotWrittenFromAViewThatLacksOurLastWrite(t *testing.T) {
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	writes, conflicts := 0, 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
+	c := fakeClient(scheme).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 				writes++

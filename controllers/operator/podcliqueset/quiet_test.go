@@ -18,7 +18,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -63,7 +62,7 @@ func TestAStepThatKeepsFailingWritesNoStatusAfterItsFailureIsRecorded(t *testing
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	statusWrites := 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(samplePCS()).WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}).
+	c := fakeClient(scheme).WithObjects(samplePCS()).WithStatusSubresource(&grovev1alpha1.PodCliqueSet{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 				if _, ok := obj.(*grovev1alpha1.PodClique); ok {

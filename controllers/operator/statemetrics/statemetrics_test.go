@@ -19,6 +19,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/test/builders"
 )
 
@@ -29,7 +30,11 @@ func scrape(t *testing.T, elected <-chan struct{}, objs ...client.Object) string
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	c := &Collector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(),
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, i := range fieldindex.All {
+		b = b.WithIndex(i.Object, i.Field, i.Extract)
+	}
+	c := &Collector{Reader: b.WithObjects(objs...).Build(),
 		Clock: clocktesting.NewFakePassiveClock(now), Elected: elected}
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
