@@ -388,6 +388,17 @@ func (b *PodGangBuilder) Backend(name string) *PodGangBuilder {
 	return b
 }
 
+// Label sets a label.
+func (b *PodGangBuilder) Label(key, value string) *PodGangBuilder {
+	b.obj.Labels[key] = value
+	return b
+}
+
+// OfReplica labels it as a gang of PodCliqueSet replica i.
+func (b *PodGangBuilder) OfReplica(pcs string, i string) *PodGangBuilder {
+	return b.Label(grovev1alpha1.LabelPartOf, pcs).Label(grovev1alpha1.LabelPodCliqueSetReplicaIndex, i)
+}
+
 // PodGroup adds a pod group of the named pods needing minReplicas.
 func (b *PodGangBuilder) PodGroup(name string, minReplicas int32, pods ...string) *PodGangBuilder {
 	g := schedulerv1alpha1.PodGroup{Name: name, MinReplicas: minReplicas}

@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
+
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // BenchmarkSlimPodHeap reports the heap a cached pod takes with SlimPod and with a plain slim copy:
@@ -26,18 +26,19 @@ func BenchmarkSlimPodHeap(b *testing.B) {
 	now := metav1.NewTime(time.Now())
 	var raws [][]byte
 	for i := 0; i < 20000; i++ {
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d-0-worker-%d", i/100, i%100), Namespace: "bench-memory-abcde", UID: types.UID("0f8e2c4a-1111-2222-3333-" + fmt.Sprintf("%012d", i)), ResourceVersion: fmt.Sprint(1000000 + i), CreationTimestamp: now,
-				Labels: map[string]string{"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/part-of": fmt.Sprintf("fill-%d", i/100), "grove.io/podclique": fmt.Sprintf("fill-%d-0-worker", i/100),
-					"grove.io/podgang": fmt.Sprintf("fill-%d-0", i/100), "grove.io/podcliqueset-replica-index": "0", "grove.io/podclique-pod-index": fmt.Sprint(i % 100), "grove.io/pod-template-hash": "5d8f7c9b6f"},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "grove.io/v1alpha1", Kind: "PodClique", Name: fmt.Sprintf("fill-%d-0-worker", i/100), UID: "0f8e2c4a-1111-2222-3333-444455556667", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
-			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("kwok-node-%d", i%20), Containers: []corev1.Container{{Name: "w", Image: "x"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
-				{Type: "PodReadyToStartContainers", Status: "True", LastTransitionTime: now}, {Type: "Initialized", Status: "True", LastTransitionTime: now},
-				{Type: "Ready", Status: "True", LastTransitionTime: now}, {Type: "ContainersReady", Status: "True", LastTransitionTime: now},
-				{Type: "PodScheduled", Status: "True", LastTransitionTime: now}}},
+		clique := fmt.Sprintf("fill-%d-0-worker", i/100)
+		owner := builders.PodClique("bench-memory-abcde", clique).UID("0f8e2c4a-1111-2222-3333-444455556667").Obj()
+		p := builders.Pod("bench-memory-abcde", fmt.Sprintf("%s-%d", clique, i%100)).
+			UID("0f8e2c4a-1111-2222-3333-"+fmt.Sprintf("%012d", i)).ResourceVersion(fmt.Sprint(1000000+i)).Created(now.Time).
+			Label("app.kubernetes.io/managed-by", "grove-operator").Label("app.kubernetes.io/part-of", fmt.Sprintf("fill-%d", i/100)).
+			Label("grove.io/podclique", clique).Label("grove.io/podgang", fmt.Sprintf("fill-%d-0", i/100)).
+			Label("grove.io/podcliqueset-replica-index", "0").Label("grove.io/podclique-pod-index", fmt.Sprint(i%100)).
+			Label("grove.io/pod-template-hash", "5d8f7c9b6f").
+			ControlledBy(owner, "PodClique").NodeName(fmt.Sprintf("kwok-node-%d", i%20)).Container("w", "x").Phase(corev1.PodRunning)
+		for _, c := range []corev1.PodConditionType{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
+			p.Condition(corev1.PodCondition{Type: c, Status: "True", LastTransitionTime: now})
 		}
-		raw, err := apiruntime.Encode(enc, p)
+		raw, err := apiruntime.Encode(enc, p.Obj())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,15 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestDeletingPodsOfAPass(t *testing.T) {
@@ -47,12 +45,11 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pclq := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "u"}}
+			pclq := builders.PodClique("ns", "c").UID("u").Obj()
 			var objs []client.Object
 			var pods []*corev1.Pod
 			for i := range n {
-				p := pod(i, "h", true)
-				p.Namespace, p.UID = "ns", types.UID(fmt.Sprint("pod-", i))
+				p := podBuilder("ns", "c", i, "h", true).UID(fmt.Sprint("pod-", i)).Obj()
 				pods = append(pods, p)
 				switch {
 				case !tc.alreadyGone:

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
@@ -60,9 +61,9 @@ func TestACliqueScaledToZeroIsIdleAndNeverBreached(t *testing.T) {
 
 func TestLastScheduledIsStampedWhenTheCliqueTurnsScheduledAndNeverCleared(t *testing.T) {
 	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 1, MinAvailable: ptr.To[int32](1)}}}
-	bound := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}}
-	unbound := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	bound := builders.Pod("", "").NodeName("n").Phase(corev1.PodRunning).
+		Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Obj()
+	unbound := builders.Pod("", "").Phase(corev1.PodPending).Obj()
 
 	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false, metav1.Now())
 	assert.Nil(t, pclq.Status.LastScheduled, "not scheduled yet")

@@ -192,9 +192,7 @@ func TestPodsClaimTheSharedDevicesAndTheirReplicasComputeDomain(t *testing.T) {
 
 func TestAScaledGangWaitsForItsBaseGangToBeScheduled(t *testing.T) {
 	scheduled := func(status metav1.ConditionStatus) *schedulerv1alpha1.PodGang {
-		pg := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}}
-		pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionScheduled, Status: status, Reason: "r", LastTransitionTime: metav1.Now()}}
-		return pg
+		return builders.PodGang("ns", "inf-0").Condition(schedulerv1alpha1.ConditionScheduled, status, "r").Obj()
 	}
 	for _, tc := range []struct {
 		name string

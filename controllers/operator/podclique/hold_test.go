@@ -60,14 +60,11 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 			objs := []client.Object{pclq, podGangOf(time.Now(), 2, "c-0", "c-1")}
 			hash := PodTemplateHash(pclq)
 			for i, ready := range tc.ready {
-				p := pod(i, hash, ready)
-				p.Namespace = "ns"
-				p.Labels[grovev1alpha1.LabelPodClique] = "c"
-				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique",
-					Name: "c", UID: "u", Controller: ptr.To(true)}}
-				p.Spec = *pclq.Spec.PodSpec.DeepCopy()
-				p.Status.Phase = tc.phase
-				p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+				p := podBuilder("ns", "c", i, hash, ready).Label(grovev1alpha1.LabelPodClique, "c").
+					OwnerReference(metav1.OwnerReference{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique",
+						Name: "c", UID: "u", Controller: ptr.To(true)}).
+					Spec(*pclq.Spec.PodSpec.DeepCopy()).Phase(tc.phase).
+					Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Obj()
 				objs = append(objs, p)
 			}
 			if tc.dependent {

@@ -20,12 +20,8 @@ import (
 
 // podOf is pod index i of a clique named name, controlled by the clique incarnation uid.
 func podOf(name string, i int, uid types.UID) *corev1.Pod {
-	p := pod(i, "h", true)
-	p.Name, p.Namespace = name+"-"+p.Labels[grovev1alpha1.LabelPodIndex], "ns"
-	p.Labels[grovev1alpha1.LabelPodClique] = name
 	owner := builders.PodClique("ns", name).UID(string(uid)).Obj()
-	p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, grovev1alpha1.GroupVersion.WithKind("PodClique"))}
-	return p
+	return podBuilder("ns", name, i, "h", true).Label(grovev1alpha1.LabelPodClique, name).ControlledBy(owner, "PodClique").Obj()
 }
 
 func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {

@@ -27,19 +27,16 @@ import (
 // kueuePod is pod i of the clique "c" (owned by the incarnation with owner), held by Kueue's
 // finalizer, being deleted when deleting, evicted by Kueue when evicted.
 func kueuePod(i int, hash string, owner types.UID, deleting, evicted bool) *corev1.Pod {
-	p := pod(i, hash, true)
-	p.Namespace = "ns"
-	p.Labels[grovev1alpha1.LabelPodClique] = "c"
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique", Name: "c", UID: owner, Controller: ptr.To(true)}}
-	p.Finalizers = []string{kueuegang.PodFinalizer}
-	p.Status.Phase = corev1.PodRunning
+	b := podBuilder("ns", "c", i, hash, true).Label(grovev1alpha1.LabelPodClique, "c").
+		OwnerReference(metav1.OwnerReference{APIVersion: grovev1alpha1.GroupVersion.String(), Kind: "PodClique", Name: "c", UID: owner, Controller: ptr.To(true)}).
+		Finalizers(kueuegang.PodFinalizer).Phase(corev1.PodRunning)
 	if deleting {
-		p.DeletionTimestamp = ptr.To(metav1.Now())
+		b.DeletedAt(time.Now())
 	}
 	if evicted {
-		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: kueuegang.PodConditionTerminationTarget, Status: corev1.ConditionTrue})
+		b.Condition(corev1.PodCondition{Type: kueuegang.PodConditionTerminationTarget, Status: corev1.ConditionTrue})
 	}
-	return p
+	return b.Obj()
 }
 
 // A pod being deleted keeps its name, and its namespace, until Kueue's finalizer goes: the

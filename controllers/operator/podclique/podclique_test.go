@@ -22,18 +22,16 @@ import (
 	"github.com/kubegrove/grove/test/builders"
 )
 
+// podBuilder starts the pod <clique>-<i> of index i in namespace with a template hash and
+// readiness.
+func podBuilder(namespace, clique string, i int, hash string, ready bool) *builders.PodBuilder {
+	return builders.Pod(namespace, clique+"-"+strconv.Itoa(i)).
+		Label(grovev1alpha1.LabelPodIndex, strconv.Itoa(i)).Label(grovev1alpha1.LabelPodTemplateHash, hash).Ready(ready)
+}
+
 // pod makes a pod of index i with a template hash and readiness.
 func pod(i int, hash string, ready bool) *corev1.Pod {
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "c-" + strconv.Itoa(i), Labels: map[string]string{
-			grovev1alpha1.LabelPodIndex: strconv.Itoa(i), grovev1alpha1.LabelPodTemplateHash: hash,
-		}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
-	}
+	return podBuilder("", "c", i, hash, ready).Obj()
 }
 
 func names(pods []*corev1.Pod) []string {

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -21,15 +20,14 @@ import (
 	"github.com/kubegrove/grove/test/builders"
 )
 
-// midUpdate is the PodGangMap of replica 0 of PodCliqueSet "inf" after the first step of a
+// midUpdate starts the PodGangMap of replica 0 of PodCliqueSet "inf" after the first step of a
 // Coherent update to v2: the new anchor holds 2 router pods and prefill replica 0, the old one
 // (epoch 100) the other 3 router pods, the old tail prefill replica 1.
-func midUpdate() *grovev1alpha1.PodGangMap {
-	return &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
-		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 3}},
-		{Epoch: "101", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleTail, DependsOn: []string{"100"}, PCSGReplicaIndices: map[string][]int32{"prefill": {1}}},
-		{Epoch: "200", PodCliqueSetGenerationHash: "v2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 2}, PCSGReplicaIndices: map[string][]int32{"prefill": {0}}},
-	}}}
+func midUpdate() *builders.PodGangMapBuilder {
+	return builders.PodGangMap("ns", "inf-0").
+		Anchor("100", "v1").Pods("inf-0-router", 3).
+		Tail("101", "v1").DependsOn("100").GroupReplicas("prefill", 1).
+		Anchor("200", "v2").Pods("inf-0-router", 2).GroupReplicas("prefill", 0)
 }
 
 func coherentClique(name string, replicas int32) *builders.PodCliqueBuilder {
@@ -48,16 +46,16 @@ func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
 		want  []coherent.Share
 	}{
 		{name: "a standalone clique: the new anchor's indices first, the old anchor's after",
-			pclq: coherentClique("inf-0-router", 5).Obj(), pgm: midUpdate(), known: true,
+			pclq: coherentClique("inf-0-router", 5).Obj(), pgm: midUpdate().Obj(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-200", From: 0, Replicas: 2, Current: true}, {PodGang: "inf-0-100", From: 2, Replicas: 3}}},
 		{name: "a scaling-group member joins the gang its group gave it",
-			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").InGang("inf-0-200").Obj(), pgm: midUpdate(), known: true,
+			pclq: coherentClique("inf-0-prefill-0-leader", 1).OfGroupReplica("inf-0-prefill", "0").InGang("inf-0-200").Obj(), pgm: midUpdate().Obj(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-200", Replicas: 1, Current: true}}},
 		{name: "a member of a tail replica joins its own gang, placed after its anchor",
-			pclq: coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").InGang("inf-0-101-prefill-1").Obj(), pgm: midUpdate(), known: true,
+			pclq: coherentClique("inf-0-prefill-1-leader", 1).OfGroupReplica("inf-0-prefill", "1").InGang("inf-0-101-prefill-1").Obj(), pgm: midUpdate().Obj(), known: true,
 			want: []coherent.Share{{PodGang: "inf-0-101-prefill-1", Replicas: 1, Current: true, After: []string{"inf-0-100"}}}},
 		{name: "a member its group placed in no gang yet joins nothing yet",
-			pclq: coherentClique("inf-0-prefill-2-leader", 1).OfGroupReplica("inf-0-prefill", "2").Obj(), pgm: midUpdate(), known: true},
+			pclq: coherentClique("inf-0-prefill-2-leader", 1).OfGroupReplica("inf-0-prefill", "2").Obj(), pgm: midUpdate().Obj(), known: true},
 		{name: "without its PodGangMap the clique waits", pclq: coherentClique("inf-0-router", 5).Obj()},
 		{name: "a clique of another strategy joins its one PodGang",
 			pclq: builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Obj(), known: true,
@@ -114,13 +112,9 @@ func TestAPodMadeUnderRollingRecreateIsAdoptedIntoItsCoherentGangNotReplaced(t *
 	pclq := legacy.DeepCopy()
 	pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
 	delete(pclq.Labels, grovev1alpha1.LabelPodGang)
-	pgm := &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
-		{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 2}},
-	}}}
-	adoptable := pod(0, PodTemplateHash(legacy), true)
-	adoptable.Namespace, adoptable.Labels[grovev1alpha1.LabelPodGang] = "ns", "inf-0"
-	other := pod(1, "another-template", true)
-	other.Namespace, other.Labels[grovev1alpha1.LabelPodGang] = "ns", "inf-0"
+	pgm := builders.PodGangMap("ns", "inf-0").Anchor("100", "v1").Pods("inf-0-router", 2).Obj()
+	adoptable := podBuilder("ns", "c", 0, PodTemplateHash(legacy), true).Label(grovev1alpha1.LabelPodGang, "inf-0").Obj()
+	other := podBuilder("ns", "c", 1, "another-template", true).Label(grovev1alpha1.LabelPodGang, "inf-0").Obj()
 	c := fakeClient(t).WithObjects(pclq, pgm, adoptable, other).Build()
 	r := reconcilerFor(t, c)
 	shares, _, err := r.shares(context.Background(), pclq)
@@ -188,9 +182,7 @@ func TestAnAdoptedPodNamesItsNewGangToItsBackend(t *testing.T) {
 			pclq := legacy.DeepCopy()
 			pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
 			delete(pclq.Labels, grovev1alpha1.LabelPodGang)
-			pgm := &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0"}, Spec: grovev1alpha1.PodGangMapSpec{Entries: []grovev1alpha1.PodGangEntry{
-				{Epoch: "100", PodCliqueSetGenerationHash: "v1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 1}},
-			}}}
+			pgm := builders.PodGangMap("ns", "inf-0").Anchor("100", "v1").Pods("inf-0-router", 1).Obj()
 			c := fakeClient(t).WithObjects(pclq, pgm).Build()
 			r := backendsReconcilerFor(t, c)
 			backend := r.Backends.ForPodScheduler(tc.scheduler)

@@ -6,30 +6,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
 )
 
-// replicaLabels are the labels the PodCliqueSet puts on replica 0's PodGangMap and PodGangs.
-func replicaLabels(extra map[string]string) map[string]string {
-	l := map[string]string{grovev1alpha1.LabelPartOf: "inf", grovev1alpha1.LabelPodCliqueSetReplicaIndex: "0"}
-	for k, v := range extra {
-		l[k] = v
-	}
-	return l
-}
-
-// labelledMap is a PodGangMap of replica 0 of "inf" with the labels its PodCliqueSet gives it.
-func labelledMap(pgm *grovev1alpha1.PodGangMap) *grovev1alpha1.PodGangMap {
-	pgm.Labels = replicaLabels(nil)
-	return pgm
+// labelledMap is midUpdate with the labels its PodCliqueSet gives it.
+func labelledMap() *grovev1alpha1.PodGangMap {
+	return midUpdate().OfReplica("inf", "0").Obj()
 }
 
 // replicaCliques are replica 0's cliques under midUpdate: a standalone router, prefill replica 0
@@ -87,7 +75,7 @@ func TestAPodGangMapUpdateWakesOnlyTheCliquesWhoseSharesItMoves(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := labelledMap(midUpdate())
+			old := labelledMap()
 			now := old.DeepCopy()
 			tc.edit(now)
 			r := reconcilerFor(t, fakeClient(t).WithObjects(replicaCliques()...).Build())
@@ -119,11 +107,10 @@ func TestACoherentPodGangWakesTheCliquesJoiningOrWaitingForIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := replicaCliques()
 			if !tc.noMap {
-				objs = append(objs, labelledMap(midUpdate()))
+				objs = append(objs, labelledMap())
 			}
 			r := reconcilerFor(t, fakeClient(t).WithObjects(objs...).Build())
-			gang := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: tc.gang,
-				Labels: replicaLabels(map[string]string{grovev1alpha1.LabelEpoch: "1"})}}
+			gang := builders.PodGang("ns", tc.gang).OfReplica("inf", "0").Label(grovev1alpha1.LabelEpoch, "1").Obj()
 
 			got := r.cliquesOfPodGang(context.Background(), gang)
 
@@ -133,8 +120,8 @@ func TestACoherentPodGangWakesTheCliquesJoiningOrWaitingForIt(t *testing.T) {
 }
 
 func TestAClassicPodGangWakesItsOwnCliquesAlone(t *testing.T) {
-	r := reconcilerFor(t, fakeClient(t).WithObjects(append(replicaCliques(), labelledMap(midUpdate()))...).Build())
-	gang := &schedulerv1alpha1.PodGang{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0", Labels: replicaLabels(nil)}}
+	r := reconcilerFor(t, fakeClient(t).WithObjects(append(replicaCliques(), labelledMap())...).Build())
+	gang := builders.PodGang("ns", "inf-0").OfReplica("inf", "0").Obj()
 
 	assert.Equal(t, []string{"inf-0-legacy"}, requestNames(r.cliquesOfPodGang(context.Background(), gang)))
 }
@@ -142,7 +129,7 @@ func TestAClassicPodGangWakesItsOwnCliquesAlone(t *testing.T) {
 func TestAPodGangMapCreatedOrDeletedWakesTheWholeReplicaAndAnUnchangedUpdateNone(t *testing.T) {
 	r := reconcilerFor(t, fakeClient(t).WithObjects(replicaCliques()...).Build())
 	h := r.mapChanges()
-	pgm := labelledMap(midUpdate())
+	pgm := labelledMap()
 	all := []string{"inf-0-legacy", "inf-0-prefill-0-leader", "inf-0-prefill-1-leader", "inf-0-router"}
 	for _, tc := range []struct {
 		name string

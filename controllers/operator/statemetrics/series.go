@@ -12,6 +12,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
 	"github.com/kubegrove/grove/internal/kueuegang"
 )
@@ -174,11 +175,11 @@ func gatedPods(pods []*corev1.Pod, v *view) map[podKey]int {
 // the operator's gate by the first check that keeps it, then the startup-order hold at start.
 // held is false for a pod nothing holds.
 func gateReason(p *corev1.Pod, v *view) (reason string, held bool) {
-	if len(p.Spec.SchedulingGates) == 0 {
-		if p.Annotations[grovev1alpha1.AnnotationStartupGate] == grovev1alpha1.StartupGateWaiting {
-			return GatedParentClique, true
-		}
+	if !fieldindex.MayBeHeld(p) { // the index a scrape lists held pods by says the same
 		return "", false
+	}
+	if len(p.Spec.SchedulingGates) == 0 {
+		return GatedParentClique, true // the startup hold
 	}
 	foreign := ""
 	for _, g := range p.Spec.SchedulingGates {

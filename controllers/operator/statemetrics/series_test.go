@@ -117,14 +117,14 @@ func TestUnscheduledGangsCountAndLongestWaitPerSeries(t *testing.T) {
 	}, got)
 }
 
+// podBuilder starts a pod of PodClique ns/pclq in PodGang podGang, with gates.
+func podBuilder(name, pclq, podGang string, gates ...string) *builders.PodBuilder {
+	return builders.Pod("ns", name).Label(grovev1alpha1.LabelPodClique, pclq).Label(grovev1alpha1.LabelPodGang, podGang).SchedulingGates(gates...)
+}
+
 // pod is a pod of PodClique ns/pclq in PodGang podGang, with gates.
 func pod(name, pclq, podGang string, gates ...string) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{
-		grovev1alpha1.LabelPodClique: pclq, grovev1alpha1.LabelPodGang: podGang}}}
-	for _, g := range gates {
-		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
-	}
-	return p
+	return podBuilder(name, pclq, podGang, gates...).Obj()
 }
 
 func TestGateReasonFollowsTheOperatorsChecks(t *testing.T) {
@@ -144,18 +144,15 @@ func TestGateReasonFollowsTheOperatorsChecks(t *testing.T) {
 	scaledFollower := builders.PodClique("ns", "inf-0-follower").OfReplica("inf", "0").InGang("inf-0").StartsAfter("inf-0-sg-1-p").Obj()
 	wantedFollower := builders.PodClique("ns", "inf-0-follower").OfReplica("inf", "0").InGang("inf-0").StartsAfter("inf-0-sg-0-p").Obj()
 	group := builders.PodCliqueScalingGroup("ns", "inf-0-sg", "p").OfReplica("inf", "0").Obj()
-	scaled := pod("inf-0-sg-1-w-0", "inf-0-sg-1-w", "inf-0-sg-0", ours)
-	scaled.Labels[grovev1alpha1.LabelBasePodGang] = "inf-0"
-	held := pod("inf-0-follower-0", "inf-0-follower", "inf-0")
-	held.Annotations = map[string]string{grovev1alpha1.AnnotationStartupGate: grovev1alpha1.StartupGateWaiting}
-	released := pod("inf-0-follower-0", "inf-0-follower", "inf-0")
-	released.Annotations = map[string]string{grovev1alpha1.AnnotationStartupGate: grovev1alpha1.StartupGateReleased}
+	scaled := podBuilder("inf-0-sg-1-w-0", "inf-0-sg-1-w", "inf-0-sg-0", ours).Label(grovev1alpha1.LabelBasePodGang, "inf-0").Obj()
+	held := podBuilder("inf-0-follower-0", "inf-0-follower", "inf-0").
+		Annotation(grovev1alpha1.AnnotationStartupGate, grovev1alpha1.StartupGateWaiting).Obj()
+	released := podBuilder("inf-0-follower-0", "inf-0-follower", "inf-0").
+		Annotation(grovev1alpha1.AnnotationStartupGate, grovev1alpha1.StartupGateReleased).Obj()
 	// Under Coherent, replica 0's epoch-2 anchor waits for epoch 1's.
-	pgm := &grovev1alpha1.PodGangMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0", Labels: map[string]string{grovev1alpha1.LabelPartOf: "inf"}},
-		Spec: grovev1alpha1.PodGangMapSpec{PodCliqueSetReplicaIndex: 0, Entries: []grovev1alpha1.PodGangEntry{
-			{Epoch: "1", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-worker": 1}},
-			{Epoch: "2", Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-worker": 1}, DependsOn: []string{"1"}},
-		}}}
+	pgm := builders.PodGangMap("ns", "inf-0").Label(grovev1alpha1.LabelPartOf, "inf").
+		Anchor("1", "").Pods("inf-0-worker", 1).
+		Anchor("2", "").Pods("inf-0-worker", 1).DependsOn("1").Obj()
 	staleAck := builders.PodGang("ns", "inf-0").PodGroup("grp", 1, "inf-0-worker-0").Generation(2).AcknowledgedAt(1).Obj()
 
 	for _, tc := range []struct {
@@ -216,10 +213,8 @@ func TestGateReasonFollowsTheOperatorsChecks(t *testing.T) {
 
 func TestGatedPodsCountsWaitingPodsByNamespace(t *testing.T) {
 	ours := grovev1alpha1.SchedulingGatePodGangPendingCreation
-	deleting := pod("deleting", "c", "g", ours)
-	deleting.DeletionTimestamp = &metav1.Time{Time: now}
-	failed := pod("failed", "c", "g", ours)
-	failed.Status.Phase = corev1.PodFailed
+	deleting := podBuilder("deleting", "c", "g", ours).DeletedAt(now).Obj()
+	failed := podBuilder("failed", "c", "g", ours).Phase(corev1.PodFailed).Obj()
 	elsewhere := pod("elsewhere", "c", "g", ours)
 	elsewhere.Namespace = "other"
 	pods := []*corev1.Pod{pod("a", "c", "g", ours), pod("b", "c", "g", ours), pod("c", "c", "g", kueuegang.SchedulingGateAdmission),
