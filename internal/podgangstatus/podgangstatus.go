@@ -7,14 +7,14 @@ package podgangstatus
 
 import (
 	"context"
-	"time"
+	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	schedulerac "github.com/kubegrove/grove/apis/scheduler/v1alpha1/applyconfiguration/scheduler/v1alpha1"
 )
 
 // Field managers of the PodGang status: one for the operator, one per backend-controller.
@@ -34,17 +34,15 @@ type Part struct {
 // phase and times when set; what other managers own is left alone. pg is updated to what the API
 // server stored.
 func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, part Part) error {
-	status, err := conditionsStatus(part.Conditions...)
-	if err != nil {
-		return err
-	}
+	status := schedulerac.PodGangStatus().WithConditions(conditions(part.Conditions...)...)
 	if part.Phase != "" {
-		status["phase"] = string(part.Phase)
+		status.WithPhase(part.Phase)
 	}
-	for key, t := range map[string]*metav1.Time{"lastScheduled": part.LastScheduled, "lastReady": part.LastReady} {
-		if t != nil {
-			status[key] = t.UTC().Format(time.RFC3339)
-		}
+	if part.LastScheduled != nil {
+		status.WithLastScheduled(*part.LastScheduled)
+	}
+	if part.LastReady != nil {
+		status.WithLastReady(*part.LastReady)
 	}
 	return apply(ctx, c, pg, manager, status)
 }
@@ -52,39 +50,40 @@ func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, 
 // ApplyBackend makes a backend-controller's manager the owner of exactly its condition and of
 // the scheduling groups it assigned (none: whatever it assigned before is removed).
 func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, cond metav1.Condition, groups []schedulerv1alpha1.SchedulingGroup) error {
-	status, err := conditionsStatus(cond)
-	if err != nil {
-		return err
-	}
-	if len(groups) > 0 {
-		list := make([]any, 0, len(groups))
-		for _, g := range groups {
-			list = append(list, map[string]any{"podGroup": g.PodGroup, "name": g.Name})
-		}
-		status["schedulingGroups"] = list
+	status := schedulerac.PodGangStatus().WithConditions(conditions(cond)...)
+	for _, g := range groups {
+		status.WithSchedulingGroups(schedulerac.SchedulingGroup().WithPodGroup(g.PodGroup).WithName(g.Name))
 	}
 	return apply(ctx, c, pg, manager, status)
 }
 
-func conditionsStatus(conds ...metav1.Condition) (map[string]any, error) {
-	list := make([]any, 0, len(conds))
-	for i := range conds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-		if err != nil {
-			return nil, err
+// conditions are conds as apply configurations, with what each sets (an unset observed
+// generation or transition time is left out rather than owned as zero).
+func conditions(conds ...metav1.Condition) []*metav1ac.ConditionApplyConfiguration {
+	out := make([]*metav1ac.ConditionApplyConfiguration, 0, len(conds))
+	for _, c := range conds {
+		ac := metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message)
+		if c.ObservedGeneration != 0 {
+			ac.WithObservedGeneration(c.ObservedGeneration)
 		}
-		list = append(list, m)
+		if !c.LastTransitionTime.IsZero() {
+			ac.WithLastTransitionTime(c.LastTransitionTime)
+		}
+		out = append(out, ac)
 	}
-	return map[string]any{"conditions": list}, nil
+	return out
 }
 
-func apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, status map[string]any) error {
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(schedulerv1alpha1.GroupVersion.WithKind("PodGang"))
-	u.SetNamespace(pg.Namespace)
-	u.SetName(pg.Name)
-	if err := c.Status().Patch(ctx, u, client.Apply, client.FieldOwner(manager), client.ForceOwnership); err != nil {
+// apply writes status as manager's and makes pg what the API server stored.
+func apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, status *schedulerac.PodGangStatusApplyConfiguration) error {
+	ac := schedulerac.PodGang(pg.Name, pg.Namespace).WithStatus(status)
+	if err := c.Status().Apply(ctx, ac, client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return err
 	}
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pg)
+	stored, err := json.Marshal(ac)
+	if err != nil {
+		return err
+	}
+	*pg = schedulerv1alpha1.PodGang{}
+	return json.Unmarshal(stored, pg)
 }

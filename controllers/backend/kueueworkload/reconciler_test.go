@@ -59,6 +59,10 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 				count()
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
+			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				count()
+				return c.SubResource(sub).Apply(ctx, obj, opts...)
+			},
 		}).Build()
 	return w
 }

@@ -111,9 +111,14 @@ func TestAnAcknowledgementWhoseWriteFailedIsNotCounted(t *testing.T) {
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
 	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pg).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-			return apierrors.NewServiceUnavailable("the API server is restarting")
-		}}).Build()
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+				return apierrors.NewServiceUnavailable("the API server is restarting")
+			},
+			SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+				return apierrors.NewServiceUnavailable("the API server is restarting")
+			},
+		}).Build()
 	before := acked()
 
 	_, err := (&Reconciler{Client: c, Backend: &stubBackend{}}).Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pg)})

@@ -73,10 +73,16 @@ func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1a
 	require.NoError(t, corev1.AddToScheme(scheme))
 	writes := 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&schedulerv1alpha1.PodGang{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		}}).Build()
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				writes++
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				writes++
+				return c.SubResource(sub).Apply(ctx, obj, opts...)
+			},
+		}).Build()
 	r := &Reconciler{Client: c, Backend: b}
 	if b.clock != nil {
 		r.Clock = b.clock

@@ -69,6 +69,12 @@ func TestAGangsFirstPlacementIsObservedAfterItsStatusWriteSucceeded(t *testing.T
 				}
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
+			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				if refuse {
+					return errors.New("the API server is unavailable")
+				}
+				return c.SubResource(sub).Apply(ctx, obj, opts...)
+			},
 		}).Build()
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
 	pcs := builders.PodCliqueSet("ns", "inf").Replicas(1).Clique("router", 1).Obj()

@@ -46,6 +46,14 @@ func TestAPodGangIsNotWrittenFromAViewThatLacksOurLastWrite(t *testing.T) {
 				}
 				return err
 			},
+			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				writes++
+				err := c.SubResource(sub).Apply(ctx, obj, opts...)
+				if err != nil {
+					conflicts++
+				}
+				return err
+			},
 		}).Build()
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}
 	pcs := builders.PodCliqueSet("ns", "inf").Replicas(1).Clique("router", 1).Obj()
