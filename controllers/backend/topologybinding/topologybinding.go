@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,14 +21,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	groveac "github.com/kubegrove/grove/apis/grove/v1alpha1/applyconfiguration/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/internal/conditionlog"
 	"github.com/kubegrove/grove/internal/requeue"
 )
 
-// conflictRequeue is how soon a binding whose status write lost a race is synced again.
-const conflictRequeue = 250 * time.Millisecond
+// FieldManagerPrefix and the backend's name are the field manager of a backend's part of a
+// binding's status.
+const FieldManagerPrefix = "backend-controller-"
 
 // Reconciler keeps, for a backend with a topology object of its own (a
 // backends.TopologySyncer), that object for every ClusterTopologyBinding, and reports in the
@@ -94,18 +95,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := ct.Status.Conditions
-	ct.Status = *status
-	if err := r.Client.Status().Update(ctx, ct); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
-		}
+	// This backend's part only, under its own field manager: another backend's entry is its own
+	// (schedulerTopologyStatuses is a map by schedulerName), so no write races another's.
+	if err := r.Client.Status().Apply(ctx, statusPart(ct, st, status), client.FieldOwner(FieldManagerPrefix+r.Backend), client.ForceOwnership); err != nil {
 		return ctrl.Result{}, err
 	}
+	ct.Status = *status
 	logger := log.FromContext(ctx)
 	logger.Info("recorded the backend's topology object in the binding's status", "backend", r.Backend,
 		"topologyReference", st.TopologyReference, "inSync", st.InSync, "message", st.Message)
 	conditionlog.Transitions(logger, before, ct.Status.Conditions)
 	return ctrl.Result{}, nil
+}
+
+// statusPart is what one backend applies to a binding's status: its entry, the drift condition
+// over every entry it saw, and the generation they are of.
+func statusPart(ct *grovev1alpha1.ClusterTopologyBinding, st grovev1alpha1.SchedulerTopologyStatus, status *grovev1alpha1.ClusterTopologyBindingStatus) *groveac.ClusterTopologyBindingApplyConfiguration {
+	part := groveac.ClusterTopologyBindingStatus().WithObservedGeneration(status.ObservedGeneration).
+		WithSchedulerTopologyStatuses(groveac.SchedulerTopologyStatus().WithSchedulerName(st.SchedulerName).WithTopologyReference(st.TopologyReference).
+			WithInSync(st.InSync).WithSchedulerBackendTopologyObservedGeneration(st.SchedulerBackendTopologyObservedGeneration).WithMessage(st.Message))
+	if c := meta.FindStatusCondition(status.Conditions, grovev1alpha1.ConditionSchedulerTopologyDrift); c != nil {
+		part.WithConditions(metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
+			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
+	}
+	return groveac.ClusterTopologyBinding(ct.Name).WithStatus(part)
 }
 
 // setSchedulerTopologyStatus replaces the backend's entry, keeping the other backends' entries,

@@ -38,9 +38,9 @@ func TestTheDriftConditionChangesOnTheReconcilersClockAndOnlyWhenTheDriftDoes(t 
 	ct := &grovev1alpha1.ClusterTopologyBinding{ObjectMeta: metav1.ObjectMeta{Name: "dc", Generation: 1}}
 	writes := 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ct).WithStatusSubresource(ct).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			writes++
-			return c.SubResource(sub).Update(ctx, obj, opts...)
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
 		}}).Build()
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
