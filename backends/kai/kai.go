@@ -24,8 +24,8 @@ import (
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/internal/ownedobject"
-	"github.com/kubegrove/grove/internal/servedapis"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/app/servedapis"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 )
 
 // NodePoolLabel places a KAI workload in a node pool; KAI may set it on the PodGroup itself.

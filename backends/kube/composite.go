@@ -12,7 +12,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 )
 
 // The Workload API's limits on a tree of templates: at most 8 templates in each list, and

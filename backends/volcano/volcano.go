@@ -24,9 +24,9 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends/internal/ownedobject"
-	"github.com/kubegrove/grove/internal/servedapis"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
-	"github.com/kubegrove/grove/internal/volcanoqueue"
+	"github.com/kubegrove/grove/internal/app/servedapis"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/volcanoqueue"
 )
 
 const (

@@ -23,8 +23,8 @@ import (
 	"github.com/kubegrove/grove/controllers/backend/kueueworkload"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
 	"github.com/kubegrove/grove/internal/app"
-	"github.com/kubegrove/grove/internal/kueuegang"
-	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/app/servedapis"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.

@@ -22,7 +22,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/podcliqueset"
 	"github.com/kubegrove/grove/controllers/operator/statemetrics"
 	"github.com/kubegrove/grove/internal/app"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
@@ -34,7 +34,7 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// Nothing is created in a namespace being deleted (internal/terminating): a metadata-only
+// Nothing is created in a namespace being deleted (internal/reconcile/terminating): a metadata-only
 // informer of namespaces tells.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 

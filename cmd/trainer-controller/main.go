@@ -26,7 +26,7 @@ import (
 	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/trainjob"
 	"github.com/kubegrove/grove/internal/app"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // Leader election holds a Lease in the binary's namespace and reports changes as events.
@@ -38,7 +38,7 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// Nothing is created in a namespace being deleted (internal/terminating): a metadata-only
+// Nothing is created in a namespace being deleted (internal/reconcile/terminating): a metadata-only
 // informer of namespaces tells.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 

@@ -4,7 +4,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/internal/servedapis"
+	"github.com/kubegrove/grove/internal/app/servedapis"
 )
 
 // RequireComputeDomains fails the start of a binary configured with network.autoMNNVLEnabled on

@@ -11,7 +11,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 )
 
 // queueLayer is one place kueue.x-k8s.io/queue-name may be set: the PodCliqueSet's labels or a

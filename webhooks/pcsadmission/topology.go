@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 )
 
 // TopologyDisabledMessage is the reason every topology constraint is rejected while

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 	"github.com/kubegrove/grove/test/upstreamcorpus"
 	"github.com/kubegrove/grove/test/upstreamshapes"
 )

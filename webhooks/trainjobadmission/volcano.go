@@ -12,7 +12,7 @@ import (
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/volcanoqueue"
+	"github.com/kubegrove/grove/internal/contract/volcanoqueue"
 )
 
 // validateVolcanoRuntime refuses, on the PodCliqueSet path, a Volcano network topology: the

@@ -29,7 +29,7 @@ import (
 	"github.com/kubegrove/grove/controllers/trainer/statusserver"
 	"github.com/kubegrove/grove/controllers/trainer/tojobset"
 	"github.com/kubegrove/grove/controllers/trainer/topodcliqueset"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 	"github.com/kubegrove/grove/webhooks/pcsadmission"
 	"github.com/kubegrove/grove/webhooks/topologyadmission"
 	"github.com/kubegrove/grove/webhooks/trainjobadmission"

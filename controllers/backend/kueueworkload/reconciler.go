@@ -35,10 +35,10 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/backend/fieldindex"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/kueuegang"
-	"github.com/kubegrove/grove/internal/podgangstatus"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // Manager is the field manager of the QueueAdmitted condition.

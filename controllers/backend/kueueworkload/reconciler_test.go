@@ -23,7 +23,7 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 	"github.com/kubegrove/grove/test/builders"
 )
 

@@ -27,11 +27,11 @@ import (
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/backend/fieldindex"
 	"github.com/kubegrove/grove/controllers/backend/topologybinding"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/podgangstatus"
-	"github.com/kubegrove/grove/internal/requeue"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // Reconciler reconciles the PodGangs of one backend.

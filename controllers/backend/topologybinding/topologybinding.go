@@ -24,8 +24,8 @@ import (
 	groveac "github.com/kubegrove/grove/apis/grove/v1alpha1/applyconfiguration/grove/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/backend/fieldindex"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // FieldManagerPrefix and the backend's name are the field manager of a backend's part of a

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 )
 
 // SlimPod is the grove-operator's cache transform for pods: it keeps only what the operator's

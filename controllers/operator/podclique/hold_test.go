@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 	"github.com/kubegrove/grove/test/builders"
 )
 

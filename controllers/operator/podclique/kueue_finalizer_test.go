@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
-	"github.com/kubegrove/grove/internal/kueuegang"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // kueuePod is pod i of the clique "c" (owned by the incarnation with owner), held by Kueue's

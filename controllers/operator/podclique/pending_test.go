@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
 // A pass that runs before the cache shows the pods the previous pass created sends no second

@@ -20,8 +20,8 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/children"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
 // PodTemplateHash identifies a PodClique's pod template; pods carry it so a template change can

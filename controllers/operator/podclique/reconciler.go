@@ -46,10 +46,10 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 	"github.com/kubegrove/grove/controllers/operator/internal/statuspacing"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/kueuegang"
-	"github.com/kubegrove/grove/internal/requeue"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // Reconciler reconciles PodCliques.

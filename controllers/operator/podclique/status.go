@@ -15,7 +15,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/fieldindex"
-	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
 )
 
 // computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or

@@ -39,10 +39,10 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/requeue"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // Reconciler reconciles PodCliqueScalingGroups.

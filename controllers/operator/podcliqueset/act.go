@@ -19,9 +19,9 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/podgangstatus"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // act carries out a plan: its decision recorded first (an error there means nothing was acted

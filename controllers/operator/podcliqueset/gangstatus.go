@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 )
 
 // groupCount is what the pods of one pod group have reached.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 )
 
 // gangPod is one pod of the status table: where it got to.

@@ -11,7 +11,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 )
 
 // Histograms of the transitions this reconciler writes (docs/metrics.md). Each is observed only

@@ -18,7 +18,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/metricstest"
 )

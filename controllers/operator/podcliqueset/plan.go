@@ -17,7 +17,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/children"
 	"github.com/kubegrove/grove/controllers/operator/gangtermination"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 )
 
 // plan is everything one pass decided from what it observed, before anything is written. The

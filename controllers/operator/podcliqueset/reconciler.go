@@ -35,8 +35,8 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/internal/cachesync"
 	"github.com/kubegrove/grove/controllers/operator/internal/resourceclaims"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // Reconciler reconciles PodCliqueSets.

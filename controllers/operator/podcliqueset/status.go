@@ -22,8 +22,8 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/backends"
 	"github.com/kubegrove/grove/controllers/operator/children"
-	"github.com/kubegrove/grove/internal/conditionlog"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // updateStatus derives the status from the observed children and writes it only if it changed.
@@ -105,7 +105,7 @@ func lastErrors(recorded []grovev1alpha1.LastError, errs []error, now time.Time)
 	var out []grovev1alpha1.LastError
 	for _, err := range errs {
 		if requeue.Transient(err) {
-			continue // a conflict or an object gone only means: read again (internal/requeue)
+			continue // a conflict or an object gone only means: read again (internal/reconcile/requeue)
 		}
 		code := grovev1alpha1.ErrorCodeReconcile
 		var se *stepError

@@ -14,7 +14,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/fieldindex"
-	"github.com/kubegrove/grove/internal/topologyconstraints"
+	"github.com/kubegrove/grove/internal/contract/topologyconstraints"
 )
 
 // topology is what a PodCliqueSet's topology constraints resolve to in this reconcile.

@@ -14,7 +14,7 @@ import (
 	"github.com/kubegrove/grove/controllers/operator/coherent"
 	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/controllers/operator/podclique"
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 )
 
 // Reasons a gang waits for placement (grove_podgangs_unscheduled). The set is bounded: the

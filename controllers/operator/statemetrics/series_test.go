@@ -10,7 +10,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
-	"github.com/kubegrove/grove/internal/kueuegang"
+	"github.com/kubegrove/grove/internal/contract/kueuegang"
 	"github.com/kubegrove/grove/test/builders"
 )
 

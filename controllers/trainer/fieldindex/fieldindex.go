@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/cacheindex"
+	"github.com/kubegrove/grove/internal/reconcile/cacheindex"
 )
 
 // RuntimeRef indexes TrainJobs by RuntimeKey of the runtime they name.

@@ -16,7 +16,7 @@ import (
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/controllers/trainer/plan"
-	"github.com/kubegrove/grove/internal/terminating"
+	"github.com/kubegrove/grove/internal/reconcile/terminating"
 )
 
 // act carries out what the written status records. Every action is idempotent: a pass that

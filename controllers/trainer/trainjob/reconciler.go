@@ -22,7 +22,7 @@ import (
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/controllers/trainer/plan"
-	"github.com/kubegrove/grove/internal/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
 )
 
 // FieldOwner is the server-side apply field manager of everything the controller declares.

@@ -20,8 +20,8 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/controllers/trainer/fieldindex"
-	"github.com/kubegrove/grove/internal/eventbatch"
-	"github.com/kubegrove/grove/internal/requeue"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/requeue"
 )
 
 // SetupWithManager registers the reconciler: TrainJobs managed by this controller, their

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
-	"github.com/kubegrove/grove/internal/eventbatch"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
 func TestOwnStatusChangesWakeTheReconcilerAndProgressReportsDoNot(t *testing.T) {

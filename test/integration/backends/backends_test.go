@@ -20,7 +20,7 @@ import (
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/controllers/backend/podgang"
-	"github.com/kubegrove/grove/internal/podgangstatus"
+	"github.com/kubegrove/grove/internal/contract/podgangstatus"
 )
 
 const timeout = 30 * time.Second
