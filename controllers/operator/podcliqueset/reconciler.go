@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -287,13 +289,7 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 			obs.maps[pgms.Items[i].Name] = &pgms.Items[i]
 		}
 	}
-	for i := range pods.Items {
-		if d := pods.Items[i].DeletionTimestamp; d != nil {
-			obs.terminating = append(obs.terminating, d.Time)
-		} else {
-			obs.podsLeft++
-		}
-	}
+	obs.addPods(pods.Items)
 	if backend := r.Backends.ForPodCliqueSet(pcs); backend != nil {
 		obs.backend = string(backend.Name())
 	} else {
@@ -302,37 +298,43 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	for i := range services.Items {
 		obs.services[services.Items[i].Name] = &services.Items[i]
 	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.DeletionTimestamp.IsZero() {
-			obs.pods[p.Labels[grovev1alpha1.LabelPodClique]] = append(obs.pods[p.Labels[grovev1alpha1.LabelPodClique]], p)
-		}
-	}
-	seen := sets.New[string]()
-	for name := range obs.cliques {
-		seen.Insert("PodClique/" + name)
-	}
-	for name := range obs.groups {
-		seen.Insert("PodCliqueScalingGroup/" + name)
-	}
-	for name := range obs.gangs {
-		seen.Insert("PodGang/" + name)
-	}
-	for name := range obs.services {
-		seen.Insert("Service/" + name)
-	}
-	for name := range obs.autoscalers {
-		seen.Insert("HorizontalPodAutoscaler/" + name)
-	}
-	for name := range obs.maps {
-		seen.Insert("PodGangMap/" + name)
-	}
-	obs.unseen = r.expectations.Unseen(pcs.UID, seen)
+	obs.unseen = r.expectations.Unseen(pcs.UID, obs.children())
 	var err error
 	if obs.topology, err = r.observeTopology(ctx, pcs); err != nil {
 		return nil, err
 	}
 	return obs, r.findCollisions(ctx, pcs, obs)
+}
+
+// addPods counts the pods being deleted (with when) and those left, and files the others by
+// PodClique.
+func (obs *observed) addPods(pods []corev1.Pod) {
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil {
+			obs.terminating = append(obs.terminating, p.DeletionTimestamp.Time)
+			continue
+		}
+		obs.podsLeft++
+		obs.pods[p.Labels[grovev1alpha1.LabelPodClique]] = append(obs.pods[p.Labels[grovev1alpha1.LabelPodClique]], p)
+	}
+}
+
+// children are the observed children as kind/name keys, as the expectations record them.
+func (obs *observed) children() sets.Set[string] {
+	seen := sets.New[string]()
+	add := func(kind string, names []string) {
+		for _, name := range names {
+			seen.Insert(kind + "/" + name)
+		}
+	}
+	add("PodClique", slices.Collect(maps.Keys(obs.cliques)))
+	add("PodCliqueScalingGroup", slices.Collect(maps.Keys(obs.groups)))
+	add("PodGang", slices.Collect(maps.Keys(obs.gangs)))
+	add("Service", slices.Collect(maps.Keys(obs.services)))
+	add("HorizontalPodAutoscaler", slices.Collect(maps.Keys(obs.autoscalers)))
+	add("PodGangMap", slices.Collect(maps.Keys(obs.maps)))
+	return seen
 }
 
 // mapsUnseen reports whether the cache lacks a PodGangMap write of this reconciler.
