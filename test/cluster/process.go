@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // process is one component of the local cluster, logging to its own file.
@@ -125,28 +127,27 @@ func (p *process) tail(lines int) string {
 // waitUntil polls ok until it returns true, the context ends, or one of the watched processes
 // exits (a crashed component fails fast instead of timing out).
 func waitUntil(ctx context.Context, what string, timeout time.Duration, procs []*process, ok func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var lastErr error
-	for {
+	var lastErr, exited error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range procs {
 			if done, err := p.exited(); done {
-				return fmt.Errorf("%s exited while waiting for %s: %v\n--- %s log tail ---\n%s", p.name, what, err, p.name, p.tail(30))
+				exited = fmt.Errorf("%s exited while waiting for %s: %v\n--- %s log tail ---\n%s", p.name, what, err, p.name, p.tail(30))
+				return false, exited
 			}
 		}
 		done, err := ok(ctx)
-		if done {
-			return nil
-		}
 		if err != nil {
 			lastErr = err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return done, nil
+	})
+	switch {
+	case exited != nil:
+		return exited
+	case err != nil:
+		return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
 	}
+	return nil
 }
 
 // Process is a process a test started on the cluster (an operator binary), stopped with the
@@ -188,21 +189,18 @@ func (c *Cluster) RestartBinary(p *Process, logName string) (*Process, error) {
 
 // WaitReady waits until a project binary reports ready on /readyz, or fails if it exits.
 func (p *Process) WaitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if exited, err := p.Exited(); exited {
-			return fmt.Errorf("%s exited before it was ready: %v\n%s", p.p.name, err, p.LogTail(20))
-		}
+	err := waitUntil(context.Background(), p.p.name+" to report ready", timeout, []*process{p.p}, func(context.Context) (bool, error) {
 		resp, err := http.Get(p.readyURL) //nolint:gosec // loopback probe
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if err != nil {
+			return false, err
 		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if done, _ := p.Exited(); err != nil && !done {
+		return fmt.Errorf("%w\n%s", err, p.LogTail(20)) // an exit quoted its log already
 	}
-	return fmt.Errorf("%s not ready after %s:\n%s", p.p.name, timeout, p.LogTail(20))
+	return err
 }
 
 // StartProcess runs a binary next to the cluster, logging to <Dir>/<name>.log.

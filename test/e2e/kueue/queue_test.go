@@ -37,7 +37,7 @@ func TestGangsBeyondTheQueuesQuotaWaitGatedUntilQuotaIsFreed(t *testing.T) {
 	assert.Contains(t, c.Message, "LocalQueue quota-8")
 	assert.Contains(t, c.Message, "second-0")
 	assertEvent(t, ns, "second", "QueuePending")
-	stayHeld(t, ns, "second", 3*time.Second)
+	keptPending(t, ns, "second", "second-0", time.Minute)
 
 	require.NoError(t, k8s().Delete(ctx, first))
 	waitRunning(t, ns, "second", 2, 2*time.Minute)

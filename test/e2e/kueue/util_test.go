@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -99,16 +100,14 @@ func pods(t *testing.T, ns, pcs string) []corev1.Pod {
 // eventually polls cond until it holds, failing with what it last described.
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, last)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("after %s: %s", timeout, last)
 	}
 }
 
@@ -149,15 +148,21 @@ func waitHeldByKueue(t *testing.T, ns, pcs string, n int, timeout time.Duration)
 	})
 }
 
-// stayHeld checks for a while that no pod of the PodCliqueSet is scheduled.
-func stayHeld(t *testing.T, ns, pcs string, d time.Duration) {
+// keptPending waits until Kueue has looked at the Workload and keeps it pending (its
+// QuotaReserved condition False), then checks that no pod of the PodCliqueSet is scheduled:
+// Kueue's decision, observed, rather than a wait for something not to happen.
+func keptPending(t *testing.T, ns, pcs, workload string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		for _, p := range pods(t, ns, pcs) {
-			require.Empty(t, p.Spec.NodeName, "pod %s was scheduled before Kueue admitted its gang", p.Name)
+	eventually(t, timeout, func() (bool, string) {
+		wl := &kueuev1beta2.Workload{}
+		if err := k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: workload}, wl); err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(250 * time.Millisecond)
+		c := meta.FindStatusCondition(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
+		return c != nil && c.Status == metav1.ConditionFalse, fmt.Sprintf("Workload %s/%s: QuotaReserved is %+v", ns, workload, c)
+	})
+	for _, p := range pods(t, ns, pcs) {
+		require.Empty(t, p.Spec.NodeName, "pod %s was scheduled before Kueue admitted its gang", p.Name)
 	}
 }
 

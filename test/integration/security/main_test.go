@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubegrove/grove/test/apiserver"
 	"github.com/kubegrove/grove/test/cluster"
@@ -120,23 +121,29 @@ server:
 	return b, b.waitReady(2 * time.Minute)
 }
 
-// waitReady waits for /readyz: for the webhook that includes the rotator's certificate.
+// waitReady waits for /readyz: for the webhook that includes the rotator's certificate. A binary
+// that exits fails at once, with its log.
 func (b *binary) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if exited, err := b.process.Exited(); exited {
-			return fmt.Errorf("%s exited: %v\n%s", b.name, err, b.process.LogTail(30))
+	var exited error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		if done, err := b.process.Exited(); done {
+			exited = fmt.Errorf("%s exited: %v\n%s", b.name, err, b.process.LogTail(30))
+			return false, exited
 		}
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", b.healthPort)) //nolint:gosec // loopback probe
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if err != nil {
+			return false, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	switch {
+	case exited != nil:
+		return exited
+	case err != nil:
+		return fmt.Errorf("%s not ready after %s:\n%s", b.name, timeout, b.process.LogTail(30))
 	}
-	return fmt.Errorf("%s not ready after %s:\n%s", b.name, timeout, b.process.LogTail(30))
+	return nil
 }
 
 func binaryNamed(name string) *binary {

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -169,22 +170,20 @@ topologyAwareScheduling: {enabled: true}
 		return nil, err
 	}
 	w := &webhookProcess{cmd: cmd, webhookPort: ports[2], log: logPath}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return w, nil
-			}
+		if err != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			w.stop()
-			log, _ := os.ReadFile(logPath)
-			return nil, fmt.Errorf("%s never became ready:\n%s", name, log)
-		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		w.stop()
+		log, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("%s never became ready:\n%s", name, log)
 	}
+	return w, nil
 }
 
 func newNamespace(t *testing.T) string {
