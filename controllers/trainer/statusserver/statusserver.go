@@ -27,6 +27,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -207,18 +209,18 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 // validates it against the CRD (ranges, lengths, lastUpdatedTime required), and its message,
 // which names the field, goes back to the pod.
 func (s *Server) apply(ctx context.Context, ns, name string, status *trainerv1alpha1.TrainerStatus) (int, metav1.StatusReason, string) {
-	patch := map[string]any{
-		"apiVersion": trainerv1alpha1.GroupVersion.String(),
-		"kind":       trainerv1alpha1.TrainJobKind,
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"status":     map[string]any{"trainerStatus": status},
-	}
-	data, err := json.Marshal(patch)
+	// Only status.trainerStatus: the controller's conditions and jobsStatus are its own. (No
+	// generated apply configurations for this group yet: the reported status, as the API
+	// server would store it, under the object's identity.)
+	reported, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
 	if err != nil {
 		return http.StatusInternalServerError, metav1.StatusReasonInternalError, "Internal error"
 	}
-	tj := &trainerv1alpha1.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	err = s.Client.Status().Patch(ctx, tj, client.RawPatch("application/apply-patch+yaml", data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"trainerStatus": reported}}}
+	u.SetGroupVersionKind(trainerv1alpha1.GroupVersion.WithKind(trainerv1alpha1.TrainJobKind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	err = s.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
 	var serr apierrors.APIStatus
 	switch {
 	case err == nil:

@@ -16,6 +16,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -57,19 +59,20 @@ func (a *apiServer) client(t *testing.T) client.Client {
 			review.Status = a.tokens[review.Spec.Token]
 			return nil
 		},
-		SubResourcePatch: func(_ context.Context, _ client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		SubResourceApply: func(_ context.Context, _ client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			require.Equal(t, "status", sub)
 			if a.patchErr != nil {
 				return a.patchErr
 			}
-			data, err := p.Data(obj)
+			data, err := json.Marshal(obj)
 			require.NoError(t, err)
-			rec := patch{key: client.ObjectKeyFromObject(obj)}
+			u := &unstructured.Unstructured{}
+			require.NoError(t, json.Unmarshal(data, u))
+			rec := patch{key: client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}}
 			require.NoError(t, json.Unmarshal(data, &rec.body))
-			assert.Equal(t, types.ApplyYAMLPatchType, p.Type())
-			po := &client.SubResourcePatchOptions{}
-			po.ApplyOptions(opts)
-			rec.owner, rec.forced = po.FieldManager, po.Force != nil && *po.Force
+			ao := &client.SubResourceApplyOptions{}
+			ao.ApplyOpts(opts)
+			rec.owner, rec.forced = ao.FieldManager, ao.Force != nil && *ao.Force
 			a.patches = append(a.patches, rec)
 			return nil
 		},
