@@ -69,7 +69,7 @@ func TestScaledGangsQueueOnTheirOwnAndNeverEvictTheBaseGang(t *testing.T) {
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: scaled}, wl), "the scaled gang has its own Workload")
 	c := waitQueueAdmitted(t, ns, "svc", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	assert.Contains(t, c.Message, "1 of 2 gangs not admitted")
-	time.Sleep(3 * time.Second)
+	waitKeptPending(t, ns, scaled, time.Minute)
 	running := 0
 	for _, p := range pods(t, ns, "svc") {
 		if base[p.UID] {

@@ -182,7 +182,10 @@ func TestKueueQueuesAndPreemptsTrainJobsOnBothPaths(t *testing.T) {
 
 			createTrainJob(t, queuedTrainJob(ns, "second", rt, queue, low))
 			waitTrainJobSuspended(t, ns, "second", kind)
-			time.Sleep(3 * time.Second)
+			eventually(t, time.Minute, func() (bool, string) {
+				wl := kueueWorkloadOf(t, ns, "second")
+				return wl != nil && keptPendingNow(wl), "waiting for Kueue to keep the second TrainJob's Workload pending"
+			})
 			assert.True(t, ptr.Deref(getTrainJob(t, ns, "second").Spec.Suspend, false), "no quota left: the second TrainJob stays suspended")
 			assert.Empty(t, trainJobPods(t, ns, "second", kind))
 

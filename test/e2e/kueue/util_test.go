@@ -148,22 +148,34 @@ func waitHeldByKueue(t *testing.T, ns, pcs string, n int, timeout time.Duration)
 	})
 }
 
-// keptPending waits until Kueue has looked at the Workload and keeps it pending (its
-// QuotaReserved condition False), then checks that no pod of the PodCliqueSet is scheduled:
-// Kueue's decision, observed, rather than a wait for something not to happen.
+// keptPending waits until Kueue keeps the Workload pending (waitKeptPending), then checks that
+// no pod of the PodCliqueSet is scheduled: Kueue's decision, observed, rather than a wait for
+// something not to happen.
 func keptPending(t *testing.T, ns, pcs, workload string, timeout time.Duration) {
+	t.Helper()
+	waitKeptPending(t, ns, workload, timeout)
+	for _, p := range pods(t, ns, pcs) {
+		require.Empty(t, p.Spec.NodeName, "pod %s was scheduled before Kueue admitted its gang", p.Name)
+	}
+}
+
+// waitKeptPending waits until Kueue has looked at the Workload and keeps it pending: its
+// QuotaReserved condition is False.
+func waitKeptPending(t *testing.T, ns, workload string, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, func() (bool, string) {
 		wl := &kueuev1beta2.Workload{}
 		if err := k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: workload}, wl); err != nil {
 			return false, err.Error()
 		}
-		c := meta.FindStatusCondition(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
-		return c != nil && c.Status == metav1.ConditionFalse, fmt.Sprintf("Workload %s/%s: QuotaReserved is %+v", ns, workload, c)
+		return keptPendingNow(wl), fmt.Sprintf("Workload %s/%s: QuotaReserved is %+v", ns, workload, meta.FindStatusCondition(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved))
 	})
-	for _, p := range pods(t, ns, pcs) {
-		require.Empty(t, p.Spec.NodeName, "pod %s was scheduled before Kueue admitted its gang", p.Name)
-	}
+}
+
+// keptPendingNow reports whether Kueue has looked at wl and left it without quota.
+func keptPendingNow(wl *kueuev1beta2.Workload) bool {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
+	return c != nil && c.Status == metav1.ConditionFalse
 }
 
 func gated(p *corev1.Pod, gate string) bool {

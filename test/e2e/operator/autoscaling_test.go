@@ -46,9 +46,12 @@ func TestAutoscalersTargetCliquesAndGroupsAndTheirReplicasStick(t *testing.T) {
 	scale(t, &grovev1alpha1.PodCliqueScalingGroup{ObjectMeta: pcsMeta(ns, "hpa-0-prefill")}, 2)
 	waitRunning(t, ns, "hpa", 9, 2*time.Minute)
 	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Labels = map[string]string{"tier": "front"} })
-	time.Sleep(2 * time.Second)
-	waitRunning(t, ns, "hpa", 9, 2*time.Minute)
 	got := &grovev1alpha1.PodClique{}
+	require.Eventually(t, func() bool {
+		return k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "hpa-0-router"}, got) == nil && got.Labels["tier"] == "front"
+	}, time.Minute, 200*time.Millisecond, "the template edit reaches the PodClique")
+	assert.Equal(t, int32(3), got.Spec.Replicas, "the autoscaler's replicas survive the template edit")
+	waitRunning(t, ns, "hpa", 9, 2*time.Minute)
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "hpa-0-router"}, got))
 	assert.Equal(t, int32(3), got.Spec.Replicas)
 }
