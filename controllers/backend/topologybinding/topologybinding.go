@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -31,6 +33,9 @@ import (
 // FieldManagerPrefix and the backend's name are the field manager of a backend's part of a
 // binding's status.
 const FieldManagerPrefix = "backend-controller-"
+
+// conflictRequeue is how soon a binding whose status write lost a race is synced again.
+const conflictRequeue = 250 * time.Millisecond
 
 // Reconciler keeps, for a backend with a topology object of its own (a
 // backends.TopologySyncer), that object for every ClusterTopologyBinding, and reports in the
@@ -96,8 +101,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := ct.Status.Conditions
 	// This backend's part only, under its own field manager: another backend's entry is its own
-	// (schedulerTopologyStatuses is a map by schedulerName), so no write races another's.
+	// (schedulerTopologyStatuses is a map by schedulerName). The drift condition and the observed
+	// generation summarise every backend's entry, so the write is made only from the binding as
+	// stored: a view another backend's write made stale is a conflict, read again.
 	if err := r.Client.Status().Apply(ctx, statusPart(ct, st, status), client.FieldOwner(FieldManagerPrefix+r.Backend), client.ForceOwnership); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	ct.Status = *status
@@ -118,7 +128,7 @@ func statusPart(ct *grovev1alpha1.ClusterTopologyBinding, st grovev1alpha1.Sched
 		part.WithConditions(metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
 			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
 	}
-	return groveac.ClusterTopologyBinding(ct.Name).WithStatus(part)
+	return groveac.ClusterTopologyBinding(ct.Name).WithResourceVersion(ct.ResourceVersion).WithStatus(part)
 }
 
 // setSchedulerTopologyStatus replaces the backend's entry, keeping the other backends' entries,
@@ -148,6 +158,9 @@ func driftCondition(statuses []grovev1alpha1.SchedulerTopologyStatus, generation
 			drifted = append(drifted, fmt.Sprintf("%s: %s", s.SchedulerName, s.Message))
 		}
 	}
+	// By name, whatever order the entries are stored in (a server-side apply appends new ones).
+	sort.Strings(drifted)
+	sort.Strings(inSync)
 	if len(drifted) > 0 {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, grovev1alpha1.ReasonTopologyDrift, strings.Join(drifted, "; ")
 		return cond

@@ -76,3 +76,29 @@ func TestTheDriftConditionChangesOnTheReconcilersClockAndOnlyWhenTheDriftDoes(t 
 	assert.True(t, repaired.LastTransitionTime.Time.Equal(t0.Add(2*time.Minute)))
 	assert.Equal(t, 2, writes)
 }
+
+// The drift condition names the backends in order of name, whatever order the entries are
+// stored in: a server-side apply appends a new backend's entry, and a message that followed the
+// stored order would be rewritten by the first backend whose view sorted them.
+func TestTheDriftConditionDoesNotDependOnTheOrderOfTheEntries(t *testing.T) {
+	kai := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "kai-scheduler", InSync: true}
+	kube := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "kube-scheduler", InSync: true}
+	plugins := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "scheduler-plugins", Message: "levels differ"}
+	volcano := grovev1alpha1.SchedulerTopologyStatus{SchedulerName: "volcano", Message: "missing"}
+	for _, tc := range []struct {
+		name    string
+		entries [][]grovev1alpha1.SchedulerTopologyStatus
+		want    string
+	}{
+		{"all in sync", [][]grovev1alpha1.SchedulerTopologyStatus{{kai, kube}, {kube, kai}},
+			"the topology objects of kai-scheduler, kube-scheduler match the levels"},
+		{"two drifted", [][]grovev1alpha1.SchedulerTopologyStatus{{kai, plugins, volcano}, {volcano, kai, plugins}},
+			"scheduler-plugins: levels differ; volcano: missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, entries := range tc.entries {
+				assert.Equal(t, tc.want, driftCondition(entries, 1).Message)
+			}
+		})
+	}
+}

@@ -7,8 +7,9 @@ package podgangstatus
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,8 +32,8 @@ type Part struct {
 }
 
 // Apply makes manager the owner of exactly part on the PodGang's status — its conditions, and the
-// phase and times when set; what other managers own is left alone. pg is updated to what the API
-// server stored.
+// phase and times when set; what other managers own is left alone. Once the write stood, pg's
+// status shows part over what pg showed of the others' (what a caller logs as its transitions).
 func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, part Part) error {
 	status := schedulerac.PodGangStatus().WithConditions(conditions(part.Conditions...)...)
 	if part.Phase != "" {
@@ -44,7 +45,22 @@ func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, 
 	if part.LastReady != nil {
 		status.WithLastReady(*part.LastReady)
 	}
-	return apply(ctx, c, pg, manager, status)
+	if err := apply(ctx, c, pg, manager, status); err != nil {
+		return err
+	}
+	for _, cond := range part.Conditions {
+		meta.SetStatusCondition(&pg.Status.Conditions, cond)
+	}
+	if part.Phase != "" {
+		pg.Status.Phase = part.Phase
+	}
+	if part.LastScheduled != nil {
+		pg.Status.LastScheduled = part.LastScheduled.DeepCopy()
+	}
+	if part.LastReady != nil {
+		pg.Status.LastReady = part.LastReady.DeepCopy()
+	}
+	return nil
 }
 
 // ApplyBackend makes a backend-controller's manager the owner of exactly its condition and of
@@ -54,7 +70,12 @@ func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.Po
 	for _, g := range groups {
 		status.WithSchedulingGroups(schedulerac.SchedulingGroup().WithPodGroup(g.PodGroup).WithName(g.Name))
 	}
-	return apply(ctx, c, pg, manager, status)
+	if err := apply(ctx, c, pg, manager, status); err != nil {
+		return err
+	}
+	meta.SetStatusCondition(&pg.Status.Conditions, cond)
+	pg.Status.SchedulingGroups = slices.Clone(groups)
+	return nil
 }
 
 // conditions are conds as apply configurations, with what each sets (an unset observed
@@ -74,16 +95,9 @@ func conditions(conds ...metav1.Condition) []*metav1ac.ConditionApplyConfigurati
 	return out
 }
 
-// apply writes status as manager's and makes pg what the API server stored.
+// apply writes status as manager's. The response is not read back: the client decodes it into
+// the apply configuration, reusing what was sent (a condition of one type could keep fields of
+// another), so Apply and ApplyBackend update pg from what they applied.
 func apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, manager string, status *schedulerac.PodGangStatusApplyConfiguration) error {
-	ac := schedulerac.PodGang(pg.Name, pg.Namespace).WithStatus(status)
-	if err := c.Status().Apply(ctx, ac, client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return err
-	}
-	stored, err := json.Marshal(ac)
-	if err != nil {
-		return err
-	}
-	*pg = schedulerv1alpha1.PodGang{}
-	return json.Unmarshal(stored, pg)
+	return c.Status().Apply(ctx, schedulerac.PodGang(pg.Name, pg.Namespace).WithStatus(status), client.FieldOwner(manager), client.ForceOwnership)
 }
