@@ -48,6 +48,9 @@ func Apply(ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, 
 	if err := apply(ctx, c, pg, manager, status); err != nil {
 		return err
 	}
+	// A new slice: a caller's copy of the conditions before (what it logs as the transitions
+	// from) must not change under it.
+	pg.Status.Conditions = slices.Clone(pg.Status.Conditions)
 	for _, cond := range part.Conditions {
 		meta.SetStatusCondition(&pg.Status.Conditions, cond)
 	}
@@ -73,6 +76,7 @@ func ApplyBackend(ctx context.Context, c client.Client, pg *schedulerv1alpha1.Po
 	if err := apply(ctx, c, pg, manager, status); err != nil {
 		return err
 	}
+	pg.Status.Conditions = slices.Clone(pg.Status.Conditions) // as in Apply
 	meta.SetStatusCondition(&pg.Status.Conditions, cond)
 	pg.Status.SchedulingGroups = slices.Clone(groups)
 	return nil
