@@ -13,10 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -85,9 +83,6 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	kept := have // as stored, KAI's queue included, unless it was just created
 	if done == ownedobject.Created || done == ownedobject.Recreated {
 		kept = want
-	}
-	if done != ownedobject.Unchanged {
-		log.FromContext(ctx).Info("KAI PodGroup "+string(done), "podGroup", klog.KObj(kept), "queue", kept.Spec.Queue)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("KAI PodGroup %s in queue %s needs %d pods", kept.Name, kept.Spec.Queue, *kept.Spec.MinMember), nil
 }

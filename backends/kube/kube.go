@@ -341,12 +341,9 @@ func compositeTemplateShapes(ts []schedulingv1beta1.CompositePodGroupTemplate) [
 	return out
 }
 
-// ensure keeps want, owned by the PodGang (ownedobject.Keep), and logs what it wrote.
+// ensure keeps want, owned by the PodGang (ownedobject.Keep, which logs what it wrote).
 func ensure[T client.Object](ctx context.Context, c client.Client, pg *schedulerv1alpha1.PodGang, have, want T, fields ownedobject.Fields[T]) error {
-	done, err := ownedobject.Keep(ctx, c, pg, have, want, fields)
-	if err == nil && done != ownedobject.Unchanged {
-		log.FromContext(ctx).Info("Workload API object "+string(done), "kind", fmt.Sprintf("%T", want), "object", klog.KObj(want))
-	}
+	_, err := ownedobject.Keep(ctx, c, pg, have, want, fields)
 	return err
 }
 

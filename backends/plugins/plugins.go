@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -53,12 +51,8 @@ func (b *Backend) Init(context.Context) error {
 // SyncPodGang keeps the PodGang's PodGroup as built here, from the PodGang alone.
 func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	want := b.BuildPodGroup(pg)
-	done, err := ownedobject.Keep(ctx, b.client, pg, &schedv1alpha1.PodGroup{}, want, podGroupFields)
-	if err != nil {
+	if _, err := ownedobject.Keep(ctx, b.client, pg, &schedv1alpha1.PodGroup{}, want, podGroupFields); err != nil { // logs what it wrote
 		return "", "", fmt.Errorf("PodGroup %s: %w", want.Name, err)
-	}
-	if done != ownedobject.Unchanged {
-		log.FromContext(ctx).Info("coscheduling PodGroup "+string(done), "podGroup", klog.KObj(want), "minMember", want.Spec.MinMember)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("coscheduling PodGroup %s needs %d pods", want.Name, want.Spec.MinMember), nil
 }

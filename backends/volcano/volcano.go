@@ -14,10 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -100,12 +98,8 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 	if state != volcanoqueue.Usable {
 		return "", "", fmt.Errorf("spec.schedulerQueueName (the PodCliqueSet's %s annotation): %s", grovev1alpha1.AnnotationVolcanoQueue, problem)
 	}
-	done, err := ownedobject.Keep(ctx, b.client, pg, &volcanov1beta1.PodGroup{}, want, podGroupFields)
-	if err != nil {
+	if _, err := ownedobject.Keep(ctx, b.client, pg, &volcanov1beta1.PodGroup{}, want, podGroupFields); err != nil { // logs what it wrote
 		return "", "", fmt.Errorf("Volcano PodGroup %s: %w", want.Name, err)
-	}
-	if done != ownedobject.Unchanged {
-		log.FromContext(ctx).Info("Volcano PodGroup "+string(done), "podGroup", klog.KObj(want), "minMember", want.Spec.MinMember, "queue", want.Spec.Queue)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("Volcano PodGroup %s needs %d pods in queue %s", want.Name, want.Spec.MinMember, want.Spec.Queue), nil
 }

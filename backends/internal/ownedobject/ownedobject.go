@@ -11,9 +11,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Fields says which fields of an object of type T its backend owns.
@@ -58,7 +60,7 @@ func Keep[T client.Object](ctx context.Context, c client.Client, owner client.Ob
 	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		return wrote(Created, f, c.Create(ctx, want), want, wanted)
+		return wrote(ctx, Created, owner, f, c.Create(ctx, want), want, wanted)
 	case err != nil:
 		return Unchanged, err
 	case !have.GetDeletionTimestamp().IsZero():
@@ -72,20 +74,21 @@ func Keep[T client.Object](ctx context.Context, c client.Client, owner client.Ob
 	}
 	err = c.Update(ctx, have)
 	if !apierrors.IsInvalid(err) || !f.Recreate {
-		return wrote(Repaired, f, err, have, wanted)
+		return wrote(ctx, Repaired, owner, f, err, have, wanted)
 	}
 	if err := c.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return Unchanged, err
 	}
-	return wrote(Recreated, f, c.Create(ctx, want), want, wanted)
+	return wrote(ctx, Recreated, owner, f, c.Create(ctx, want), want, wanted)
 }
 
-// wrote is what a write did: nothing when it failed; else done, with an error when the API
-// server did not store what was wanted (Verify).
-func wrote[T client.Object](done Result, f Fields[T], writeErr error, stored, wanted T) (Result, error) {
+// wrote is what a write did: nothing when it failed; else done, logged, with an error when the
+// API server did not store what was wanted (Verify).
+func wrote[T client.Object](ctx context.Context, done Result, owner client.Object, f Fields[T], writeErr error, stored, wanted T) (Result, error) {
 	if writeErr != nil {
 		return Unchanged, writeErr
 	}
+	log.FromContext(ctx).Info(kind(wanted)+" "+string(done)+": it holds what its owner wants of it", "object", klog.KObj(wanted), "owner", klog.KObj(owner))
 	if f.Verify == nil {
 		return done, nil
 	}
