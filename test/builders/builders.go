@@ -325,6 +325,55 @@ func (b *PodCliqueBuilder) Succeeded() *PodCliqueBuilder {
 	return b.Condition(metav1.Condition{Type: grovev1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "AllPodsSucceeded"})
 }
 
+// Generation sets metadata.generation.
+func (b *PodCliqueBuilder) Generation(g int64) *PodCliqueBuilder {
+	b.obj.Generation = g
+	return b
+}
+
+// Role sets spec.roleName (the name of its clique template).
+func (b *PodCliqueBuilder) Role(name string) *PodCliqueBuilder {
+	b.obj.Spec.RoleName = name
+	return b
+}
+
+// GenerationHash sets the PodCliqueSet template revision it was made from
+// (spec.podCliqueSetGenerationHash).
+func (b *PodCliqueBuilder) GenerationHash(hash string) *PodCliqueBuilder {
+	b.obj.Spec.PodCliqueSetGenerationHash = hash
+	return b
+}
+
+// UpdateStrategy sets the update strategy it inherits (spec.updateStrategy).
+func (b *PodCliqueBuilder) UpdateStrategy(t grovev1alpha1.UpdateStrategyType) *PodCliqueBuilder {
+	b.obj.Spec.UpdateStrategy = t
+	return b
+}
+
+// MaxUnavailable gives it a rolling-update budget of n pods (spec.rollingUpdate.maxUnavailable).
+func (b *PodCliqueBuilder) MaxUnavailable(n int32) *PodCliqueBuilder {
+	if b.obj.Spec.RollingUpdate == nil {
+		b.obj.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{}
+	}
+	b.obj.Spec.RollingUpdate.MaxUnavailable = ptr.To(n)
+	return b
+}
+
+// TemplateReplicas sets the replicas its clique template had when it was made
+// (spec.templateReplicas).
+func (b *PodCliqueBuilder) TemplateReplicas(n int32) *PodCliqueBuilder {
+	b.obj.Spec.TemplateReplicas = ptr.To(n)
+	return b
+}
+
+// Requests makes every container of its pods request these resources (limits left unset).
+func (b *PodCliqueBuilder) Requests(resources corev1.ResourceList) *PodCliqueBuilder {
+	for i := range b.obj.Spec.PodSpec.Containers {
+		b.obj.Spec.PodSpec.Containers[i].Resources.Requests = resources
+	}
+	return b
+}
+
 // Obj returns the PodClique.
 func (b *PodCliqueBuilder) Obj() *grovev1alpha1.PodClique { return b.obj }
 

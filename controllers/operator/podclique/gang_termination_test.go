@@ -8,14 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 3, MinAvailable: ptr.To[int32](2)}}}
+	pclq := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
 	cases := []struct {
 		name          string
 		status        grovev1alpha1.PodCliqueStatus
@@ -51,7 +50,7 @@ func TestMinAvailableBreachedFollowsTheSeedOrder(t *testing.T) {
 }
 
 func TestACliqueScaledToZeroIsIdleAndNeverBreached(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 0, MinAvailable: ptr.To[int32](2)}}}
+	pclq := builders.PodClique("ns", "c").Replicas(0, 2).Obj()
 	st := grovev1alpha1.PodCliqueStatus{WasAvailable: true}
 	setMinAvailableBreached(pclq, &st, 0, 0, false)
 	c := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
@@ -60,7 +59,7 @@ func TestACliqueScaledToZeroIsIdleAndNeverBreached(t *testing.T) {
 }
 
 func TestLastScheduledIsStampedWhenTheCliqueTurnsScheduledAndNeverCleared(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 1, MinAvailable: ptr.To[int32](1)}}}
+	pclq := builders.PodClique("ns", "c").Replicas(1, 1).Obj()
 	bound := builders.Pod("", "").NodeName("n").Phase(corev1.PodRunning).
 		Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Obj()
 	unbound := builders.Pod("", "").Phase(corev1.PodPending).Obj()

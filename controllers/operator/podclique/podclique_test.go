@@ -74,9 +74,7 @@ func TestSurplusPodsGoHighestIndexFirst(t *testing.T) {
 
 func TestRollingVictimsKeepTheCliqueWithinItsBudget(t *testing.T) {
 	withBudget := func(n int32) *grovev1alpha1.PodClique {
-		pclq := builders.PodClique("ns", "c").Replicas(4, 2).Obj()
-		pclq.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To(n)}
-		return pclq
+		return builders.PodClique("ns", "c").Replicas(4, 2).MaxUnavailable(n).Obj()
 	}
 	unset := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
 	member := builders.PodClique("ns", "c").Replicas(3, 2).OfGroupReplica("g", "0").Obj()
@@ -112,9 +110,7 @@ func TestUpdateProgressOfAClique(t *testing.T) {
 	t1 := metav1.NewTime(t0.Add(time.Minute))
 	t2 := metav1.NewTime(t0.Add(3 * time.Minute))
 	clique := func(deadline time.Duration, strategy grovev1alpha1.UpdateStrategyType) *grovev1alpha1.PodClique {
-		pclq := builders.PodClique("ns", "c").Replicas(3, 2).Obj()
-		pclq.Spec.UpdateStrategy = strategy
-		pclq.Spec.RollingUpdate = &grovev1alpha1.RollingUpdateConfiguration{MaxUnavailable: ptr.To[int32](1)}
+		pclq := builders.PodClique("ns", "c").Replicas(3, 2).UpdateStrategy(strategy).MaxUnavailable(1).Obj()
 		if deadline > 0 {
 			pclq.Spec.RollingUpdate.ProgressDeadline = &metav1.Duration{Duration: deadline}
 		}
@@ -232,11 +228,8 @@ func TestGrovesVariablesComeBeforeTheUsersSoTheyExpandInThem(t *testing.T) {
 }
 
 func TestPodTemplateHashIgnoresOperatorBookkeeping(t *testing.T) {
-	pclq := &grovev1alpha1.PodClique{
-		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"grove.io/template-replicas": "1"}},
-		Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{PodSpec: corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}},
-			InheritedSpec: grovev1alpha1.InheritedSpec{TemplateReplicas: ptr.To[int32](1)}},
-	}
+	pclq := builders.PodClique("ns", "c").Annotation("grove.io/template-replicas", "1").TemplateReplicas(1).
+		PodSpec(corev1.PodSpec{Containers: []corev1.Container{{Name: "w", Image: "a"}}}).Obj()
 	before := PodTemplateHash(pclq)
 	pclq.Annotations["grove.io/template-replicas"] = "5" // an earlier version's bookkeeping
 	pclq.Spec.TemplateReplicas = ptr.To[int32](5)

@@ -31,10 +31,7 @@ func midUpdate() *builders.PodGangMapBuilder {
 }
 
 func coherentClique(name string, replicas int32) *builders.PodCliqueBuilder {
-	b := builders.PodClique("ns", name).OfReplica("inf", "0").Replicas(replicas, 1)
-	b.Obj().Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
-	b.Obj().Spec.PodCliqueSetGenerationHash = "v2"
-	return b
+	return builders.PodClique("ns", name).OfReplica("inf", "0").Replicas(replicas, 1).UpdateStrategy(grovev1alpha1.CoherentStrategy).GenerationHash("v2")
 }
 
 func TestACoherentCliqueJoinsThePodGangsItsPodGangMapSays(t *testing.T) {
@@ -107,8 +104,7 @@ func TestUnderCoherentAPodsGangIsNotPartOfItsTemplate(t *testing.T) {
 }
 
 func TestAPodMadeUnderRollingRecreateIsAdoptedIntoItsCoherentGangNotReplaced(t *testing.T) {
-	legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(2, 1).Obj()
-	legacy.Spec.PodCliqueSetGenerationHash = "v1"
+	legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(2, 1).GenerationHash("v1").Obj()
 	pclq := legacy.DeepCopy()
 	pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
 	delete(pclq.Labels, grovev1alpha1.LabelPodGang)
@@ -157,8 +153,7 @@ var gangOnPod = []struct {
 func TestAStandaloneCoherentPodNamesItsSharesGangToEveryBackend(t *testing.T) {
 	for _, tc := range gangOnPod {
 		t.Run(tc.scheduler, func(t *testing.T) {
-			pclq := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").Replicas(3, 1).Obj()
-			pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+			pclq := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").Replicas(3, 1).UpdateStrategy(grovev1alpha1.CoherentStrategy).Obj()
 			pclq.Spec.PodSpec.SchedulerName = tc.scheduler
 			delete(pclq.Labels, grovev1alpha1.LabelPodGang)
 			r := backendsReconcilerFor(t, fakeClient(t).Build())
@@ -176,8 +171,7 @@ func TestAStandaloneCoherentPodNamesItsSharesGangToEveryBackend(t *testing.T) {
 func TestAnAdoptedPodNamesItsNewGangToItsBackend(t *testing.T) {
 	for _, tc := range gangOnPod {
 		t.Run(tc.scheduler, func(t *testing.T) {
-			legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(1, 1).Obj()
-			legacy.Spec.PodCliqueSetGenerationHash = "v1"
+			legacy := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").InGang("inf-0").Replicas(1, 1).GenerationHash("v1").Obj()
 			legacy.Spec.PodSpec.SchedulerName = tc.scheduler
 			pclq := legacy.DeepCopy()
 			pclq.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy

@@ -113,11 +113,10 @@ func TestGangRecoveryKeepsTheCountACliqueWasScaledTo(t *testing.T) {
 	set := builders.PodCliqueSet("ns", "inf").Clique("router", 1).Clique("worker", 1).TerminationDelay(metav1.Duration{Duration: time.Second}).Obj()
 	breached := metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue, Reason: "InsufficientReadyPods",
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}
-	router := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").Condition(breached).Obj()
-	router.Spec.TemplateReplicas = ptrTo[int32](1)
+	router := builders.PodClique("ns", "inf-0-router").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").Condition(breached).TemplateReplicas(1).Obj()
 	// kubectl scale took the worker from its template's 1 to 3 before the router broke.
-	worker := builders.PodClique("ns", "inf-0-worker").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").UID("old-worker").Replicas(3, 1).Ready(3).Obj()
-	worker.Spec.TemplateReplicas = ptrTo[int32](1)
+	worker := builders.PodClique("ns", "inf-0-worker").OfReplica("inf", "0").ControlledBy(set, "PodCliqueSet").UID("old-worker").Replicas(3, 1).Ready(3).
+		TemplateReplicas(1).Obj()
 	f := newFixture(t, set, router, worker)
 	remaining := func() int {
 		list := &grovev1alpha1.PodCliqueList{}

@@ -100,8 +100,7 @@ func TestAGangsFirstPlacementIsObservedAfterItsStatusWriteSucceeded(t *testing.T
 	backend := map[string]string{"backend": "metrics-test"}
 	scheduled := func() float64 { return metricstest.Observations(t, "grove_podgang_time_to_scheduled_seconds", backend) }
 	ready := func() float64 { return metricstest.Observations(t, "grove_podgang_time_to_ready_seconds", backend) }
-	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-router-0", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n"},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	running := builders.Pod("ns", "inf-0-router-0").NodeName("n").Phase(corev1.PodRunning).Ready(true).Obj()
 
 	require.NoError(t, pass()) // creates the PodGang; its pod does not exist yet
 	obs.gangs["inf-0"] = current()
@@ -119,7 +118,7 @@ func TestAGangsFirstPlacementIsObservedAfterItsStatusWriteSucceeded(t *testing.T
 
 	// The pod is lost and placed again: the gang's first wait was observed already.
 	obs.gangs["inf-0"] = current()
-	obs.pods["inf-0-router"] = []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-router-0", Namespace: "ns"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}}
+	obs.pods["inf-0-router"] = []*corev1.Pod{builders.Pod("ns", "inf-0-router-0").Phase(corev1.PodPending).Obj()}
 	require.NoError(t, pass())
 	obs.gangs["inf-0"] = current()
 	obs.pods["inf-0-router"] = []*corev1.Pod{running}

@@ -52,7 +52,7 @@ func TestWantedGangsSplitBaseAndScaledGroupReplicas(t *testing.T) {
 	assert.Equal(t, "inf-1", gangs[0].name, "the base gang comes first")
 
 	// The scaling group's own replica count (set by kubectl scale or an autoscaler) wins over the template.
-	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
+	obs.groups["inf-1-prefill"] = builders.PodCliqueScalingGroup("ns", "inf-1-prefill", "leader", "worker").Replicas(1, 1).Obj()
 	gangs = wantedGangs(samplePCS(), 1, obs)
 	assert.Equal(t, map[string][]string{"inf-1": {"inf-1-router", "inf-1-prefill-0-leader", "inf-1-prefill-0-worker"}}, names(gangs))
 }
@@ -65,9 +65,8 @@ func TestGangMembersTakeTheirSizeFromThePodCliqueOnceItExists(t *testing.T) {
 	assert.Equal(t, member{name: "inf-0-router", replicas: 2, minAvailable: 2, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}, router,
 		"before the PodClique exists: the template, minAvailable defaulting to replicas")
 
-	pclq := &grovev1alpha1.PodClique{Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 5, MinAvailable: ptr.To[int32](3)}}}
-	pclq.Spec.PodSpec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}
-	obs.cliques["inf-0-router"] = pclq
+	obs.cliques["inf-0-router"] = builders.PodClique("ns", "inf-0-router").Replicas(5, 3).
+		Requests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}).Obj()
 	router = wantedGangs(pcs, 0, obs)[0].members[0]
 	assert.Equal(t, member{name: "inf-0-router", replicas: 5, minAvailable: 3, requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}, router,
 		"scaled by kubectl or an autoscaler, or not yet rolled: the PodClique's own size and pods")
@@ -99,14 +98,11 @@ func TestRolloutGivesTheTurnToOneReplicaAtATime(t *testing.T) {
 	pcs := samplePCS()
 	hash := children.GenerationHash(pcs)
 	pclq := func(replica, hash string, rolledOut bool) *grovev1alpha1.PodClique {
-		p := &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Generation: 2,
-			Labels: map[string]string{grovev1alpha1.LabelPodCliqueSetReplicaIndex: replica}},
-			Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{Replicas: 2},
-				InheritedSpec: grovev1alpha1.InheritedSpec{PodCliqueSetGenerationHash: hash}}}
+		b := builders.PodClique("ns", "inf-"+replica+"-router").OfReplica("inf", replica).Generation(2).Replicas(2, 2).GenerationHash(hash)
 		if rolledOut {
-			p.Status = grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](2), Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}
+			b.Status(grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](2), Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2})
 		}
-		return p
+		return b.Obj()
 	}
 	cases := []struct {
 		name  string
@@ -245,12 +241,11 @@ func TestTopologyConstraintsBecomeNodeLabelKeysInThePodGang(t *testing.T) {
 	pcs := topologyPCS()
 	obs := emptyObserved()
 	pclq := func(name, role, pcsg, j string) {
-		labels := map[string]string{}
+		b := builders.PodClique("ns", name).Role(role)
 		if pcsg != "" {
-			labels[grovev1alpha1.LabelPodCliqueScalingGroup] = pcsg
-			labels[grovev1alpha1.LabelPodCliqueScalingGroupReplicaIndex] = j
+			b.OfGroupReplica(pcsg, j)
 		}
-		obs.cliques[name] = &grovev1alpha1.PodClique{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: grovev1alpha1.PodCliqueObjectSpec{PodCliqueSpec: grovev1alpha1.PodCliqueSpec{RoleName: role}}}
+		obs.cliques[name] = b.Obj()
 	}
 	pclq("inf-1-router", "router", "", "")
 	pclq("inf-1-prefill-0-leader", "leader", "inf-1-prefill", "0")
@@ -322,16 +317,17 @@ func TestTopologyLevelsUnavailableSaysWhy(t *testing.T) {
 func TestCliqueStatusesSumEachCliquesPodsOverReplicasAndGroupReplicas(t *testing.T) {
 	pcs := samplePCS() // 2 replicas; router standalone; leader and worker in prefill (3 group replicas)
 	obs := emptyObserved()
-	counted := func(replicas, ready, succeeded, failed int32) *grovev1alpha1.PodClique {
-		return &grovev1alpha1.PodClique{Status: grovev1alpha1.PodCliqueStatus{Replicas: replicas, ReadyReplicas: ready, SucceededReplicas: succeeded, FailedReplicas: failed}}
+	counted := func(name string, replicas, ready, succeeded, failed int32) {
+		obs.cliques[name] = builders.PodClique("ns", name).
+			Status(grovev1alpha1.PodCliqueStatus{Replicas: replicas, ReadyReplicas: ready, SucceededReplicas: succeeded, FailedReplicas: failed}).Obj()
 	}
-	obs.cliques["inf-0-router"] = counted(2, 2, 0, 0)
-	obs.cliques["inf-1-router"] = counted(2, 1, 0, 1)
-	obs.cliques["inf-0-prefill-0-worker"] = counted(2, 0, 2, 0)
-	obs.cliques["inf-0-prefill-2-worker"] = counted(2, 0, 1, 0)
-	obs.cliques["inf-1-prefill-1-worker"] = counted(2, 2, 0, 0)
-	obs.cliques["inf-9-router"] = counted(5, 5, 5, 5) // beyond spec.replicas: not counted
-	obs.groups["inf-1-prefill"] = &grovev1alpha1.PodCliqueScalingGroup{Spec: grovev1alpha1.PodCliqueScalingGroupSpec{Replicas: 1}}
+	counted("inf-0-router", 2, 2, 0, 0)
+	counted("inf-1-router", 2, 1, 0, 1)
+	counted("inf-0-prefill-0-worker", 2, 0, 2, 0)
+	counted("inf-0-prefill-2-worker", 2, 0, 1, 0)
+	counted("inf-1-prefill-1-worker", 2, 2, 0, 0)
+	counted("inf-9-router", 5, 5, 5, 5) // beyond spec.replicas: not counted
+	obs.groups["inf-1-prefill"] = builders.PodCliqueScalingGroup("ns", "inf-1-prefill", "leader", "worker").Replicas(1, 1).Obj()
 
 	assert.Equal(t, []grovev1alpha1.CliqueStatus{
 		{Name: "router", Replicas: 4, ReadyReplicas: 3, FailedReplicas: 1},

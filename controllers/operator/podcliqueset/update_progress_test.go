@@ -17,8 +17,7 @@ import (
 // rolledClique is replica i's PodClique "worker" of PodCliqueSet "inf" at hash, its one pod
 // replaced and Ready when rolledOut.
 func rolledClique(i, hash string, rolledOut bool) *grovev1alpha1.PodClique {
-	p := builders.PodClique("ns", "inf-"+i+"-worker").OfReplica("inf", i).Replicas(1, 1).Obj()
-	p.Spec.PodCliqueSetGenerationHash = hash
+	p := builders.PodClique("ns", "inf-"+i+"-worker").OfReplica("inf", i).Replicas(1, 1).GenerationHash(hash).Obj()
 	p.Status.ObservedGeneration = ptr.To(p.Generation)
 	p.Status.Replicas, p.Status.UpdatedReplicas = 1, 0
 	if rolledOut {
@@ -31,9 +30,7 @@ func TestUpdateProgressIsUpstreamsFromTheFirstStatusOn(t *testing.T) {
 	t0 := metav1.NewTime(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))
 	now := metav1.NewTime(t0.Add(time.Minute))
 	pcsOf := func(strategy grovev1alpha1.UpdateStrategyType) *grovev1alpha1.PodCliqueSet {
-		pcs := builders.PodCliqueSet("ns", "inf").Replicas(2).Clique("worker", 1).Obj()
-		pcs.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: strategy}
-		return pcs
+		return builders.PodCliqueSet("ns", "inf").Replicas(2).Clique("worker", 1).UpdateStrategy(strategy).Obj()
 	}
 	newest := newRollout(pcsOf(grovev1alpha1.RollingRecreateStrategy)).hash
 	cases := []struct {
