@@ -7,6 +7,7 @@ SHELL := /usr/bin/env bash -o pipefail
 TOOLS_BIN      := $(CURDIR)/bin/tools
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
 KUSTOMIZE      := $(TOOLS_BIN)/kustomize
+GOLANGCI_LINT  := $(TOOLS_BIN)/golangci-lint
 export GROVE_TOOLS_BIN := $(TOOLS_BIN)
 
 # Packages of the project's own API groups, whose CRDs the deploy overlays install (the config
@@ -64,12 +65,18 @@ fmt: ## Run gofmt.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run gofmt and go vet, check that the local cluster's tools compile the project's library versions, and that every kustomization builds.
+vet: ## Run gofmt, go vet and golangci-lint (.golangci.yml), check that the local cluster's tools compile the project's library versions, and that every kustomization builds.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
+	@$(MAKE) --no-print-directory lint
 	hack/verify-tool-versions.sh
 	@test -x $(KUSTOMIZE) || hack/tools.sh gen
 	@for k in deploy/base deploy/overlays/* deploy/argocd config/crd config/samples config/webhook config/webhook/authorizer; do $(KUSTOMIZE) build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
+
+.PHONY: lint
+lint: ## Run the pinned golangci-lint (.golangci.yml: goimports with the project's prefix, errcheck, staticcheck, unparam, nilerr, ineffassign, unused).
+	@test -x $(GOLANGCI_LINT) || hack/tools.sh lint
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: build
 build: ## Build the four binaries and the kubectl-grove plugin into bin/ (put bin/ on PATH for `kubectl grove`).

@@ -86,8 +86,8 @@ groups=" ${*:-all} "
 want() { [[ $groups == *" all "* || $groups == *" $1 "* ]]; }
 for g in ${*:-}; do
   case $g in
-    all | cluster | kubectl | gen | kwok | jobset | kueue | kubeflow | lws | plugins | prometheus) ;;
-    *) echo "tools: no tool group $g (cluster kubectl gen kwok jobset kueue kubeflow lws plugins prometheus)" >&2; exit 2 ;;
+    all | cluster | kubectl | gen | lint | kwok | jobset | kueue | kubeflow | lws | plugins | prometheus) ;;
+    *) echo "tools: no tool group $g (cluster kubectl gen lint kwok jobset kueue kubeflow lws plugins prometheus)" >&2; exit 2 ;;
   esac
 done
 
@@ -125,6 +125,9 @@ lane_tools() {
     group gen "" \
       controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen \
       kustomize=sigs.k8s.io/kustomize/kustomize/v5
+  fi
+  if want lint; then
+    group lint "" golangci-lint=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
   fi
   if want kwok; then
     group kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=v0.8.0" kwok=sigs.k8s.io/kwok/cmd/kwok

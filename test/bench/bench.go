@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -54,6 +57,8 @@ type bench struct {
 	// restartsMu guards restarts: the cluster's components its supervisor restarted, with when.
 	restartsMu sync.Mutex
 	restarts   []string
+	// pprofURL is the grove-operator's profiling endpoint when sizes.HeapProfiles is set.
+	pprofURL string
 }
 
 func (b *bench) k8s() client.Client { return b.c.Client() }
@@ -220,6 +225,14 @@ const gangConfig = `scheduler:
 // startBinary starts one of the project's binaries with extraConfig, logging to logName, and
 // waits until it is ready.
 func (b *bench) startBinary(name, logName, extraConfig string) error {
+	if name == "grove-operator" && b.sz.HeapProfiles != "" {
+		ports, err := cluster.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		extraConfig += fmt.Sprintf("debugging: {enableProfiling: true, pprofBindPort: %d}\n", ports[0])
+		b.pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", ports[0])
+	}
 	if name == "backend-controller" {
 		return b.start(name, name, logName, extraConfig, "--backend=kube-scheduler")
 	}
@@ -634,8 +647,45 @@ func (b *bench) memory(ctx context.Context) error {
 			}
 			b.r.target(fmt.Sprintf("%s peak RSS ≤ 200 MiB with %d pods", name, b.r.ManagedPods), u.PeakRSSMiB, 200)
 		}
+		if err := b.saveHeapProfile(ctx, fmt.Sprintf("grove-operator-heap-%d.pb.gz", b.r.ManagedPods)); err != nil {
+			return err
+		}
 	}
 	b.r.Usage = b.usage()
+	return nil
+}
+
+// saveHeapProfile writes the grove-operator's heap profile (what it holds and what it
+// allocated since it started) into sizes.HeapProfiles, when set: with the RSS it says where the
+// memory goes (`go tool pprof -sample_index=inuse_space` or `alloc_space`).
+func (b *bench) saveHeapProfile(ctx context.Context, name string) error {
+	if b.sz.HeapProfiles == "" {
+		return nil
+	}
+	if err := os.MkdirAll(b.sz.HeapProfiles, 0o755); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.pprofURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s from %s", resp.Status, b.pprofURL)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	path := filepath.Join(b.sz.HeapProfiles, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("heap profile:", path)
 	return nil
 }
 

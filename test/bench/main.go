@@ -67,6 +67,9 @@ type sizes struct {
 	// Only limits the run to these scenarios (peers, rollout, recovery, scale-out, placement, s1, s1-gang, s2…s6, memory); empty runs all. For iterating on
 	// one figure: targets of scenarios not run are not checked.
 	Only map[string]bool
+	// HeapProfiles, when set, is a directory for the grove-operator's heap profile at each
+	// managed-pod level of the memory step (its profiling endpoint is on only then).
+	HeapProfiles string
 }
 
 var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
@@ -84,6 +87,7 @@ func main() {
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	keep := flag.Bool("keep", false, "keep the cluster's logs")
 	only := flag.String("only", "", "comma-separated scenarios to run (peers,rollout,recovery,scale-out,placement,s1,s1-gang,s2,s3,s4,s5,s6,memory); empty: all")
+	heapProfiles := flag.String("heap-profiles", "", "directory for the grove-operator's heap profile at each memory level (turns its profiling endpoint on)")
 	flag.Parse()
 	// The bench's client logs nothing of its own: the report is its output. Without a logger,
 	// controller-runtime prints a stack on the first webhook warning it is handed.
@@ -92,6 +96,7 @@ func main() {
 	if *smokeRun {
 		sz = smoke
 	}
+	sz.HeapProfiles = *heapProfiles
 	if *only != "" {
 		sz.Only = map[string]bool{}
 		for _, id := range strings.Split(*only, ",") {
