@@ -162,7 +162,7 @@ func (b *Backend) deleteOwnTopology(ctx context.Context, ct *grovev1alpha1.Clust
 	if err := b.client.Get(ctx, client.ObjectKey{Name: ct.Name}, own); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !(metav1.IsControlledBy(own, ct) || orphanOf(own, ct)) || !own.DeletionTimestamp.IsZero() {
+	if !metav1.IsControlledBy(own, ct) && !orphanOf(own, ct) || !own.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	if err := b.client.Delete(ctx, own, client.Preconditions{UID: &own.UID}); err != nil && !apierrors.IsNotFound(err) {

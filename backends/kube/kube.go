@@ -175,7 +175,7 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 func (b *Backend) syncFlat(ctx context.Context, pg *schedulerv1alpha1.PodGang) (string, string, error) {
 	wantWorkload, wantGroup := BuildWorkload(pg), BuildPodGroup(pg)
 	if err := ensure(ctx, b.client, pg, &schedulingv1beta1.Workload{}, wantWorkload, workloadFields); err != nil {
-		return "", "", fmt.Errorf("Workload %s: %w", wantWorkload.Name, err)
+		return "", "", fmt.Errorf("keeping Workload %s: %w", wantWorkload.Name, err)
 	}
 	if err := ensure(ctx, b.client, pg, &schedulingv1beta1.PodGroup{}, wantGroup, podGroupFields); err != nil {
 		return "", "", fmt.Errorf("PodGroup %s: %w", wantGroup.Name, err)

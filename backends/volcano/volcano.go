@@ -99,7 +99,7 @@ func (b *Backend) SyncPodGang(ctx context.Context, pg *schedulerv1alpha1.PodGang
 		return "", "", fmt.Errorf("spec.schedulerQueueName (the PodCliqueSet's %s annotation): %s", grovev1alpha1.AnnotationVolcanoQueue, problem)
 	}
 	if _, err := ownedobject.Keep(ctx, b.client, pg, &volcanov1beta1.PodGroup{}, want, podGroupFields); err != nil { // logs what it wrote
-		return "", "", fmt.Errorf("Volcano PodGroup %s: %w", want.Name, err)
+		return "", "", fmt.Errorf("keeping Volcano PodGroup %s: %w", want.Name, err)
 	}
 	return ReasonPodGroupCreated, fmt.Sprintf("Volcano PodGroup %s needs %d pods in queue %s", want.Name, want.Spec.MinMember, want.Spec.Queue), nil
 }

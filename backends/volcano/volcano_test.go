@@ -35,8 +35,9 @@ func scheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-func queue(name string, state volcanov1beta1.QueueState) *volcanov1beta1.Queue {
-	return &volcanov1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: volcanov1beta1.QueueStatus{State: state}}
+// gpuQueue is the Volcano queue "gpu" in state.
+func gpuQueue(state volcanov1beta1.QueueState) *volcanov1beta1.Queue {
+	return &volcanov1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Status: volcanov1beta1.QueueStatus{State: state}}
 }
 
 func cpuMem(cpu, mem string) corev1.ResourceList {
@@ -99,7 +100,7 @@ func TestBuildPodGroupOfAGangWithoutMinimumStillNeedsOnePod(t *testing.T) {
 
 func TestSyncPodGangCreatesTheOwnedPodGroupRepairsItAndIsQuietAtRest(t *testing.T) {
 	pg := gang().SchedulerQueue("gpu").Obj()
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(pg, queue("gpu", volcanov1beta1.QueueStateOpen)).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(pg, gpuQueue(volcanov1beta1.QueueStateOpen)).Build()
 	b := New(configv1alpha1.VolcanoConfig{}, c)
 	ctx := context.Background()
 
@@ -147,7 +148,7 @@ func TestSyncPodGangRefusesAQueueVolcanoWouldNeverScheduleFrom(t *testing.T) {
 			wantErr: `Volcano queue "default" does not exist`,
 		},
 		{
-			name: "queue closed", pg: gang().SchedulerQueue("gpu").Obj(), queues: []client.Object{queue("gpu", volcanov1beta1.QueueStateClosed)},
+			name: "queue closed", pg: gang().SchedulerQueue("gpu").Obj(), queues: []client.Object{gpuQueue(volcanov1beta1.QueueStateClosed)},
 			wantErr: `Volcano queue "gpu" is Closed, not Open`,
 		},
 	}
@@ -283,8 +284,8 @@ func TestValidatePodCliqueSetInClusterRefusesAQueueThatCannotScheduleIt(t *testi
 		pcs    *grovev1alpha1.PodCliqueSet
 		want   string
 	}{
-		{name: "an open queue", reader: withQueues(queue("gpu", volcanov1beta1.QueueStateOpen)), pcs: volcanoPCS(map[string]string{key: "gpu"}, "")},
-		{name: "a queue Volcano has not reported on yet", reader: withQueues(queue("gpu", "")), pcs: volcanoPCS(nil, "gpu")},
+		{name: "an open queue", reader: withQueues(gpuQueue(volcanov1beta1.QueueStateOpen)), pcs: volcanoPCS(map[string]string{key: "gpu"}, "")},
+		{name: "a queue Volcano has not reported on yet", reader: withQueues(gpuQueue("")), pcs: volcanoPCS(nil, "gpu")},
 		{
 			name: "a missing queue", reader: withQueues(), pcs: volcanoPCS(map[string]string{key: "gpu"}, ""),
 			want: `metadata.annotations[scheduling.grove.io/volcano-queue]: Invalid value: "gpu": Volcano queue "gpu" does not exist`,
@@ -294,7 +295,7 @@ func TestValidatePodCliqueSetInClusterRefusesAQueueThatCannotScheduleIt(t *testi
 			want: `Invalid value: "default": Volcano queue "default" does not exist`,
 		},
 		{
-			name: "a closing queue", reader: withQueues(queue("gpu", volcanov1beta1.QueueStateClosing)), pcs: volcanoPCS(map[string]string{key: "gpu"}, ""),
+			name: "a closing queue", reader: withQueues(gpuQueue(volcanov1beta1.QueueStateClosing)), pcs: volcanoPCS(map[string]string{key: "gpu"}, ""),
 			want: `Volcano queue "gpu" is Closing, not Open`,
 		},
 		{

@@ -325,7 +325,7 @@ func (m manifests) apply(ctx context.Context, k client.Client) error {
 		} else if namespaced && o.GetNamespace() == "" {
 			o.SetNamespace("default")
 		}
-		if err := k.Patch(ctx, o, client.Apply, client.FieldOwner("run-local"), client.ForceOwnership); err != nil {
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("run-local"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 		fmt.Printf("%s/%s applied\n", strings.ToLower(o.GetKind()), o.GetName())

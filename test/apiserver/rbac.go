@@ -47,14 +47,14 @@ func GrantRBAC(ctx context.Context, c client.Client, binary, identity string) er
 		return fmt.Errorf("reading the binaries' FlowSchema: %w", err)
 	}
 	for _, fs := range schemas {
-		if err := c.Patch(ctx, fs, client.Apply, client.FieldOwner("grove-test"), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(fs), client.FieldOwner("grove-test"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying FlowSchema %s: %w", fs.GetName(), err)
 		}
 	}
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: identity, Namespace: BinaryNamespace}
 	for _, role := range roles {
 		// Server-side apply, so a binary restarted by a test re-grants cleanly.
-		if err := c.Patch(ctx, role, client.Apply, client.FieldOwner("grove-test"), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(role), client.FieldOwner("grove-test"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s %s: %w", role.GetKind(), role.GetName(), err)
 		}
 		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: role.GetKind(), Name: role.GetName()}

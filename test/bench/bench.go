@@ -364,12 +364,12 @@ func (b *bench) scenarioIn(ctx context.Context, ns, id, desc string, pods int, b
 	if err != nil {
 		return err
 	}
-	return b.record(ctx, id, desc, ns, pods, begin, before, ph, base)
+	return b.record(id, desc, ns, pods, begin, before, ph, base)
 }
 
 func secondsToDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func (b *bench) record(ctx context.Context, id, desc, ns string, pods int, begin time.Time, before map[string]usage, ph, base phases) error {
+func (b *bench) record(id, desc, ns string, pods int, begin time.Time, before map[string]usage, ph, base phases) error {
 	time.Sleep(3 * time.Second) // the last status writes of the scenario land in its window
 	writes, total, err := writesIn(b.c, ns, begin, time.Now())
 	if err != nil {
@@ -482,7 +482,7 @@ func (b *bench) s3(ctx context.Context, base phases) error {
 			return err
 		}
 		desc := fmt.Sprintf("scale the PCSG %d → %d replicas, round %d of %d", b.sz.S3From, b.sz.S3To, round, b.sz.S3Rounds)
-		if err := b.record(ctx, fmt.Sprintf("s3-scale-%d", round), desc, ns, added, begin, before, ph, addBase); err != nil {
+		if err := b.record(fmt.Sprintf("s3-scale-%d", round), desc, ns, added, begin, before, ph, addBase); err != nil {
 			return err
 		}
 		ratios = append(ratios, b.r.Scenarios[len(b.r.Scenarios)-1].UngatedRatio)

@@ -216,10 +216,14 @@ func (r *run) unreadyPod(f fault) {
 		time.Sleep(f.hold)
 		r.retry("making "+p.Name+" ready again", func() error {
 			cur := &corev1.Pod{}
-			if err := r.k.Get(r.ctx, client.ObjectKeyFromObject(&p), cur); err != nil && !isNotFound(err) {
+			err := r.k.Get(r.ctx, client.ObjectKeyFromObject(&p), cur)
+			switch {
+			case isNotFound(err):
+				return nil // gone: nothing to make ready, kwok makes its replacement ready
+			case err != nil:
 				return err // the API server is restarting: try again
-			} else if err != nil || cur.UID != p.UID || cur.DeletionTimestamp != nil {
-				return nil // replaced or gone: kwok makes the new pod ready
+			case cur.UID != p.UID || cur.DeletionTimestamp != nil:
+				return nil // replaced or going: kwok makes the new pod ready
 			}
 			return r.setReady(cur, corev1.ConditionTrue)
 		})

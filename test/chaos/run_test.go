@@ -80,8 +80,6 @@ type run struct {
 	// specWrites is held for writing while the test changes a stored spec itself, and for reading
 	// while a fault compares stored specs before and after it: a change the test made is no loss.
 	specWrites sync.RWMutex
-	// downNode is the chaos node a fault removed and has not re-added yet.
-	downNode string
 	// recoveries are background fault recoveries (re-adding a node, making a pod ready again).
 	recoveries sync.WaitGroup
 	// reference is how the fault-free round ended; every later round must end the same.
@@ -226,17 +224,18 @@ func (r *run) deleteByTest(obj client.Object) {
 	})
 }
 
-// retry runs op until it succeeds (faults make the API server or admission briefly unavailable).
-func (r *run) retry(what string, op func() error) bool {
+// retry runs op until it succeeds (faults make the API server or admission briefly unavailable);
+// one that still fails after three minutes is a violation.
+func (r *run) retry(what string, op func() error) {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		err := op()
 		if err == nil {
-			return true
+			return
 		}
 		if time.Now().After(deadline) || r.ctx.Err() != nil {
 			r.l.violate(invRoundCompletes, "%s: %v", what, err)
-			return false
+			return
 		}
 		time.Sleep(time.Second)
 	}

@@ -363,7 +363,7 @@ func (c *Cluster) Restart(ctx context.Context, component string, kill bool) erro
 	} else {
 		old.stop(10 * time.Second)
 	}
-	if _, err := c.replace(ctx, old); err != nil {
+	if err := c.replace(ctx, old); err != nil {
 		return err
 	}
 	_, err := c.restartExited(ctx)
@@ -410,7 +410,7 @@ func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
 		if done, _ := p.exited(); !done || p.retired.Load() {
 			continue
 		}
-		if _, err := c.replace(ctx, p); err != nil {
+		if err := c.replace(ctx, p); err != nil {
 			return restarted, err
 		}
 		restarted = append(restarted, p.name)
@@ -419,16 +419,16 @@ func (c *Cluster) restartExited(ctx context.Context) ([]string, error) {
 }
 
 // replace starts a new process in place of an exited one and waits until it is ready.
-func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
+func (c *Cluster) replace(ctx context.Context, old *process) error {
 	np, err := old.again()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.mu.Lock()
 	if c.stopping {
 		c.mu.Unlock()
 		np.kill()
-		return nil, fmt.Errorf("%w: %s not restarted", ErrStopping, np.name)
+		return fmt.Errorf("%w: %s not restarted", ErrStopping, np.name)
 	}
 	for i, p := range c.components {
 		if p == old {
@@ -438,10 +438,9 @@ func (c *Cluster) replace(ctx context.Context, old *process) (*process, error) {
 	c.procs = append(c.procs, np)
 	c.mu.Unlock()
 	if np.ready == nil {
-		return np, nil
+		return nil
 	}
-	err = waitUntil(ctx, np.name+" ready after a restart", 2*time.Minute, []*process{np}, np.ready)
-	return np, err
+	return waitUntil(ctx, np.name+" ready after a restart", 2*time.Minute, []*process{np}, np.ready)
 }
 
 func freePort() (int, error) {

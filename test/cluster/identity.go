@@ -55,7 +55,7 @@ func (c *Cluster) RESTConfigFor(user string, groups ...string) (*rest.Config, er
 func sanitize(s string) string {
 	out := []rune(s)
 	for i, r := range out {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '.' {
 			out[i] = '_'
 		}
 	}

@@ -169,7 +169,7 @@ func (c *Cluster) writeKueueMetricsCert() error {
 		return err
 	}
 	if err := kp.WriteTLS(kueueMetricsCertDir); err != nil {
-		return fmt.Errorf("Kueue v0.17 reads a metrics certificate from %s whatever its configuration; this user cannot write there: %w", kueueMetricsCertDir, err)
+		return fmt.Errorf("writing the metrics certificate Kueue v0.17 reads from %s whatever its configuration (this user cannot write there): %w", kueueMetricsCertDir, err)
 	}
 	return nil
 }

@@ -297,11 +297,11 @@ func TestTopologyConstraintsAreImmutable(t *testing.T) {
 	})
 }
 
-func validatorWith(t *testing.T, enabled bool, objs ...client.Object) *Validator {
+func validatorWith(t *testing.T, objs ...client.Object) *Validator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-	return &Validator{Backends: kaiTeamA, TopologyAwareScheduling: enabled, Topologies: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()}
+	return &Validator{Backends: kaiTeamA, TopologyAwareScheduling: true, Topologies: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()}
 }
 
 func TestValidatorLooksUpTheNamedBinding(t *testing.T) {
@@ -311,14 +311,14 @@ func TestValidatorLooksUpTheNamedBinding(t *testing.T) {
 	binding := &grovev1alpha1.ClusterTopologyBinding{ObjectMeta: metav1.ObjectMeta{Name: "grove-topology"}, Spec: *bindingOf("zone", "rack")}
 
 	t.Run("an existing binding's levels are enforced", func(t *testing.T) {
-		warnings, err := validatorWith(t, true, binding).ValidateCreate(ctx, pcs)
+		warnings, err := validatorWith(t, binding).ValidateCreate(ctx, pcs)
 		require.Error(t, err)
 		assert.True(t, apierrors.IsInvalid(err))
 		assert.Contains(t, err.Error(), `spec.template.topologyConstraint.pack.required: Invalid value: "block": ClusterTopologyBinding "grove-topology" has no level "block"; its domains: zone, rack`)
 		assert.Empty(t, warnings)
 	})
 	t.Run("a missing binding admits with a warning", func(t *testing.T) {
-		warnings, err := validatorWith(t, true).ValidateCreate(ctx, pcs)
+		warnings, err := validatorWith(t).ValidateCreate(ctx, pcs)
 		require.NoError(t, err)
 		assert.Equal(t, []string{`spec.template.topologyConstraint.topologyName: ClusterTopologyBinding "grove-topology" does not exist yet; the PodCliqueSet waits until it does`}, []string(warnings))
 	})
@@ -346,13 +346,13 @@ func TestValidatorLooksUpTheNamedBinding(t *testing.T) {
 		updated.Spec.Replicas = 5
 		_, err := (&Validator{Backends: kaiTeamA}).ValidateUpdate(ctx, pcs, updated)
 		require.NoError(t, err)
-		_, err = validatorWith(t, true, binding).ValidateUpdate(ctx, pcs, updated)
+		_, err = validatorWith(t, binding).ValidateUpdate(ctx, pcs, updated)
 		require.NoError(t, err)
 	})
 	t.Run("updates cannot change a constraint", func(t *testing.T) {
 		updated := pcs.DeepCopy()
 		updated.Spec.Template.TopologyConstraint.Pack.Preferred = "host"
-		_, err := validatorWith(t, true).ValidateUpdate(ctx, pcs, updated)
+		_, err := validatorWith(t).ValidateUpdate(ctx, pcs, updated)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "spec.template.topologyConstraint: Invalid value")
 		assert.Contains(t, err.Error(), "field is immutable")

@@ -121,7 +121,3 @@ func (s *ClusterTopologyBindingSpec) KeyOf(domain TopologyDomain) (string, bool)
 	}
 	return "", false
 }
-
-func init() {
-	SchemeBuilder.Register(&ClusterTopologyBinding{}, &ClusterTopologyBindingList{})
-}

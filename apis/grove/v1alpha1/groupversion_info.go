@@ -6,8 +6,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -17,8 +18,15 @@ var (
 	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder registers this package's kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds this package's kinds to a scheme under GroupVersion.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &ClusterTopologyBinding{}, &ClusterTopologyBindingList{}, &PodClique{}, &PodCliqueList{}, &PodCliqueScalingGroup{}, &PodCliqueScalingGroupList{}, &PodCliqueSet{}, &PodCliqueSetList{}, &PodGangMap{}, &PodGangMapList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -2,11 +2,22 @@ package v1alpha1
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Names of the objects the operator creates. They are part of the API: users address pods by
 // hostname, and the trainer builds endpoints from them.
+
+// ReplicaIndexOf is the PodCliqueSet replica an object the operator made belongs to, read from its
+// LabelPodCliqueSetReplicaIndex label; false when the label is missing or not a number (the
+// object is not one of a replica's).
+func ReplicaIndexOf(obj metav1.Object) (int, bool) {
+	i, err := strconv.Atoi(obj.GetLabels()[LabelPodCliqueSetReplicaIndex])
+	return i, err == nil
+}
 
 // PodCliqueName is the name of a standalone PodClique of a PodCliqueSet replica.
 func PodCliqueName(pcs string, replica int, clique string) string {

@@ -267,10 +267,6 @@ type PodsSelectedToUpdate struct {
 	Completed []string `json:"completed,omitempty"`
 }
 
-func init() {
-	SchemeBuilder.Register(&PodClique{}, &PodCliqueList{})
-}
-
 // Training reports whether the child belongs to a Training PodCliqueSet.
 func (s *InheritedSpec) Training() bool {
 	return s.WorkloadType == WorkloadTypeTraining

@@ -153,7 +153,3 @@ type PodCliqueScalingGroupReplicaUpdateProgress struct {
 	// +optional
 	Completed []int32 `json:"completed,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PodCliqueScalingGroup{}, &PodCliqueScalingGroupList{})
-}

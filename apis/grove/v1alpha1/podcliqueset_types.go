@@ -592,7 +592,3 @@ func (pcs *PodCliqueSet) CoherentUpdate() (replica int, inProgress bool) {
 	}
 	return -1, true
 }
-
-func init() {
-	SchemeBuilder.Register(&PodCliqueSet{}, &PodCliqueSetList{})
-}

@@ -98,7 +98,3 @@ type PodGangEntry struct {
 	// +kubebuilder:validation:MaxItems=64
 	DependsOn []string `json:"dependsOn,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PodGangMap{}, &PodGangMapList{})
-}

@@ -9,8 +9,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -18,11 +18,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "kai.scheduler", Version: "v1alpha1"}
 
 	// SchemeBuilder registers this package's kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds this package's kinds to a scheme under GroupVersion.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Topology{}, &TopologyList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
@@ -70,8 +77,4 @@ type TopologyLevel struct {
 	// +kubebuilder:validation:MaxLength=316
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
 	Alias string `json:"alias,omitempty"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Topology{}, &TopologyList{})
 }

@@ -8,8 +8,8 @@ package v2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -17,11 +17,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "scheduling.run.ai", Version: "v2"}
 
 	// SchemeBuilder registers this package's kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds this package's kinds to a scheme under GroupVersion.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Queue{}, &QueueList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
@@ -71,8 +78,4 @@ type ResourceQuota struct {
 	// +optional
 	Limit           float64 `json:"limit"`
 	OverQuotaWeight float64 `json:"overQuotaWeight,omitempty"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Queue{}, &QueueList{})
 }

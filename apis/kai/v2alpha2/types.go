@@ -9,8 +9,8 @@ package v2alpha2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -18,11 +18,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "scheduling.run.ai", Version: "v2alpha2"}
 
 	// SchemeBuilder registers this package's kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds this package's kinds to a scheme under GroupVersion.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &PodGroup{}, &PodGroupList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // Pod contract of KAI: the scheduler name, and where a pod names its PodGroup and subgroup.
 const (
@@ -109,8 +116,4 @@ type PodGroupCondition struct {
 	Message            string      `json:"message,omitempty"`
 	TransitionID       string      `json:"transitionID,omitempty"`
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
-}
-
-func init() {
-	SchemeBuilder.Register(&PodGroup{}, &PodGroupList{})
 }

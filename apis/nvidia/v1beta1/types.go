@@ -10,8 +10,8 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -19,11 +19,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "resource.nvidia.com", Version: "v1beta1"}
 
 	// SchemeBuilder registers this package's kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this package's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds this package's kinds to a scheme under GroupVersion.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &ComputeDomain{}, &ComputeDomainList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced
@@ -103,8 +110,4 @@ type ComputeDomainNode struct {
 	// +kubebuilder:default=NotReady
 	// +kubebuilder:validation:Enum=Ready;NotReady
 	Status string `json:"status,omitempty"`
-}
-
-func init() {
-	SchemeBuilder.Register(&ComputeDomain{}, &ComputeDomainList{})
 }

@@ -253,10 +253,6 @@ type SchedulingGroup struct {
 	Name string `json:"name"`
 }
 
-func init() {
-	SchemeBuilder.Register(&PodGang{}, &PodGangList{})
-}
-
 // AnnotationTopologyName on a PodGang names the cluster topology its pack constraints refer to;
 // backends with a topology object of their own (KAI) use it to name that object.
 const AnnotationTopologyName = "grove.io/topology-name"

@@ -247,7 +247,3 @@ type FluxMLPolicySource struct {
 	// +optional
 	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TrainingRuntime{}, &TrainingRuntimeList{}, &ClusterTrainingRuntime{}, &ClusterTrainingRuntimeList{})
-}

@@ -453,7 +453,3 @@ type UpdateTrainJobStatusRequest struct {
 	// +optional
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TrainJob{}, &TrainJobList{})
-}

@@ -147,7 +147,7 @@ func (r *Reconciler) syncWorkload(ctx context.Context, pg *schedulerv1alpha1.Pod
 	ref := ownerRef(have, pg.Name)
 	switch {
 	case owner != nil || ref == nil:
-		return nil, 0, fmt.Errorf("Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
+		return nil, 0, fmt.Errorf("the Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
 	case ref.UID != pg.UID:
 		// Left by an earlier PodGang of the same name; the garbage collector may not have got to it.
 		return nil, 0, r.replace(ctx, have, "it belongs to an earlier PodGang of the same name")

@@ -92,16 +92,16 @@ func TestAnAcknowledgementIsCountedOnceItsWriteStood(t *testing.T) {
 	pg.Generation = 3
 	before := acked()
 
-	got, err, _ := runPass(t, &stubBackend{}, pg)
+	got, _, err := runPass(t, &stubBackend{}, pg)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, acked(), "generation 3 acknowledged")
 
-	_, err, _ = runPass(t, &stubBackend{}, got)
+	_, _, err = runPass(t, &stubBackend{}, got)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, acked(), "a pass that finds it acknowledged counts nothing")
 
 	got.Generation = 4
-	_, err, _ = runPass(t, &stubBackend{}, got)
+	_, _, err = runPass(t, &stubBackend{}, got)
 	require.NoError(t, err)
 	assert.Equal(t, before+2, acked(), "generation 4 is acknowledged anew")
 }
@@ -133,7 +133,7 @@ func TestAFailedSyncIsCountedWithItsReason(t *testing.T) {
 	count := func() float64 { return counted(syncErrors.WithLabelValues("kube-scheduler", "Conflict")) }
 	before, ackedBefore := count(), acked()
 
-	_, err, _ := runPass(t, &stubBackend{syncErr: fmt.Errorf("updating the PodGroup: %w", conflict)}, pg)
+	_, _, err := runPass(t, &stubBackend{syncErr: fmt.Errorf("updating the PodGroup: %w", conflict)}, pg)
 
 	require.Error(t, err)
 	assert.Equal(t, before+1, count())
@@ -149,7 +149,7 @@ func TestASyncIsTimedByTheReconcilersClock(t *testing.T) {
 	sumBefore, countBefore := observed()
 	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
 
-	_, err, _ := runPass(t, &stubBackend{clock: clocktesting.NewFakePassiveClock(time.Unix(1000, 0)), took: 3 * time.Second}, pg)
+	_, _, err := runPass(t, &stubBackend{clock: clocktesting.NewFakePassiveClock(time.Unix(1000, 0)), took: 3 * time.Second}, pg)
 
 	require.NoError(t, err)
 	sum, count := observed()

@@ -65,8 +65,8 @@ func (b *stubBackend) OnPodGangDelete(_ context.Context, pg *schedulerv1alpha1.P
 }
 
 // runPass runs one pass for PodGang ns/g over the objects and returns the stored PodGang
-// (nil when gone), the pass's error and how many status writes it made.
-func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1alpha1.PodGang, error, int) {
+// (nil when gone), how many status writes the pass made and its error.
+func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1alpha1.PodGang, int, error) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
@@ -90,9 +90,9 @@ func runPass(t *testing.T, b *stubBackend, objs ...client.Object) (*schedulerv1a
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "g"}})
 	got := &schedulerv1alpha1.PodGang{}
 	if getErr := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "g"}, got); getErr != nil {
-		return nil, err, writes
+		return nil, writes, err
 	}
-	return got, err, writes
+	return got, writes, err
 }
 
 func TestBackendAcknowledgesThePodGangsCurrentGeneration(t *testing.T) {
@@ -100,7 +100,7 @@ func TestBackendAcknowledgesThePodGangsCurrentGeneration(t *testing.T) {
 	pg.Generation = 3
 	b := &stubBackend{}
 
-	got, err, writes := runPass(t, b, pg)
+	got, writes, err := runPass(t, b, pg)
 
 	require.NoError(t, err)
 	assert.Equal(t, []string{"g"}, b.synced)
@@ -117,10 +117,10 @@ func TestBackendAcknowledgesThePodGangsCurrentGeneration(t *testing.T) {
 func TestBackendWritesNothingWhenAcknowledgementAndSchedulingGroupsStand(t *testing.T) {
 	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
 	b := &stubBackend{}
-	acked, err, _ := runPass(t, b, pg)
+	acked, _, err := runPass(t, b, pg)
 	require.NoError(t, err)
 
-	_, err, writes := runPass(t, b, acked)
+	_, writes, err := runPass(t, b, acked)
 
 	require.NoError(t, err)
 	assert.Zero(t, writes, "quiet at rest")
@@ -128,10 +128,10 @@ func TestBackendWritesNothingWhenAcknowledgementAndSchedulingGroupsStand(t *test
 
 func TestFailedSyncKeepsTheSchedulingGroupsPodsAlreadyCarry(t *testing.T) {
 	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
-	acked, err, _ := runPass(t, &stubBackend{}, pg)
+	acked, _, err := runPass(t, &stubBackend{}, pg)
 	require.NoError(t, err)
 
-	got, err, _ := runPass(t, &stubBackend{syncErr: errors.New("conflict")}, acked)
+	got, _, err := runPass(t, &stubBackend{syncErr: errors.New("conflict")}, acked)
 
 	require.Error(t, err)
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady).Status)
@@ -142,7 +142,7 @@ func TestBackendReportsASyncFailureAndRetries(t *testing.T) {
 	pg := builders.PodGang("ns", "g").Backend("kube-scheduler").Obj()
 	b := &stubBackend{syncErr: errors.New("PodGroup CRD not installed")}
 
-	got, err, _ := runPass(t, b, pg)
+	got, _, err := runPass(t, b, pg)
 
 	require.Error(t, err, "returned, so the pass is retried with backoff")
 	c := meta.FindStatusCondition(got.Status.Conditions, schedulerv1alpha1.ConditionSchedulerBackendReady)
@@ -157,7 +157,7 @@ func TestBackendWritesNothingWhenTheAcknowledgementStands(t *testing.T) {
 	pg.Status.Conditions = []metav1.Condition{{Type: schedulerv1alpha1.ConditionSchedulerBackendReady, Status: metav1.ConditionTrue,
 		Reason: "PodGroupCreated", Message: "the scheduler's objects match", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}
 
-	_, err, writes := runPass(t, &stubBackend{}, pg)
+	_, writes, err := runPass(t, &stubBackend{}, pg)
 
 	require.NoError(t, err)
 	assert.Zero(t, writes, "quiet at rest")
@@ -167,7 +167,7 @@ func TestBackendLeavesAnotherBackendsPodGangAlone(t *testing.T) {
 	pg := builders.PodGang("ns", "g").Backend("kai-scheduler").Obj()
 	b := &stubBackend{}
 
-	got, err, writes := runPass(t, b, pg)
+	got, writes, err := runPass(t, b, pg)
 
 	require.NoError(t, err)
 	assert.Empty(t, b.synced)
@@ -178,7 +178,7 @@ func TestBackendLeavesAnotherBackendsPodGangAlone(t *testing.T) {
 func TestBackendCleansUpAfterADeletedPodGang(t *testing.T) {
 	b := &stubBackend{}
 
-	got, err, _ := runPass(t, b)
+	got, _, err := runPass(t, b)
 
 	require.NoError(t, err)
 	assert.Nil(t, got)
@@ -257,7 +257,7 @@ func TestBackendCreatesNothingInANamespaceBeingDeleted(t *testing.T) {
 			pg := builders.PodGang("ns", "g").Backend("kube-scheduler").PodGroup("g-a", 2, "g-a-0", "g-a-1").Obj()
 			b := &stubBackend{syncErr: tc.syncErr}
 
-			got, err, writes := runPass(t, b, append(tc.objs, pg)...)
+			got, writes, err := runPass(t, b, append(tc.objs, pg)...)
 
 			require.NoError(t, err, "no retry: every later create would be refused too")
 			assert.Equal(t, tc.wantSynced, b.synced)

@@ -12,7 +12,6 @@ import (
 	"maps"
 	"math/big"
 	"slices"
-	"strconv"
 	"time"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -276,6 +275,3 @@ func scaleOut(out *[]Entry, hash string, now time.Time) *Entry {
 
 // keysOf lists a map's keys in order (for stable messages).
 func keysOf[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// itoa is strconv.Itoa for int32.
-func itoa(n int32) string { return strconv.Itoa(int(n)) }

@@ -439,7 +439,7 @@ func withoutOldScope(entries []Entry, scope []Component, hash string) []Entry {
 		for _, c := range scope {
 			if c.Group {
 				setIndices(&out[i], c.Key, nil)
-			} else if _, ok := out[i].PodCliques[c.Key]; ok {
+			} else {
 				delete(out[i].PodCliques, c.Key)
 			}
 		}

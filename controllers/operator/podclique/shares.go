@@ -2,7 +2,6 @@ package podclique
 
 import (
 	"context"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,9 +26,9 @@ func (r *Reconciler) shares(ctx context.Context, pclq *grovev1alpha1.PodClique) 
 		return []coherent.Share{s}, true, nil
 	}
 	pcs := pclq.Labels[grovev1alpha1.LabelPartOf]
-	replica, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-	if err != nil {
-		return nil, false, nil
+	replica, ok := grovev1alpha1.ReplicaIndexOf(pclq)
+	if !ok {
+		return nil, false, nil // not a replica's clique
 	}
 	pgm := &grovev1alpha1.PodGangMap{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pclq.Namespace, Name: grovev1alpha1.PodGangMapName(pcs, replica)}, pgm); err != nil {

@@ -2,7 +2,6 @@ package podclique
 
 import (
 	"context"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -104,8 +103,8 @@ func (r *Reconciler) cliquesOfCoherentGang(ctx context.Context, gang client.Obje
 // replicaOf is the PodCliqueSet and replica index an object of a replica is labelled with.
 func replicaOf(obj client.Object) (string, int, bool) {
 	pcs := obj.GetLabels()[grovev1alpha1.LabelPartOf]
-	replica, err := strconv.Atoi(obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-	return pcs, replica, pcs != "" && err == nil
+	replica, ok := grovev1alpha1.ReplicaIndexOf(obj)
+	return pcs, replica, pcs != "" && ok
 }
 
 // replicaCliquesWhere are the requests of the cached PodCliques of obj's replica that match.

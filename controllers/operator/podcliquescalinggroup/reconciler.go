@@ -253,8 +253,8 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pcsg.Namespace, Name: pcsg.Labels[grovev1alpha1.LabelPartOf]}, pcs); err != nil {
 		return nil, nil, 0, nil, client.IgnoreNotFound(err)
 	}
-	replica, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-	if err != nil {
+	replica, ok := grovev1alpha1.ReplicaIndexOf(pcsg)
+	if !ok {
 		return nil, nil, 0, nil, nil // not one of ours
 	}
 	list := &grovev1alpha1.PodCliqueList{}
@@ -540,9 +540,8 @@ func (r *Reconciler) syncResourceClaims(ctx context.Context, pcs *grovev1alpha1.
 
 // replicaOf is the PodCliqueSet replica a group belongs to (-1 when its label is missing).
 func replicaOf(pcsg *grovev1alpha1.PodCliqueScalingGroup) int {
-	i, err := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-	if err != nil {
-		return -1
+	if i, ok := grovev1alpha1.ReplicaIndexOf(pcsg); ok {
+		return i
 	}
-	return i
+	return -1
 }

@@ -69,7 +69,7 @@ func (p *plan) coherentReplicas(in input) *coherentPass {
 			// nothing of the replica is planned until its map is read.
 			continue
 		case have == nil || len(have.Spec.Entries) == 0:
-			cp.entries[i] = coherent.Bootstrap(comps[i], replicaRevision(pcs, i, obs, hash), coherent.NextEpoch(nil, in.now))
+			cp.entries[i] = coherent.Bootstrap(comps[i], replicaRevision(i, obs, hash), coherent.NextEpoch(nil, in.now))
 		default:
 			cp.entries[i] = withoutGone(have.Spec.Entries, comps[i])
 		}
@@ -323,7 +323,7 @@ func inScope(comps []coherent.Component, scope []string, pcs string, i int) []co
 
 // replicaRevision is the revision a replica's children run (a replica made before its PodGangMap
 // existed keeps its revision until its turn), the newest when it has none yet.
-func replicaRevision(pcs *grovev1alpha1.PodCliqueSet, i int, obs *observed, hash string) string {
+func replicaRevision(i int, obs *observed, hash string) string {
 	idx := strconv.Itoa(i)
 	for _, c := range obs.cliques {
 		if c.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == idx && c.Spec.PodCliqueSetGenerationHash != "" {

@@ -13,7 +13,7 @@ import (
 // expiredBreaches returns replica i's PodCliques and the standalone PodCliques and scaling
 // groups of it whose breach outlasted their delay; breaches still within it add their remaining
 // time to soonest.
-func expiredBreaches(pcs *grovev1alpha1.PodCliqueSet, obs *observed, i int, delay time.Duration, now time.Time, soonest *gangtermination.Soonest) (members []*grovev1alpha1.PodClique, why []string) {
+func expiredBreaches(obs *observed, i int, delay time.Duration, now time.Time, soonest *gangtermination.Soonest) (members []*grovev1alpha1.PodClique, why []string) {
 	idx := strconv.Itoa(i)
 	for _, p := range obs.cliques {
 		if p.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] != idx {

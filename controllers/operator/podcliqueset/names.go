@@ -115,7 +115,7 @@ func holderOf(obj client.Object) string {
 		return "no controller (created by hand?)"
 	}
 	h := ref.Kind + " " + ref.Name
-	if pcs := obj.GetLabels()[grovev1alpha1.LabelPartOf]; pcs != "" && !(ref.Kind == "PodCliqueSet" && ref.Name == pcs) {
+	if pcs := obj.GetLabels()[grovev1alpha1.LabelPartOf]; pcs != "" && (ref.Kind != "PodCliqueSet" || ref.Name != pcs) {
 		h += " of PodCliqueSet " + pcs
 	}
 	return h

@@ -263,7 +263,7 @@ func (p *plan) gangTermination(in input) map[int]bool {
 	}
 	var soonest gangtermination.Soonest
 	for i := range int(pcs.Spec.Replicas) {
-		members, why := expiredBreaches(pcs, obs, i, delay, in.now, &soonest)
+		members, why := expiredBreaches(obs, i, delay, in.now, &soonest)
 		if len(why) == 0 {
 			continue
 		}
@@ -537,8 +537,8 @@ func (p *plan) autoscalers(in input) {
 func (p *plan) unwanted(in input) {
 	pcs, obs := in.pcs, in.obs
 	beyond := func(o client.Object) bool {
-		i, err := strconv.Atoi(o.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-		return err == nil && i >= int(pcs.Spec.Replicas)
+		i, ok := grovev1alpha1.ReplicaIndexOf(o)
+		return ok && i >= int(pcs.Spec.Replicas)
 	}
 	add := func(o client.Object, why string) {
 		if o.GetDeletionTimestamp().IsZero() {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -363,7 +362,7 @@ func (r *Reconciler) markStaleGangs(obs *observed) {
 }
 
 func wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grovev1alpha1.PodClique) bool {
-	i, _ := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	i, _ := grovev1alpha1.ReplicaIndexOf(pclq)
 	for _, c := range standaloneCliques(pcs) {
 		if grovev1alpha1.PodCliqueName(pcs.Name, i, c.Name) == pclq.Name {
 			return true
@@ -373,7 +372,7 @@ func wantsStandalone(pcs *grovev1alpha1.PodCliqueSet, pclq *grovev1alpha1.PodCli
 }
 
 func wantsGroup(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScalingGroup) bool {
-	i, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+	i, _ := grovev1alpha1.ReplicaIndexOf(pcsg)
 	for _, g := range pcs.Spec.Template.PodCliqueScalingGroupConfigs {
 		if grovev1alpha1.PodCliqueScalingGroupName(pcs.Name, i, g.Name) == pcsg.Name {
 			return true

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -188,8 +187,8 @@ func countReplicas(pcs *grovev1alpha1.PodCliqueSet, obs *observed, ro *rollout) 
 		available[i], updated[i] = true, ro.replicaRolledOut(i, obs)
 	}
 	for _, pclq := range obs.cliques {
-		i, err := strconv.Atoi(pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
-		if err != nil || i >= int(pcs.Spec.Replicas) {
+		i, ok := grovev1alpha1.ReplicaIndexOf(pclq)
+		if !ok || i >= int(pcs.Spec.Replicas) {
 			continue
 		}
 		replicas[i] = true

@@ -51,6 +51,7 @@ func (r *Reconciler) actOn(ctx context.Context, tj *trainerv1alpha1.TrainJob, o 
 		if o.child != nil && o.owned && o.child.GetDeletionTimestamp().IsZero() {
 			return r.deleteChild(ctx, o.wl, o.child, "the TrainJob ran out of time")
 		}
+	case actNone:
 	}
 	return nil
 }
@@ -75,7 +76,7 @@ func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 		return nil
 	}
 	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
-		if _, err := r.applyWorkload(ctx, tj, o.rt, wl, true, false); err != nil {
+		if err := r.applyWorkload(ctx, tj, o.rt, wl, true, false); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("rebuilt the suspended workload from the TrainJob's new spec", "kind", wl.kind(), "object", klog.KObj(child),
@@ -88,7 +89,7 @@ func (r *Reconciler) freePods(ctx context.Context, tj *trainerv1alpha1.TrainJob,
 // first if the TrainJob changed while suspended). A running child is never rebuilt.
 func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, child client.Object) error {
 	if child == nil {
-		if _, err := r.applyWorkload(ctx, tj, rt, wl, false, true); err != nil {
+		if err := r.applyWorkload(ctx, tj, rt, wl, false, true); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("created the workload", "kind", wl.kind(), "object", klog.KObj(tj), "runtime", tj.Spec.RuntimeRef.Name,
@@ -101,36 +102,35 @@ func (r *Reconciler) ensureWorkload(ctx context.Context, tj *trainerv1alpha1.Tra
 	}
 	if child.GetAnnotations()[annotationBuiltFrom] != fmt.Sprint(tj.Generation) {
 		// Rebuilt while still suspended: the JobSet accepts template changes only then.
-		if _, err := r.applyWorkload(ctx, tj, rt, wl, true, false); err != nil {
+		if err := r.applyWorkload(ctx, tj, rt, wl, true, false); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("rebuilt the suspended workload from the TrainJob's new spec before resuming it", "kind", wl.kind(), "object", klog.KObj(child),
 			"builtFrom", child.GetAnnotations()[annotationBuiltFrom], "generation", tj.Generation)
 	}
-	if _, err := r.applyWorkload(ctx, tj, rt, wl, false, false); err != nil {
+	if err := r.applyWorkload(ctx, tj, rt, wl, false, false); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("resumed the workload", "kind", wl.kind(), "object", klog.KObj(child))
 	return nil
 }
 
-// applyWorkload declares the child and what it needs first, owned by the TrainJob, and returns
-// the child as declared. A new child is created rather than applied, so an unrelated object of
-// the same name is never taken over.
-func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (_ client.Object, err error) {
+// applyWorkload declares the child and what it needs first, owned by the TrainJob. A new child
+// is created rather than applied, so an unrelated object of the same name is never taken over.
+func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime, wl workload, suspend, create bool) (err error) {
 	opts := plan.Options{Coscheduling: r.Coscheduling}
 	if r.StatusServer != nil {
 		if opts.StatusServer, err = r.StatusServer(); err != nil {
-			return nil, fmt.Errorf("the trainer status server (server.trainerStatus): %w", err)
+			return fmt.Errorf("the trainer status server (server.trainerStatus): %w", err)
 		}
 	}
 	child, extra, err := wl.build(tj, rt, suspend, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, obj := range extra {
 		if err := r.apply(ctx, tj, obj); err != nil {
-			return nil, err
+			return err
 		}
 		// Applied with the workload every time it is built: the MPI key is only ever created.
 		log.FromContext(ctx).Info("applied what the workload needs before it starts", "kind", fmt.Sprintf("%T", obj), "object", klog.KObj(obj))
@@ -143,11 +143,11 @@ func (r *Reconciler) applyWorkload(ctx context.Context, tj *trainerv1alpha1.Trai
 	child.SetAnnotations(annotations)
 	if create {
 		if err := controllerutil.SetControllerReference(tj, child, r.Client.Scheme()); err != nil {
-			return nil, err
+			return err
 		}
-		return child, r.Client.Create(ctx, child, client.FieldOwner(FieldOwner))
+		return r.Client.Create(ctx, child, client.FieldOwner(FieldOwner))
 	}
-	return child, r.apply(ctx, tj, child)
+	return r.apply(ctx, tj, child)
 }
 
 // apply declares obj server-side. Secrets are only created: an MPI key is generated once and is

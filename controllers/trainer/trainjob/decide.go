@@ -15,6 +15,7 @@ import (
 type action int
 
 const (
+	// actNone leaves the cluster as it is (a finished TrainJob, one waiting for its runtime).
 	actNone action = iota
 	// actRun snapshots the runtime (first pass), then creates the workload or resumes it.
 	actRun

@@ -166,7 +166,7 @@ func finishes(t *testing.T, condition string) (uint64, float64) {
 }
 
 func TestAPassRecordsThePhaseItWroteAndTheTimeToFinish(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h := newHarness(t, testRuntime(nil), testJob())
 	started, completed := transitions(phaseRunning), transitions(phaseComplete)
 	n, sum := finishes(t, phaseComplete)
 
@@ -188,7 +188,7 @@ func TestAPassRecordsThePhaseItWroteAndTheTimeToFinish(t *testing.T) {
 }
 
 func TestAPassWhoseStatusWriteFailedRecordsNothing(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
+	h := newHarness(t, testRuntime(nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
 	h.reconcile(t)
 	h.clock.SetTime(created.Add(20 * time.Second))
 	h.failStatus = apierrors.NewConflict(schema.GroupResource{Group: "trainer.kubeflow.org", Resource: "trainjobs"}, "job", errors.New("the object has been modified"))

@@ -141,7 +141,7 @@ func (r *Reconciler) observe(ctx context.Context, tj *trainerv1alpha1.TrainJob) 
 	}
 	if o.wl, err = workloadFor(o.rt); err != nil {
 		o.unsupported = err
-		return o, nil
+		return o, nil //nolint:nilerr // an observation, not a failure: decide() reports the unsupported runtime
 	}
 	child, found, err := r.getChild(ctx, tj, o.wl)
 	if err != nil {

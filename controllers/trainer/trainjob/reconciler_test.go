@@ -34,8 +34,8 @@ import (
 // created is when every test TrainJob was created.
 var created = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func testRuntime(image string, ttl *int32) *trainerv1alpha1.TrainingRuntime {
-	b := builders.RuntimeSpec(image, 2)
+func testRuntime(ttl *int32) *trainerv1alpha1.TrainingRuntime {
+	b := builders.RuntimeSpec("img:v1", 2)
 	if ttl != nil {
 		b.TTL(*ttl)
 	}
@@ -129,7 +129,7 @@ func (h *harness) pcs(t *testing.T) (*grovev1alpha1.PodCliqueSet, bool) {
 }
 
 func TestStartSnapshotsTheRuntimeThenCreatesTheOwnedPodCliqueSet(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h := newHarness(t, testRuntime(nil), testJob())
 	h.reconcile(t)
 	cm := &corev1.ConfigMap{}
 	require.NoError(t, h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job-runtime-snapshot"}, cm))
@@ -148,7 +148,7 @@ func TestStartSnapshotsTheRuntimeThenCreatesTheOwnedPodCliqueSet(t *testing.T) {
 }
 
 func TestAReconcileWithNothingNewWritesNothing(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h := newHarness(t, testRuntime(nil), testJob())
 	h.reconcile(t)
 	before := h.job(t).ResourceVersion
 	pcsBefore, _ := h.pcs(t)
@@ -159,7 +159,7 @@ func TestAReconcileWithNothingNewWritesNothing(t *testing.T) {
 }
 
 func TestAResumedJobIsRebuiltFromTheSnapshotNotTheEditedRuntime(t *testing.T) {
-	rt := testRuntime("img:v1", nil)
+	rt := testRuntime(nil)
 	h := newHarness(t, rt, testJob())
 	h.reconcile(t)
 	edited := rt.DeepCopy()
@@ -195,7 +195,7 @@ func setSpec(t *testing.T, h *harness, change func(*trainerv1alpha1.TrainJob)) {
 }
 
 func TestRunningJobRequeuesAtItsDeadlineAndFailsPastIt(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
+	h := newHarness(t, testRuntime(nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
 	h.clock.SetTime(created.Add(40 * time.Second))
 	assert.Equal(t, 60*time.Second, h.reconcile(t).RequeueAfter, "woken exactly at the deadline")
 
@@ -220,7 +220,7 @@ func TestAJobPastItsDeadlineDeletesItsJobSetInTheForegroundAndItsPodCliqueSetInT
 		{trainerv1alpha1.WorkloadKindPodCliqueSet, "*v1alpha1.PodCliqueSet/job Background"},
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			rt := testRuntime("img:v1", nil)
+			rt := testRuntime(nil)
 			rt.Spec.WorkloadKind = tc.kind
 			h := newHarness(t, rt, testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
 			h.reconcile(t)
@@ -233,7 +233,7 @@ func TestAJobPastItsDeadlineDeletesItsJobSetInTheForegroundAndItsPodCliqueSetInT
 }
 
 func TestFinishedJobWaitsForItsTTLThenIsDeleted(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](30)), testJob())
+	h := newHarness(t, testRuntime(ptr.To[int32](30)), testJob())
 	h.reconcile(t)
 	pcs, _ := h.pcs(t)
 	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded
@@ -255,7 +255,7 @@ func TestFinishedJobWaitsForItsTTLThenIsDeleted(t *testing.T) {
 // The controller first sees the TrainJob after its deadline (it was down, or the runtime
 // appeared late): the job fails before any workload exists, and still goes when its TTL expires.
 func TestJobPastItsDeadlineBeforeItsWorkloadExistedStillWaitsForItsTTL(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](30)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
+	h := newHarness(t, testRuntime(ptr.To[int32](30)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
 	h.clock.SetTime(created.Add(15 * time.Second))
 	assert.Equal(t, 30*time.Second, h.reconcile(t).RequeueAfter, "woken when the TTL expires: nothing else will wake it")
 	failed := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobFailed)
@@ -271,7 +271,7 @@ func TestJobPastItsDeadlineBeforeItsWorkloadExistedStillWaitsForItsTTL(t *testin
 }
 
 func TestFinishedJobNeverRecreatesItsChildren(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h := newHarness(t, testRuntime(nil), testJob())
 	h.reconcile(t)
 	pcs, _ := h.pcs(t)
 	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseFailed
@@ -303,7 +303,7 @@ func TestMissingRuntimeIsReportedOnce(t *testing.T) {
 }
 
 func TestJobManagedElsewhereIsLeftAlone(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
+	h := newHarness(t, testRuntime(nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
 		tj.Spec.ManagedBy = ptr.To(trainerv1alpha1.MultiKueueManagedBy)
 	}))
 	h.reconcile(t)
@@ -313,7 +313,7 @@ func TestJobManagedElsewhereIsLeftAlone(t *testing.T) {
 }
 
 func TestARuntimePatchForAMissingJobIsReportedAndWaitsForAnEdit(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
+	h := newHarness(t, testRuntime(nil), testJob(func(tj *trainerv1alpha1.TrainJob) {
 		tj.Spec.RuntimePatches = []trainerv1alpha1.RuntimePatch{{Manager: "example.com/tool", TrainingRuntimeSpec: &trainerv1alpha1.TrainingRuntimeSpecPatch{
 			Template: &trainerv1alpha1.JobSetTemplatePatch{Spec: &trainerv1alpha1.JobSetSpecPatch{
 				ReplicatedJobs: []trainerv1alpha1.ReplicatedJobPatch{{Name: "ghost"}},
@@ -333,7 +333,7 @@ func TestARuntimePatchForAMissingJobIsReportedAndWaitsForAnEdit(t *testing.T) {
 }
 
 func TestEveryPassWritesTheStatusAtMostOnce(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", ptr.To[int32](60)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
+	h := newHarness(t, testRuntime(ptr.To[int32](60)), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](100) }))
 	steps := []struct {
 		name string
 		do   func()
@@ -356,7 +356,7 @@ func TestEveryPassWritesTheStatusAtMostOnce(t *testing.T) {
 }
 
 func TestAStatusWriteThatFailsEmitsNothingAndActsOnNothing(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
+	h := newHarness(t, testRuntime(nil), testJob(func(tj *trainerv1alpha1.TrainJob) { tj.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }))
 	h.reconcile(t)
 	h.events()
 	h.clock.SetTime(created.Add(20 * time.Second))
@@ -376,7 +376,7 @@ func TestAStatusWriteThatFailsEmitsNothingAndActsOnNothing(t *testing.T) {
 
 func TestAWorkloadNameHeldByAnotherObjectIsReportedAndNeverTouched(t *testing.T) {
 	foreign := &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "someone-else"}}
-	h := newHarness(t, testRuntime("img:v1", nil), testJob(), foreign)
+	h := newHarness(t, testRuntime(nil), testJob(), foreign)
 	res := h.reconcile(t)
 	assert.Equal(t, nameCollisionRecheck, res.RequeueAfter, "the holder's deletion wakes nothing: look again")
 	running := meta.FindStatusCondition(h.job(t).Status.Conditions, trainerv1alpha1.TrainJobRunning)
@@ -394,7 +394,7 @@ func TestAWorkloadNameHeldByAnotherObjectIsReportedAndNeverTouched(t *testing.T)
 }
 
 func TestAnUnsupportedRuntimeFailsTheJobAndItsTTLStillRuns(t *testing.T) {
-	rt := testRuntime("img:v1", ptr.To[int32](30))
+	rt := testRuntime(ptr.To[int32](30))
 	rt.Spec.WorkloadKind = "Deployment"
 	h := newHarness(t, rt, testJob())
 	assert.Equal(t, 30*time.Second, h.reconcile(t).RequeueAfter, "a failure at start waits for the TTL like any other")
@@ -409,7 +409,7 @@ func TestAnUnsupportedRuntimeFailsTheJobAndItsTTLStillRuns(t *testing.T) {
 // Kueue finishes evicting a TrainJob only once no job counts an active pod: while suspended, the
 // job counts keep following the workload until its pods are gone.
 func TestASuspendedJobStopsCountingActivePodsOnceItsWorkloadIsGone(t *testing.T) {
-	h := newHarness(t, testRuntime("img:v1", nil), testJob())
+	h := newHarness(t, testRuntime(nil), testJob())
 	h.reconcile(t)
 	pcs, ok := h.pcs(t)
 	require.True(t, ok)

@@ -258,7 +258,7 @@ func ShrunkInPlace(have, want []kueuev1beta2.PodSet, leaving map[string]int32) (
 		count := int32(0)
 		if w := byName[have[i].Name]; w != nil {
 			matched++
-			if w.Count > have[i].Count || !SameSize([]kueuev1beta2.PodSet{withCount(*w, 0)}, []kueuev1beta2.PodSet{withCount(have[i], 0)}) {
+			if w.Count > have[i].Count || !SameSize([]kueuev1beta2.PodSet{countless(*w)}, []kueuev1beta2.PodSet{countless(have[i])}) {
 				return nil, false
 			}
 			count = w.Count
@@ -301,8 +301,9 @@ func PodsCounted(pods []corev1.Pod) map[string]int32 {
 	return out
 }
 
-func withCount(ps kueuev1beta2.PodSet, n int32) kueuev1beta2.PodSet {
-	ps.Count = n
+// countless is a podSet with its count left out: what a Workload keeps while Kueue holds its quota.
+func countless(ps kueuev1beta2.PodSet) kueuev1beta2.PodSet {
+	ps.Count = 0
 	return ps
 }
 

@@ -280,7 +280,7 @@ func TestShrunkInPlaceKeepsThePodSetsAndCountsThePodsStillLeaving(t *testing.T) 
 			}
 			assert.Equal(t, tc.wantCounts, counts(shrunk))
 			for i := range have {
-				assert.Equal(t, withCount(have[i], 0), withCount(shrunk[i], 0), "podSet %s is the admitted one but for its count", have[i].Name)
+				assert.Equal(t, countless(have[i]), countless(shrunk[i]), "podSet %s is the admitted one but for its count", have[i].Name)
 			}
 		})
 	}

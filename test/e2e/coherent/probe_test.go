@@ -170,7 +170,7 @@ func ready(p *corev1.Pod) bool {
 	return false
 }
 
-// triggerEnv is the variable changeTemplate sets in a clique's containers.
+// triggerEnv is the variable changeTemplateTo sets in a clique's containers.
 const triggerEnv = "COHERENT_E2E_REVISION"
 
 // revision maps the cliques (template names) whose template a test changed to the triggerEnv

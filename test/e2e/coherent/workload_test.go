@@ -166,19 +166,13 @@ func notReady(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) string {
 	return b.String()
 }
 
-// changeTemplate changes the pod template of each named clique (template names): it sets
-// triggerEnv to a fresh value in every container, in one update of the PodCliqueSet, and returns
-// the cliques' new revision.
-func changeTemplate(t *testing.T, ns, name string, cliques ...string) revision {
-	t.Helper()
-	return changeTemplateTo(t, ns, name, newRevision(), cliques...)
-}
-
 // newRevision is a fresh triggerEnv value.
 func newRevision() string { return strconv.FormatInt(time.Now().UnixNano(), 10) }
 
-// changeTemplateTo is changeTemplate with the triggerEnv value given.
-func changeTemplateTo(t *testing.T, ns, name, value string, cliques ...string) revision {
+// changeTemplateTo changes the pod template of each named clique (template names): it sets
+// triggerEnv to value (a fresh one from newRevision) in every container, in one update of the
+// PodCliqueSet.
+func changeTemplateTo(t *testing.T, ns, name, value string, cliques ...string) {
 	t.Helper()
 	rev := revision{}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -195,7 +189,6 @@ func changeTemplateTo(t *testing.T, ns, name, value string, cliques ...string) r
 		assert.Len(c, rev, len(cliques), "every clique of %v is in the template", cliques)
 		assert.NoError(c, k8s().Update(context.Background(), got))
 	}, 30*time.Second, 200*time.Millisecond, "changing the templates of %v", cliques)
-	return rev
 }
 
 // templateHashes maps each PodClique of the pods to the template hash its pods carry (the last

@@ -23,7 +23,7 @@ func Test_GT6_ScaledPodGangPodDeletion(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload2-gt", min1)
 	pcs.Spec.Template.TerminationDelay = &metav1.Duration{Duration: 10 * time.Second}
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 	pcA := uids(t, ns, map[string]string{grovev1alpha1.LabelPodClique: "workload2-gt-0-pc-a"})
 	require.Len(t, pcA, 2)
 

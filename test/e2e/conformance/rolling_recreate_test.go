@@ -63,7 +63,7 @@ func Test_RU10_RollingUpdateInsufficientResources(t *testing.T) {
 	for _, c := range pcs.Spec.Template.Cliques {
 		cluster.OnPool(&c.Spec.PodSpec, ns)
 	}
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 
 	watcher, err := client.NewWithWatch(cluster.Current.RESTConfig(), client.Options{Scheme: k8s().Scheme()})
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func Test_RU7_RollingUpdatePCSPodClique(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
 	down := 0
 	tr := trackPods(t, ns, func(ps map[string]*corev1.Pod) { down = max(down, 10-readyIn(ps, "", "")) })
@@ -135,7 +135,7 @@ func Test_RU8_RollingUpdatePCSGPodClique(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
 	groups, pcA := 0, 0
 	tr := trackPods(t, ns, func(ps map[string]*corev1.Pod) {
@@ -164,7 +164,7 @@ func Test_RU9_RollingUpdateAllPodCliques(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
 	groups, pcA, together := 0, 0, false
 	tr := trackPods(t, ns, func(ps map[string]*corev1.Pod) {
@@ -195,8 +195,8 @@ func Test_RU11_RollingUpdateWithPCSScaleOut(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	slowStart(pcs, "1s")
-	deploy(t, pcs, 10)
+	slowStart(pcs)
+	deploy(t, pcs)
 	scale(t, pcs.DeepCopy(), 2)
 	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
@@ -221,8 +221,8 @@ func Test_RU12_RollingUpdateWithPCSScaleInDuringUpdate(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	slowStart(pcs, "1s")
-	deploy(t, pcs, 10)
+	slowStart(pcs)
+	deploy(t, pcs)
 	scale(t, pcs.DeepCopy(), 2)
 	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
@@ -262,8 +262,8 @@ func Test_RU16_RollingUpdateWithPCSGScaleInDuringUpdate(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	slowStart(pcs, "1s")
-	deploy(t, pcs, 10)
+	slowStart(pcs)
+	deploy(t, pcs)
 	scale(t, pcs.DeepCopy(), 2)
 	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
 	sg0, sg1 := pcsgRef(ns, "workload1-0-sg-x"), pcsgRef(ns, "workload1-1-sg-x")
@@ -308,7 +308,7 @@ func Test_RU19_RollingUpdateWithPodCliqueScaleOutBeforeUpdate(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Current.NewNamespace(t)
 	pcs := workload(ns, "workload1", full)
-	deploy(t, pcs, 10)
+	deploy(t, pcs)
 	scale(t, pcs.DeepCopy(), 2)
 	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
 	before := uids(t, ns, map[string]string{grovev1alpha1.LabelPartOf: pcs.Name})
@@ -339,8 +339,8 @@ func rollingWorkload(t *testing.T) *grovev1alpha1.PodCliqueSet {
 	for _, c := range pcs.Spec.Template.Cliques {
 		c.Spec.PodSpec.SchedulerName = coscheduler
 	}
-	slowStart(pcs, "1s")
-	deploy(t, pcs, 10)
+	slowStart(pcs)
+	deploy(t, pcs)
 	scale(t, pcs.DeepCopy(), 2)
 	waitReady(t, ns, pcs.Name, 20, 2*time.Minute)
 	return pcs

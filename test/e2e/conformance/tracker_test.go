@@ -301,14 +301,14 @@ func pcsgRef(ns, name string) *grovev1alpha1.PodCliqueScalingGroup {
 	return o
 }
 
-// slowStart makes every pod of the workload take d to become Ready (kwok's ready-after stage):
-// kwok's pods start in milliseconds, and an update that spans a scale needs pods that take a
-// while, as upstream's real containers do.
-func slowStart(pcs *grovev1alpha1.PodCliqueSet, d string) {
+// slowStart makes every pod of the workload take a second to become Ready (kwok's ready-after
+// stage): kwok's pods start in milliseconds, and an update that spans a scale needs pods that take
+// a while, as upstream's real containers do.
+func slowStart(pcs *grovev1alpha1.PodCliqueSet) {
 	for _, c := range pcs.Spec.Template.Cliques {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[cluster.AnnotationReadyAfter] = d
+		c.Annotations[cluster.AnnotationReadyAfter] = "1s"
 	}
 }

@@ -78,11 +78,12 @@ func ready(p *corev1.Pod) bool {
 	return false
 }
 
-// deploy creates the PodCliqueSet and waits until its n pods are Ready (upstream's setupTest).
-func deploy(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, n int) {
+// deploy creates the PodCliqueSet, one replica of upstream's workload shape, and waits until its
+// 10 pods are Ready (upstream's setupTest).
+func deploy(t *testing.T, pcs *grovev1alpha1.PodCliqueSet) {
 	t.Helper()
 	require.NoError(t, k8s().Create(context.Background(), pcs))
-	waitReady(t, pcs.Namespace, pcs.Name, n, 2*time.Minute)
+	waitReady(t, pcs.Namespace, pcs.Name, 10, 2*time.Minute)
 }
 
 func waitReady(t *testing.T, ns, pcs string, n int, timeout time.Duration) {

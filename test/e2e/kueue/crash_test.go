@@ -30,7 +30,7 @@ func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *te
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "holder", "crash-8", 2, 4)))
 	waitRunning(t, ns, "holder", 2, 2*time.Minute)
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "waiter", "crash-8", 2, 4)))
-	waitHeldByKueue(t, ns, "waiter", 2, time.Minute)
+	waitHeldByKueue(t, ns, "waiter", 2)
 	waitQueueAdmitted(t, ns, "waiter", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	before := &kueuev1beta2.Workload{}
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "waiter-0"}, before))
@@ -53,7 +53,7 @@ func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *te
 	require.NoError(t, k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "waiter-0"}, after))
 	assert.Equal(t, before.UID, after.UID, "the waiting gang keeps the Workload it queued with")
 
-	waitHeldByKueue(t, ns, "latecomer", 2, time.Minute)
+	waitHeldByKueue(t, ns, "latecomer", 2)
 	waitQueueAdmitted(t, ns, "latecomer", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	list := &kueuev1beta2.WorkloadList{}
 	require.NoError(t, k8s().List(ctx, list, client.InNamespace(ns)))

@@ -68,7 +68,7 @@ func TestAPreemptedTrainingGangWaitsAndRunsAgainWithoutSpendingARestart(t *testi
 	assertEvent(t, ns, "low", "QueueEvicted")
 	waitRunning(t, ns, "high", 2, 2*time.Minute)
 	// The preempted gang's pods were replaced by pods held by Kueue, not restarted as a failure.
-	waitHeldByKueue(t, ns, "low", 2, time.Minute)
+	waitHeldByKueue(t, ns, "low", 2)
 	for _, p := range pods(t, ns, "low") {
 		assert.False(t, runningUIDs[p.UID], "pod %s should have been stopped by Kueue", p.Name)
 	}

@@ -32,7 +32,7 @@ func TestGangsBeyondTheQueuesQuotaWaitGatedUntilQuotaIsFreed(t *testing.T) {
 
 	second := gpuPCS(ns, "second", "quota-8", 2, 4)
 	require.NoError(t, k8s().Create(ctx, second))
-	waitHeldByKueue(t, ns, "second", 2, time.Minute)
+	waitHeldByKueue(t, ns, "second", 2)
 	c := waitQueueAdmitted(t, ns, "second", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueuePending, time.Minute)
 	assert.Contains(t, c.Message, "LocalQueue quota-8")
 	assert.Contains(t, c.Message, "second-0")
@@ -53,7 +53,7 @@ func TestAMissingLocalQueueIsReportedUntilItExists(t *testing.T) {
 	c := waitQueueAdmitted(t, ns, "lost", metav1.ConditionFalse, schedulerv1alpha1.ReasonLocalQueueNotFound, time.Minute)
 	assert.Contains(t, c.Message, "LocalQueue "+ns+"/absent does not exist")
 	assertEvent(t, ns, "lost", "QueueLocalQueueNotFound")
-	waitHeldByKueue(t, ns, "lost", 1, time.Minute)
+	waitHeldByKueue(t, ns, "lost", 1)
 
 	lq := &kueuev1beta2.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "absent", Namespace: ns},
 		Spec: kueuev1beta2.LocalQueueSpec{ClusterQueue: "present"}}
@@ -69,5 +69,5 @@ func TestAGangLargerThanTheQueueSaysItCanNeverBeAdmitted(t *testing.T) {
 	c := waitQueueAdmitted(t, ns, "huge", metav1.ConditionFalse, schedulerv1alpha1.ReasonQueueInadmissible, time.Minute)
 	assert.Contains(t, c.Message, "LocalQueue small")
 	assertEvent(t, ns, "huge", "QueueInadmissible")
-	waitHeldByKueue(t, ns, "huge", 4, time.Minute)
+	waitHeldByKueue(t, ns, "huge", 4)
 }

@@ -129,11 +129,11 @@ func waitRunning(t *testing.T, ns, pcs string, n int, timeout time.Duration) {
 	})
 }
 
-// waitHeldByKueue waits until n pods of the PodCliqueSet exist, none scheduled, each held by
-// Kueue's admission gate.
-func waitHeldByKueue(t *testing.T, ns, pcs string, n int, timeout time.Duration) {
+// waitHeldByKueue waits up to a minute until n pods of the PodCliqueSet exist, none scheduled, each
+// held by Kueue's admission gate.
+func waitHeldByKueue(t *testing.T, ns, pcs string, n int) {
 	t.Helper()
-	eventually(t, timeout, func() (bool, string) {
+	eventually(t, time.Minute, func() (bool, string) {
 		last := pods(t, ns, pcs)
 		msg := fmt.Sprintf("waiting for %d pods of %s/%s held by Kueue; saw %s", n, ns, pcs, describe(last))
 		if len(last) != n {

@@ -91,7 +91,7 @@ func (r *phaseRecorder) snapshot() map[string][]corev1.PodPhase {
 	return out
 }
 
-func waitForJobSetCondition(t *testing.T, key client.ObjectKey, cond jobsetv1alpha2.JobSetConditionType, timeout time.Duration) *jobsetv1alpha2.JobSet {
+func waitForJobSetCondition(t *testing.T, key client.ObjectKey, cond jobsetv1alpha2.JobSetConditionType, timeout time.Duration) {
 	t.Helper()
 	js := &jobsetv1alpha2.JobSet{}
 	require.Eventually(t, func() bool {
@@ -100,7 +100,6 @@ func waitForJobSetCondition(t *testing.T, key client.ObjectKey, cond jobsetv1alp
 		}
 		return meta.IsStatusConditionTrue(js.Status.Conditions, string(cond))
 	}, timeout, 100*time.Millisecond, "JobSet %s never became %s", key, cond)
-	return js
 }
 
 func TestJobSetWithTwoReplicatedJobsRunsToCompleted(t *testing.T) {

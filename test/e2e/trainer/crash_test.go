@@ -33,7 +33,7 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 	lastingDone := waitCondition(t, lasting, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
 	deadlined := trainJob(ns, "deadlined", "forever", 2, ptr.To[int64](8), false)
 	create(t, deadlined)
-	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "deadlined"}, 2)
+	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "deadlined"})
 
 	trainer.Kill()
 	killedAt := time.Now()
@@ -51,7 +51,7 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 	leading := lease.Spec.AcquireTime.Time
 	t.Logf("restarted controller leads %s after the kill", leading.Sub(killedAt).Round(100*time.Millisecond))
 	assert.Less(t, findCondition(failed, trainerv1alpha1.TrainJobFailed).LastTransitionTime.Sub(leading), 2*time.Second, "an expired deadline acts at once after a restart")
-	waitNoPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "deadlined"}, time.Minute)
+	waitNoPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "deadlined"})
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKeyFromObject(expiring), &trainerv1alpha1.TrainJob{}))
 	}, 10*time.Second, 100*time.Millisecond, "an expired TTL acts at once after a restart")

@@ -49,14 +49,14 @@ func TestDeadlineExceededFailsTheTrainJobAndTearsItsPodsDown(t *testing.T) {
 			newRuntime(t, ns, "rt", runtimeSpec(p.kind, neverExit, nil, 0))
 			tj := trainJob(ns, "slow", "rt", 2, ptr.To[int64](4), false)
 			create(t, tj)
-			waitRunningPods(t, ns, p.pods("slow"), 2)
+			waitRunningPods(t, ns, p.pods("slow"))
 			failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, time.Minute)
 			at := findCondition(failed, trainerv1alpha1.TrainJobFailed).LastTransitionTime.Time
 			elapsed := at.Sub(failed.CreationTimestamp.Time)
 			assert.GreaterOrEqual(t, elapsed, 3*time.Second, "not before the deadline (1 s timestamp resolution)")
 			assert.Less(t, elapsed, 8*time.Second, "on time")
 			waitGone(t, p.child(ns, "slow"), time.Minute)
-			waitNoPods(t, ns, p.pods("slow"), time.Minute)
+			waitNoPods(t, ns, p.pods("slow"))
 			assertEvent(t, ns, "slow", "DeadlineExceeded")
 			assert.GreaterOrEqual(t, metricValue(t, `grove_trainjobs_finished_total{condition="Failed",reason="DeadlineExceeded"}`), 1.0)
 			// A finished TrainJob never brings its workload back.
@@ -90,7 +90,7 @@ func TestTTLDeletesTheFinishedTrainJobAndEveryChild(t *testing.T) {
 				assert.GreaterOrEqual(t, deletedAt.Sub(completedAt), time.Duration(ttl)*time.Second-time.Second, "not before the TTL")
 			}
 			waitGone(t, p.child(ns, "short"), time.Minute)
-			waitNoPods(t, ns, p.pods("short"), time.Minute)
+			waitNoPods(t, ns, p.pods("short"))
 			waitGone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "short-runtime-snapshot"}}, time.Minute)
 		})
 	}
@@ -111,7 +111,7 @@ func TestSuspendedAtCreationTheTimerDoesNotRunUntilResumed(t *testing.T) {
 	setSuspend(t, tj, false)
 	resumed := waitCondition(t, tj, trainerv1alpha1.TrainJobSuspended, metav1.ConditionFalse, trainerv1alpha1.TrainJobResumedReason, 30*time.Second)
 	resumedAt := findCondition(resumed, trainerv1alpha1.TrainJobSuspended).LastTransitionTime.Time
-	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "later"}, 2)
+	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "later"})
 	waitCondition(t, tj, trainerv1alpha1.TrainJobRunning, metav1.ConditionTrue, "", 30*time.Second)
 	failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, time.Minute)
 	elapsed := findCondition(failed, trainerv1alpha1.TrainJobFailed).LastTransitionTime.Sub(resumedAt)
@@ -129,12 +129,12 @@ func TestSuspendWhileRunningFreesThePodsAndResumeGivesTheFullDeadlineAgain(t *te
 			newRuntime(t, ns, "rt", runtimeSpec(p.kind, neverExit, nil, 0))
 			tj := trainJob(ns, "pause", "rt", 2, ptr.To[int64](12), false)
 			create(t, tj)
-			waitRunningPods(t, ns, p.pods("pause"), 2)
+			waitRunningPods(t, ns, p.pods("pause"))
 			time.Sleep(3 * time.Second) // use part of the deadline
 
 			setSuspend(t, tj, true)
 			waitCondition(t, tj, trainerv1alpha1.TrainJobSuspended, metav1.ConditionTrue, trainerv1alpha1.TrainJobSuspendedReason, 30*time.Second)
-			waitNoPods(t, ns, p.pods("pause"), time.Minute)
+			waitNoPods(t, ns, p.pods("pause"))
 			state := findCondition(get(t, tj), trainerv1alpha1.TrainJobRunning)
 			assert.Equal(t, metav1.ConditionFalse, state.Status)
 			assert.Equal(t, trainerv1alpha1.TrainJobSuspendedReason, state.Reason)
@@ -144,7 +144,7 @@ func TestSuspendWhileRunningFreesThePodsAndResumeGivesTheFullDeadlineAgain(t *te
 			setSuspend(t, tj, false)
 			resumed := waitCondition(t, tj, trainerv1alpha1.TrainJobSuspended, metav1.ConditionFalse, trainerv1alpha1.TrainJobResumedReason, 30*time.Second)
 			resumedAt := findCondition(resumed, trainerv1alpha1.TrainJobSuspended).LastTransitionTime.Time
-			waitRunningPods(t, ns, p.pods("pause"), 2)
+			waitRunningPods(t, ns, p.pods("pause"))
 			running := waitCondition(t, tj, trainerv1alpha1.TrainJobRunning, metav1.ConditionTrue, "", 30*time.Second)
 			assert.Nil(t, finishedCondition(running))
 			failed := waitCondition(t, tj, trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, time.Minute)
@@ -183,14 +183,14 @@ func TestTrainJobKeepsTheRuntimeItStartedWith(t *testing.T) {
 	rt := newRuntime(t, ns, "rt", runtimeSpec(trainerv1alpha1.WorkloadKindPodCliqueSet, neverExit, nil, 0))
 	tj := trainJob(ns, "steady", "rt", 2, nil, false)
 	create(t, tj)
-	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"}, 2)
+	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"})
 
 	// The runtime goes away; a suspend and resume rebuild the workload from the snapshot.
 	require.NoError(t, k8s().Delete(context.Background(), rt))
 	setSuspend(t, tj, true)
-	waitNoPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"}, time.Minute)
+	waitNoPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"})
 	setSuspend(t, tj, false)
-	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"}, 2)
+	waitRunningPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "steady"})
 	got := get(t, tj)
 	assert.Nil(t, finishedCondition(got))
 	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, trainerv1alpha1.TrainJobRunning))

@@ -63,7 +63,7 @@ func TestKubectlGetShowsStateNodesAndRuntimeAndTheControllerIsQuietAtRest(t *tes
 		newRuntime(t, ns, rt, runtimeSpec(p.kind, neverExit, nil, 0))
 		tj := trainJob(ns, "steady-"+strings.ToLower(string(p.kind)), rt, 2, nil, false)
 		create(t, tj)
-		waitRunningPods(t, ns, p.pods(tj.Name), 2)
+		waitRunningPods(t, ns, p.pods(tj.Name))
 		waitPrinted(t, ns, tj.Name, "State", trainerv1alpha1.TrainJobRunning)
 		row := printed(t, ns, tj.Name)
 		assert.Equal(t, "2", row["Nodes"])

@@ -102,7 +102,7 @@ func TestTrainJobOnPodCliqueSetRestartsTheGangWithinBudgetThenFails(t *testing.T
 	tj := trainJob(ns, "flaky", "torch-pcs", 2, nil, false)
 	create(t, tj)
 	node := map[string]string{grovev1alpha1.LabelPodClique: "flaky-0-node"}
-	waitRunningPods(t, ns, node, 2)
+	waitRunningPods(t, ns, node)
 
 	cluster.Current.FailPod(t, ns, "flaky-0-node-1")
 	pcs := &grovev1alpha1.PodCliqueSet{}
@@ -110,7 +110,7 @@ func TestTrainJobOnPodCliqueSetRestartsTheGangWithinBudgetThenFails(t *testing.T
 		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "flaky"}, pcs) == nil && pcs.Status.RestartCount == 1
 	}, time.Minute, 100*time.Millisecond, "the gang restarts once")
 	assert.False(t, meta.IsStatusConditionTrue(get(t, tj).Status.Conditions, trainerv1alpha1.TrainJobFailed), "a restart within the budget does not fail the TrainJob")
-	waitRunningPods(t, ns, node, 2)
+	waitRunningPods(t, ns, node)
 	waitCliqueAvailable(t, ns, "flaky-0-node")
 
 	cluster.Current.FailPod(t, ns, "flaky-0-node-0")
@@ -132,7 +132,9 @@ func waitCliqueAvailable(t *testing.T, ns, name string) {
 	}, time.Minute, 100*time.Millisecond, "%s available after the restart", name)
 }
 
-func waitRunningPods(t *testing.T, ns string, sel map[string]string, n int) {
+// waitRunningPods waits until exactly two pods match sel and run: every workload these tests
+// wait on has two pods.
+func waitRunningPods(t *testing.T, ns string, sel map[string]string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		running := 0
@@ -141,6 +143,6 @@ func waitRunningPods(t *testing.T, ns string, sel map[string]string, n int) {
 				running++
 			}
 		}
-		return running == n
-	}, 2*time.Minute, 100*time.Millisecond, "%d running pods %v", n, sel)
+		return running == 2
+	}, 2*time.Minute, 100*time.Millisecond, "2 running pods %v", sel)
 }

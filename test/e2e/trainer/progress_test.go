@@ -151,7 +151,7 @@ func TestTrainerProgressPostedByAPodLandsInTheTrainJobsStatus(t *testing.T) {
 			assert.Equal(t, want, got.Status.TrainerStatus)
 			managers := map[string]bool{}
 			for _, mf := range got.ManagedFields {
-				if mf.Subresource == "status" && bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:trainerStatus"`)) {
+				if mf.Subresource == "status" && bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:trainerStatus"`)) {
 					managers[mf.Manager] = true
 				}
 			}

@@ -70,7 +70,7 @@ func TestMPIRuntimesOnThePodCliqueSetPathSucceedWithTheirLauncher(t *testing.T) 
 			pcs := &grovev1alpha1.PodCliqueSet{}
 			require.NoError(t, k8s().Get(context.Background(), client.ObjectKeyFromObject(tj), pcs))
 			assert.Equal(t, grovev1alpha1.PodCliqueSetPhaseSucceeded, pcs.Status.Phase)
-			waitNoPods(t, ns, nodes, time.Minute)
+			waitNoPods(t, ns, nodes)
 			launcher := pods(t, ns, map[string]string{grovev1alpha1.LabelPodClique: "mpi-0-launcher"})
 			require.Len(t, launcher, 1, "the launcher that succeeded is kept")
 			assert.Equal(t, corev1.PodSucceeded, launcher[0].Status.Phase)

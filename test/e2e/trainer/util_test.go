@@ -168,10 +168,10 @@ func waitGone(t *testing.T, obj client.Object, timeout time.Duration) {
 	}, timeout, 200*time.Millisecond, "%T %s is deleted", obj, obj.GetName())
 }
 
-// waitNoPods waits until no pod matches sel.
-func waitNoPods(t *testing.T, ns string, sel map[string]string, timeout time.Duration) {
+// waitNoPods waits up to a minute until no pod matches sel.
+func waitNoPods(t *testing.T, ns string, sel map[string]string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(pods(t, ns, sel)) == 0 }, timeout, 200*time.Millisecond, "pods %v are gone", sel)
+	require.Eventually(t, func() bool { return len(pods(t, ns, sel)) == 0 }, time.Minute, 200*time.Millisecond, "pods %v are gone", sel)
 }
 
 // assertEvent waits for an event of reason on the named object.

@@ -94,7 +94,7 @@ func installThirdPartyCRDs(t *testing.T) {
 func applyForReal(t *testing.T, o *unstructured.Unstructured) {
 	t.Helper()
 	o = o.DeepCopy()
-	require.NoError(t, env.Client.Patch(context.Background(), o, client.Apply, client.FieldOwner("grove-deploy-test"), client.ForceOwnership),
+	require.NoError(t, env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("grove-deploy-test"), client.ForceOwnership),
 		"%s %s", o.GetKind(), o.GetName())
 	if o.GetKind() == "CustomResourceDefinition" {
 		require.Eventually(t, func() bool {
@@ -129,7 +129,7 @@ func dryRun(t *testing.T, objs []*unstructured.Unstructured) {
 			continue
 		}
 		o = o.DeepCopy()
-		err := env.Client.Patch(context.Background(), o, client.Apply, client.FieldOwner("grove-deploy-test"), client.ForceOwnership, client.DryRunAll)
+		err := env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("grove-deploy-test"), client.ForceOwnership, client.DryRunAll)
 		assert.NoError(t, err, "%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
 	}
 }

@@ -121,6 +121,17 @@ server:
 	return b, b.waitReady(2 * time.Minute)
 }
 
+// readyz reports whether the health server on the loopback port answers /readyz with 200. A
+// connection error is "not ready yet": the binary may not listen yet, so the caller keeps polling.
+func readyz(port int) bool {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port)) //nolint:gosec // loopback probe
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // waitReady waits for /readyz: for the webhook that includes the rotator's certificate. A binary
 // that exits fails at once, with its log.
 func (b *binary) waitReady(timeout time.Duration) error {
@@ -130,12 +141,7 @@ func (b *binary) waitReady(timeout time.Duration) error {
 			exited = fmt.Errorf("%s exited: %v\n%s", b.name, err, b.process.LogTail(30))
 			return false, exited
 		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", b.healthPort)) //nolint:gosec // loopback probe
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return readyz(b.healthPort), nil
 	})
 	switch {
 	case exited != nil:

@@ -81,7 +81,7 @@ func scraperTokens(t *testing.T) (reader, stranger string) {
 	roles, err := apiserver.ReadManifests(filepath.Join(root, "config", "rbac", "metrics-reader", "role.yaml"))
 	require.NoError(t, err)
 	require.Len(t, roles, 1)
-	require.NoError(t, c.Patch(ctx, roles[0], client.Apply, client.FieldOwner("grove-test"), client.ForceOwnership))
+	require.NoError(t, c.Apply(ctx, client.ApplyConfigurationFromUnstructured(roles[0]), client.FieldOwner("grove-test"), client.ForceOwnership))
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "scrapers-"}}
 	require.NoError(t, c.Create(ctx, ns))

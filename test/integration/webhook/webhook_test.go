@@ -130,6 +130,17 @@ type webhookProcess struct {
 
 func (w *webhookProcess) stop() { _ = w.cmd.Process.Kill(); _ = w.cmd.Wait() }
 
+// readyz reports whether the health server on the loopback port answers /readyz with 200. A
+// connection error is "not ready yet": the webhook may not listen yet, so the caller keeps polling.
+func readyz(port int) bool {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // startWebhook runs a grove-webhook replica on free ports, serving the shared test certificate,
 // and waits until it reports ready.
 func startWebhook(dir, name, certManagement string) (*webhookProcess, error) {
@@ -171,12 +182,7 @@ topologyAwareScheduling: {enabled: true}
 	}
 	w := &webhookProcess{cmd: cmd, webhookPort: ports[2], log: logPath}
 	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return readyz(ports[1]), nil
 	})
 	if err != nil {
 		w.stop()
