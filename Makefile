@@ -40,7 +40,7 @@ tools: ## Build the pinned tools and control-plane binaries (cached outside the 
 generate: ## Generate deepcopy code and the typed apply configurations every binary applies with.
 	@test -x $(CONTROLLER_GEN) || hack/tools.sh gen
 	$(CONTROLLER_GEN) object paths=./apis/...
-	$(CONTROLLER_GEN) applyconfiguration paths="./apis/grove/...;./apis/scheduler/..."
+	$(CONTROLLER_GEN) applyconfiguration paths="./apis/grove/...;./apis/scheduler/...;./apis/trainer/..."
 
 .PHONY: manifests
 manifests: ## Generate the CRDs (config/crd/bases; KAI's and NVIDIA's kinds for tests: config/thirdparty), webhook configurations (config/webhook) and each binary's RBAC (config/rbac/<binary>).

@@ -3,6 +3,7 @@
 // unchanged), plus KEP-2899's runtime ttlSecondsAfterFinished and this project's workloadKind,
 // which lets a runtime turn its TrainJobs into PodCliqueSets instead of JobSets.
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=trainer.kubeflow.org
 package v1alpha1
 
@@ -15,6 +16,8 @@ import (
 var (
 	// GroupVersion is the API group and version of this package.
 	GroupVersion = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1alpha1"}
+	// SchemeGroupVersion is GroupVersion under the name generated apply configurations use.
+	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder registers this package's kinds with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)

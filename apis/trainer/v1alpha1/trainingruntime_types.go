@@ -35,6 +35,7 @@ type ClusterTrainingRuntimeList struct {
 }
 
 // +kubebuilder:object:root=true
+// +kubebuilder:ac:generate=true
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workloadKind`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -10,6 +10,7 @@ const TrainJobKind = "TrainJob"
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:ac:generate=true
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[?(@.status=="True")].type`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.status=="True")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.numNodes`

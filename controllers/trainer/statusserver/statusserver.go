@@ -27,8 +27,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +36,7 @@ import (
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+	trainerac "github.com/kubegrove/grove/apis/trainer/v1alpha1/applyconfiguration/trainer/v1alpha1"
 	"github.com/kubegrove/grove/controllers/trainer/plan"
 )
 
@@ -209,18 +208,9 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) {
 // validates it against the CRD (ranges, lengths, lastUpdatedTime required), and its message,
 // which names the field, goes back to the pod.
 func (s *Server) apply(ctx context.Context, ns, name string, status *trainerv1alpha1.TrainerStatus) (int, metav1.StatusReason, string) {
-	// Only status.trainerStatus: the controller's conditions and jobsStatus are its own. (No
-	// generated apply configurations for this group yet: the reported status, as the API
-	// server would store it, under the object's identity.)
-	reported, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
-	if err != nil {
-		return http.StatusInternalServerError, metav1.StatusReasonInternalError, "Internal error"
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"trainerStatus": reported}}}
-	u.SetGroupVersionKind(trainerv1alpha1.GroupVersion.WithKind(trainerv1alpha1.TrainJobKind))
-	u.SetNamespace(ns)
-	u.SetName(name)
-	err = s.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
+	// Only status.trainerStatus: the controller's conditions and jobsStatus are its own.
+	tj := trainerac.TrainJob(name, ns).WithStatus(trainerac.TrainJobStatus().WithTrainerStatus(trainerStatusApply(status)))
+	err := s.Client.Status().Apply(ctx, tj, client.FieldOwner(FieldManager), client.ForceOwnership)
 	var serr apierrors.APIStatus
 	switch {
 	case err == nil:
@@ -232,6 +222,32 @@ func (s *Server) apply(ctx context.Context, ns, name string, status *trainerv1al
 	}
 	log.FromContext(ctx).Error(err, "writing the reported progress")
 	return http.StatusInternalServerError, metav1.StatusReasonInternalError, "Internal error"
+}
+
+// trainerStatusApply is the reported status as the request carried it: a field the request left
+// out stays out, so the API server names what is missing (lastUpdatedTime, a metric's name).
+func trainerStatusApply(st *trainerv1alpha1.TrainerStatus) *trainerac.TrainerStatusApplyConfiguration {
+	out := trainerac.TrainerStatus()
+	if st.ProgressPercentage != nil {
+		out.WithProgressPercentage(*st.ProgressPercentage)
+	}
+	if st.EstimatedRemainingSeconds != nil {
+		out.WithEstimatedRemainingSeconds(*st.EstimatedRemainingSeconds)
+	}
+	for _, m := range st.Metrics {
+		metric := trainerac.Metric()
+		if m.Name != "" {
+			metric.WithName(m.Name)
+		}
+		if m.Value != "" {
+			metric.WithValue(m.Value)
+		}
+		out.WithMetrics(metric)
+	}
+	if !st.LastUpdatedTime.IsZero() {
+		out.WithLastUpdatedTime(st.LastUpdatedTime)
+	}
+	return out
 }
 
 // authorize returns the service account that sent a report, "" when it may not report for this
