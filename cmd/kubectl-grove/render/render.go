@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -163,7 +162,7 @@ func (r *Renderer) renderPodCliqueSet(w *Workload, pcs *grovev1alpha1.PodCliqueS
 	w.Services, w.ScalingGroups, w.Autoscalers = e.Services, e.ScalingGroups, e.Autoscalers
 	w.PodCliques = append(w.PodCliques, e.PodCliques...)
 	for _, pcsg := range e.ScalingGroups {
-		replica, _ := strconv.Atoi(pcsg.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])
+		replica, _ := grovev1alpha1.ReplicaIndexOf(pcsg)
 		members := podcliquescalinggroup.Members(pcs, pcsg, replica, podcliqueset.NewReplicaGangs(pcs, replica))
 		for _, name := range slices.Sorted(maps.Keys(members)) {
 			w.PodCliques = append(w.PodCliques, members[name])
