@@ -139,9 +139,9 @@ func (r *Reconciler) observe(ctx context.Context, tj *trainerv1alpha1.TrainJob) 
 			return o, err
 		}
 	}
-	if o.wl, err = workloadFor(o.rt); err != nil {
-		o.unsupported = err
-		return o, nil //nolint:nilerr // an observation, not a failure: decide() reports the unsupported runtime
+	// An unsupported runtime is an observation, not a failed pass: decide() reports it.
+	if o.wl, o.unsupported = workloadFor(o.rt); o.wl == nil {
+		return o, nil
 	}
 	child, found, err := r.getChild(ctx, tj, o.wl)
 	if err != nil {
