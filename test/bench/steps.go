@@ -40,11 +40,16 @@ const (
 	phaseCreates  = "first → last pod create"
 	phaseReady    = "last create → last pod status (Ready)"
 	phaseDecision = "last pod status → next unit's first write"
-	phaseStep     = "step (first write → next unit's first write)"
+	// The decision's two hops: the unit's own controller counting its Ready pods (this
+	// project's PodClique, LeaderWorkerSet's worker StatefulSet), then its parent beginning the
+	// next unit.
+	phaseNoticed = "  last pod status → unit's status write"
+	phaseReact   = "  unit's status write → next unit's first write"
+	phaseStep    = "step (first write → next unit's first write)"
 )
 
 // phaseOrder is the order the phases are reported in.
-var phaseOrder = []string{phaseToDelete, phaseDeletes, phaseGone, phaseCreates, phaseReady, phaseDecision, phaseStep}
+var phaseOrder = []string{phaseToDelete, phaseDeletes, phaseGone, phaseCreates, phaseReady, phaseDecision, phaseNoticed, phaseReact, phaseStep}
 
 // unitName finds the unit of an object by name: the scaling-group replica of this project's
 // PodCliques and pods (disagg-0-prefill-3-pworker-1) and LeaderWorkerSet's group of its pods and
@@ -58,6 +63,8 @@ var stepResources = map[string]bool{"pods": true, "podcliques": true, "podgangs"
 // unitMilestones are one unit's times of the step's milestones (zero: not seen).
 type unitMilestones struct {
 	first, del0, del1, cre0, cre1, ready time.Time
+	// noticed is the unit's first status write of another kind than pods at or after ready.
+	noticed time.Time
 }
 
 // stepPhases lays out the steps of one round from its controllers' writes (the bench's own are
@@ -104,6 +111,18 @@ func stepPhases(events []cluster.AuditEvent) StepPhases {
 			u.cre1 = t
 		}
 	}
+	for _, ev := range sorted {
+		if ev.ObjectRef.Subresource != "status" || ev.ObjectRef.Resource == "pods" || !stepResources[ev.ObjectRef.Resource] || ev.ResponseStatus.Code >= 300 {
+			continue
+		}
+		m := unitName.FindStringSubmatch(ev.ObjectRef.Name)
+		if m == nil {
+			continue
+		}
+		if u := units[m[1]]; u != nil && !u.ready.IsZero() && u.noticed.IsZero() && !ev.StageTimestamp.Before(u.ready) {
+			u.noticed = ev.StageTimestamp
+		}
+	}
 	// Each component (prefill, decode) steps through its own units, side by side with the others.
 	byComponent := map[string][]*unitMilestones{}
 	for name, u := range units {
@@ -126,6 +145,10 @@ func stepPhases(events []cluster.AuditEvent) StepPhases {
 			add(phaseReady, u.cre1, u.ready)
 			if i+1 < len(order) {
 				add(phaseDecision, u.ready, order[i+1].first)
+				if !u.noticed.After(order[i+1].first) {
+					add(phaseNoticed, u.ready, u.noticed)
+					add(phaseReact, u.noticed, order[i+1].first)
+				}
 				add(phaseStep, u.first, order[i+1].first)
 			}
 		}

@@ -47,6 +47,8 @@ func TestStepPhasesFollowEachUnitFromItsFirstDecisionToTheNextUnits(t *testing.T
 				write(400, "create", "pods", "", "disagg-0-prefill-0-pworker-0"),
 				write(420, "create", "pods", "", "disagg-0-prefill-0-pworker-1"),
 				write(600, "patch", "pods", "status", "disagg-0-prefill-0-pworker-1"),
+				write(720, "update", "podcliques", "status", "disagg-0-prefill-0-pworker"),
+				write(760, "update", "podcliques", "status", "disagg-0-prefill-0-pworker"),
 				write(900, "update", "podcliques", "", "disagg-0-prefill-1-pworker"),
 				write(920, "delete", "pods", "", "disagg-0-prefill-1-pworker-0"),
 				write(1300, "create", "pods", "", "disagg-0-prefill-1-pworker-0"),
@@ -54,7 +56,8 @@ func TestStepPhasesFollowEachUnitFromItsFirstDecisionToTheNextUnits(t *testing.T
 			},
 			units: 2,
 			want: map[string]float64{
-				phaseToDelete: 20, phaseDeletes: 15, phaseGone: 315, phaseCreates: 10, phaseReady: 190, phaseDecision: 300, phaseStep: 800,
+				phaseToDelete: 20, phaseDeletes: 15, phaseGone: 315, phaseCreates: 10, phaseReady: 190, phaseDecision: 300,
+				phaseNoticed: 120, phaseReact: 180, phaseStep: 800,
 			},
 		},
 		{
@@ -73,10 +76,12 @@ func TestStepPhasesFollowEachUnitFromItsFirstDecisionToTheNextUnits(t *testing.T
 				write(200, "create", "pods", "", "prefill-1"),
 				write(260, "create", "pods", "", "prefill-1-1"),
 				write(500, "patch", "pods", "status", "prefill-1-1"),
+				write(550, "update", "statefulsets", "status", "prefill-1"),
 				write(700, "delete", "pods", "", "prefill-0"),
 			},
 			units: 2,
-			want:  map[string]float64{phaseToDelete: 0, phaseGone: 150, phaseCreates: 60, phaseDecision: 200, phaseStep: 700},
+			want: map[string]float64{phaseToDelete: 0, phaseGone: 150, phaseCreates: 60, phaseDecision: 200,
+				phaseNoticed: 50, phaseReact: 150, phaseStep: 700},
 		},
 		{
 			name: "components step side by side: a unit's next is its own component's",
