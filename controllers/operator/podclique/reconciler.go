@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// or going away (or held by Kueue's finalizer, which a pass must release before it can
 		// go) is what a rolling update's step waits for: its burst is taken promptly.
 		Watches(&corev1.Pod{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), eventbatch.Period, eventbatch.Low,
-			podProgressed, r.clock()),
+			podProgressed, nil, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),

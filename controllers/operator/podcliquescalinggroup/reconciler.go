@@ -80,9 +80,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SpecChanged())).
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile,
 		// but a clique's Ready or updated count changing is what the next step of a rolling
-		// update waits for, and is taken promptly.
+		// update waits for, and is taken promptly; a clique whole again at its template, which
+		// ends a step, at once.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), eventbatch.Period, eventbatch.Low,
-			eventbatch.CliqueProgressed, r.clock()),
+			eventbatch.CliqueProgressed, eventbatch.CliqueWhole, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		Owns(&resourcev1.ResourceClaim{}, builder.WithPredicates(resourceclaims.Deleted())).
 		// Under Coherent the replica's PodGangMap says which group replicas take the template.

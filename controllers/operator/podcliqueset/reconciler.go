@@ -104,8 +104,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
 		// A clique's progress (eventbatch.CliqueProgressed: more Ready pods, say) is what a rolling
-		// update's next step waits for, and a Coherent step (its gangs' Ready pods): taken promptly.
-		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low, eventbatch.CliqueProgressed, r.clock()),
+		// update's next step waits for, and a Coherent step (its gangs' Ready pods): taken promptly;
+		// a clique whole again at its template (eventbatch.CliqueWhole), which ends a step, at once.
+		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low,
+			eventbatch.CliqueProgressed, eventbatch.CliqueWhole, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
 		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func podOf(owner string) *corev1.Pod {
@@ -161,7 +162,7 @@ func TestPromptRequestsTakeABurstThenArePaced(t *testing.T) {
 			b := &promptBatch{period: Period, clk: clk}
 			for i, s := range tc.steps {
 				clk.SetTime(start.Add(s.at))
-				wait, burst := b.delay(s.req)
+				wait, burst := b.delay(s.req, false)
 				assert.InDelta(t, s.want, wait, float64(10*time.Microsecond), "step %d", i)
 				assert.Equal(t, s.burst, burst, "step %d", i)
 			}
@@ -174,7 +175,7 @@ func TestEnqueuePromptlyTakesDeletionsAndPromptChangesAtOnceAndBatchesTheRest(t 
 	defer q.ShutDown()
 	period := 300 * time.Millisecond
 	ctx := context.Background()
-	h := EnqueuePromptly(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low, PodReadyOrGone, clock.RealClock{})
+	h := EnqueuePromptly(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low, PodReadyOrGone, nil, clock.RealClock{})
 	notReady, ready := podOf("turned-ready"), podOf("turned-ready")
 	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	start := time.Now()
@@ -266,4 +267,103 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))
 		})
 	}
+}
+
+func TestAnUrgentRequestWaitsOnlyTheWindowAndSpendsNoPromptRequest(t *testing.T) {
+	start := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	type step struct {
+		at     time.Duration
+		urgent bool
+		want   time.Duration
+		burst  bool
+	}
+	spent := []step{{0, false, PromptWindow, true}, {ms(60), false, PromptWindow, true}, {ms(120), false, PromptWindow, true}}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"with the burst spent, an urgent request still waits only the window", append(spent,
+			step{ms(180), true, PromptWindow, true})},
+		{"an urgent request spends nothing: the next prompt one waits as if it had not come", append(spent,
+			step{ms(180), true, PromptWindow, true},
+			// 0.6 of a request refilled by 200 ms (3 a second): 0.4 missing, 133 ms.
+			step{ms(200), false, ms(400.0 / 3), false})},
+		{"an urgent request joins a request due within the window", []step{
+			{0, false, PromptWindow, true}, {ms(20), true, PromptWindow - ms(20), true}}},
+		{"an urgent request does not wait for a paced one due later", append(spent,
+			step{ms(180), false, ms(460.0 / 3), false},
+			step{ms(190), true, PromptWindow, true})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(start)
+			b := &promptBatch{period: Period, clk: clk}
+			for i, s := range tc.steps {
+				clk.SetTime(start.Add(s.at))
+				wait, burst := b.delay(req, s.urgent)
+				assert.InDelta(t, s.want, wait, float64(10*time.Microsecond), "step %d", i)
+				assert.Equal(t, s.burst, burst, "step %d", i)
+			}
+		})
+	}
+}
+
+func TestEnqueuePromptlyTakesAnUrgentEventAtOnceWhenThePromptRequestsAreSpent(t *testing.T) {
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	// Three seconds a period: a prompt request refills in one second.
+	period := 3 * time.Second
+	start := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	ctx := context.Background()
+	urgent := func(_, new client.Object) bool { return new.GetLabels()["urgent"] == "true" }
+	h := EnqueuePromptly(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low, PodReadyOrGone, urgent, clk)
+	notReady, ready := podOf("parent"), podOf("parent")
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	for i := range 3 {
+		clk.SetTime(start.Add(time.Duration(i) * 60 * time.Millisecond))
+		h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
+	}
+	req, _, _ := q.GetWithPriority()
+	q.Done(req)
+
+	clk.SetTime(start.Add(180 * time.Millisecond))
+	whole := ready.DeepCopy()
+	whole.Labels = map[string]string{"urgent": "true"}
+	began := time.Now()
+	h.Update(ctx, event.UpdateEvent{ObjectOld: ready, ObjectNew: whole}, q)
+	req, priority, _ := q.GetWithPriority()
+	q.Done(req)
+	assert.Equal(t, "parent", req.Name)
+	assert.Equal(t, Normal, priority)
+	// A paced request would wait about 820 ms for the refill.
+	assert.Less(t, time.Since(began), 400*time.Millisecond, "an urgent event waits only the window")
+}
+
+func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
+	// a clique of 4 pods, minAvailable 3, at generation 2.
+	clique := func(observed int64, ready, updated int32) *grovev1alpha1.PodClique {
+		return builders.PodClique("ns", "c").Replicas(4, 3).Generation(2).
+			Status(grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(observed), ReadyReplicas: ready, UpdatedReplicas: updated}).Obj()
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *grovev1alpha1.PodClique
+		want     bool
+	}{
+		{"minAvailable Ready with every pod at the template", clique(2, 2, 4), clique(2, 3, 4), true},
+		{"the last pod at the template, enough of them Ready", clique(2, 3, 3), clique(2, 3, 4), true},
+		{"the status catches up with a spec it already met", clique(1, 4, 4), clique(2, 4, 4), true},
+		{"already whole: more Ready pods are not urgent", clique(2, 3, 4), clique(2, 4, 4), false},
+		{"Ready pods short of minAvailable", clique(2, 1, 4), clique(2, 2, 4), false},
+		{"Ready pods, not all at the template", clique(2, 2, 3), clique(2, 4, 3), false},
+		{"a status of an older generation", clique(0, 2, 4), clique(1, 4, 4), false},
+		{"no longer whole", clique(2, 4, 4), clique(2, 2, 4), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, CliqueWhole(tc.old, tc.new))
+		})
+	}
+	assert.False(t, CliqueWhole(podOf("p"), podOf("p")), "only cliques are urgent")
 }
