@@ -91,14 +91,15 @@ type Prompt func(old, new client.Object) bool
 // full second), and a parent under a stream of prompt events (a thousand pods turning Ready)
 // reconciles PromptBurst times a period once its burst is spent.
 //
-// The events urgent reports (nil: none) are enqueued PromptWindow later whatever the parent has
-// left, and spend nothing: a child reached what its parent's next step waits for (a clique whole
-// again at its template). A parent of many children spends its prompt requests on their other
-// progress — a rolling update's parent on each group's new generation, counts and all-updated,
-// three or four a step — and the one that ends a step waited for a refill (measured in make
-// bench: 150–190 ms a step from the clique's status to the next group's first write, against
-// LeaderWorkerSet's 108). Such an event needs a status write of the child that changes the answer,
-// so they come no faster than those writes, themselves paced.
+// The events urgent reports (nil: none) are enqueued at once, at Normal priority, whatever the
+// parent has left, and spend nothing: a child reached what its parent's next step waits for (a
+// clique whole again at its template), and no burst is worth waiting for. A parent of many
+// children spends its prompt requests on their other progress — a rolling update's parent on each
+// group's new generation, counts and all-updated, three or four a step — and the event that ends
+// a step waited for a refill (measured in make bench: 150–190 ms a step from the clique's status
+// to the next group's first write, against LeaderWorkerSet's 108; 127–160 without the refill,
+// still PromptWindow later). Such an event needs a status write of the child that changes the
+// answer, so they come no faster than those writes, themselves paced.
 func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, prompt, urgent Prompt, clk clock.PassiveClock) handler.EventHandler {
 	b := &promptBatch{period: period, clk: clk}
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], isPrompt, isUrgent bool) {
@@ -226,7 +227,7 @@ type promptState struct {
 
 // delay is how long a prompt request for req waits: until the one already due, if any;
 // PromptWindow while the parent has prompt requests left (burst); until it has one again
-// otherwise. An urgent request waits at most PromptWindow and spends nothing.
+// otherwise. An urgent request waits for nothing and spends nothing.
 func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Duration, burst bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -247,12 +248,12 @@ func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Durat
 		st = &promptState{tokens: PromptBurst, at: now}
 		b.state[req] = st
 	}
-	if st.due.After(now) && (!urgent || st.due.Sub(now) <= PromptWindow) {
-		return st.due.Sub(now), st.burst || urgent
-	}
 	if urgent {
-		// The request due later (if any) is taken with this one: the queue keeps the earlier time.
-		return PromptWindow, true
+		// A request due later, if any, is taken with this one: the queue keeps the earlier time.
+		return 0, true
+	}
+	if st.due.After(now) {
+		return st.due.Sub(now), st.burst
 	}
 	refill := PromptBurst / b.period.Seconds() // tokens a second
 	st.tokens = min(PromptBurst, st.tokens+now.Sub(st.at).Seconds()*refill)

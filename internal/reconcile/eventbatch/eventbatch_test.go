@@ -269,7 +269,7 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 	}
 }
 
-func TestAnUrgentRequestWaitsOnlyTheWindowAndSpendsNoPromptRequest(t *testing.T) {
+func TestAnUrgentRequestWaitsForNothingAndSpendsNoPromptRequest(t *testing.T) {
 	start := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "a"}}
 	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
@@ -284,17 +284,17 @@ func TestAnUrgentRequestWaitsOnlyTheWindowAndSpendsNoPromptRequest(t *testing.T)
 		name  string
 		steps []step
 	}{
-		{"with the burst spent, an urgent request still waits only the window", append(spent,
-			step{ms(180), true, PromptWindow, true})},
+		{"with the burst spent, an urgent request waits for nothing", append(spent,
+			step{ms(180), true, 0, true})},
 		{"an urgent request spends nothing: the next prompt one waits as if it had not come", append(spent,
-			step{ms(180), true, PromptWindow, true},
+			step{ms(180), true, 0, true},
 			// 0.6 of a request refilled by 200 ms (3 a second): 0.4 missing, 133 ms.
 			step{ms(200), false, ms(400.0 / 3), false})},
-		{"an urgent request joins a request due within the window", []step{
-			{0, false, PromptWindow, true}, {ms(20), true, PromptWindow - ms(20), true}}},
+		{"an urgent request does not wait for the request already due", []step{
+			{0, false, PromptWindow, true}, {ms(20), true, 0, true}}},
 		{"an urgent request does not wait for a paced one due later", append(spent,
 			step{ms(180), false, ms(460.0 / 3), false},
-			step{ms(190), true, PromptWindow, true})},
+			step{ms(190), true, 0, true})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
@@ -338,7 +338,7 @@ func TestEnqueuePromptlyTakesAnUrgentEventAtOnceWhenThePromptRequestsAreSpent(t 
 	assert.Equal(t, "parent", req.Name)
 	assert.Equal(t, Normal, priority)
 	// A paced request would wait about 820 ms for the refill.
-	assert.Less(t, time.Since(began), 400*time.Millisecond, "an urgent event waits only the window")
+	assert.Less(t, time.Since(began), 400*time.Millisecond, "an urgent event waits for no refill")
 }
 
 func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
