@@ -179,17 +179,23 @@ func CliqueProgressed(old, new client.Object) bool {
 }
 
 // CliqueWhole is the urgent Prompt of a parent of PodCliques: a clique's status now describes its
-// spec with every pod at its template and at least minAvailable of them Ready, and did not before
-// — the group replica a rolling step replaced is available again, and the next may go.
+// spec and the clique is whole — every pod at its template with at least minAvailable of them
+// Ready, or every pod Ready — and was not before. A rolling step ends there: the group replica it
+// replaced is available again (RollingRecreate), or the clique's pod it replaced is Ready at the
+// new template beside the others (a Coherent step, whose clique holds both templates until the
+// update ends), and the next step may go.
 func CliqueWhole(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodClique)
 	n, ok2 := new.(*grovev1alpha1.PodClique)
-	return ok1 && ok2 && wholeAtSpec(n) && !wholeAtSpec(o)
+	return ok1 && ok2 && whole(n) && !whole(o)
 }
 
-func wholeAtSpec(p *grovev1alpha1.PodClique) bool {
+func whole(p *grovev1alpha1.PodClique) bool {
 	s := p.Status
-	return ptr.Deref(s.ObservedGeneration, -1) == p.Generation && s.UpdatedReplicas >= p.Spec.Replicas && s.ReadyReplicas >= p.MinAvailableOrReplicas()
+	if ptr.Deref(s.ObservedGeneration, -1) != p.Generation {
+		return false
+	}
+	return s.ReadyReplicas >= p.Spec.Replicas || (s.UpdatedReplicas >= p.Spec.Replicas && s.ReadyReplicas >= p.MinAvailableOrReplicas())
 }
 
 func updatedReady(s grovev1alpha1.PodCliqueStatus) int32 {

@@ -356,8 +356,10 @@ func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
 		{"the last pod at the template, enough of them Ready", clique(2, 3, 3), clique(2, 3, 4), true},
 		{"the status catches up with a spec it already met", clique(1, 4, 4), clique(2, 4, 4), true},
 		{"already whole: more Ready pods are not urgent", clique(2, 3, 4), clique(2, 4, 4), false},
+		{"already whole: more pods at the template are not urgent", clique(2, 4, 3), clique(2, 4, 4), false},
 		{"Ready pods short of minAvailable", clique(2, 1, 4), clique(2, 2, 4), false},
-		{"Ready pods, not all at the template", clique(2, 2, 3), clique(2, 4, 3), false},
+		{"every pod Ready again, not all at the template (a Coherent step)", clique(2, 3, 2), clique(2, 4, 2), true},
+		{"minAvailable Ready, not all at the template", clique(2, 2, 3), clique(2, 3, 3), false},
 		{"a status of an older generation", clique(0, 2, 4), clique(1, 4, 4), false},
 		{"no longer whole", clique(2, 4, 4), clique(2, 2, 4), false},
 	} {
