@@ -60,10 +60,14 @@ var unitName = regexp.MustCompile(`(?:^|-)((?:prefill|decode)-\d+)(?:-|$)`)
 // (<object>.<suffix>) would name a unit too.
 var stepResources = map[string]bool{"pods": true, "podcliques": true, "podgangs": true, "statefulsets": true}
 
+// unitOwners are the kinds that count a unit's Ready pods, written by the unit's own controller:
+// not its PodGang, whose status the PodCliqueSet (the parent) writes.
+var unitOwners = map[string]bool{"podcliques": true, "statefulsets": true}
+
 // unitMilestones are one unit's times of the step's milestones (zero: not seen).
 type unitMilestones struct {
 	first, del0, del1, cre0, cre1, ready time.Time
-	// noticed is the unit's first status write of another kind than pods at or after ready.
+	// noticed is the unit's first status write of a unitOwners kind at or after ready.
 	noticed time.Time
 }
 
@@ -112,7 +116,7 @@ func stepPhases(events []cluster.AuditEvent) StepPhases {
 		}
 	}
 	for _, ev := range sorted {
-		if ev.ObjectRef.Subresource != "status" || ev.ObjectRef.Resource == "pods" || !stepResources[ev.ObjectRef.Resource] || ev.ResponseStatus.Code >= 300 {
+		if ev.ObjectRef.Subresource != "status" || !unitOwners[ev.ObjectRef.Resource] || ev.ResponseStatus.Code >= 300 {
 			continue
 		}
 		m := unitName.FindStringSubmatch(ev.ObjectRef.Name)

@@ -47,6 +47,8 @@ func TestStepPhasesFollowEachUnitFromItsFirstDecisionToTheNextUnits(t *testing.T
 				write(400, "create", "pods", "", "disagg-0-prefill-0-pworker-0"),
 				write(420, "create", "pods", "", "disagg-0-prefill-0-pworker-1"),
 				write(600, "patch", "pods", "status", "disagg-0-prefill-0-pworker-1"),
+				// the parent's write of the unit's PodGang is not the unit's own
+				write(700, "patch", "podgangs", "status", "disagg-0-prefill-0"),
 				write(720, "update", "podcliques", "status", "disagg-0-prefill-0-pworker"),
 				write(760, "update", "podcliques", "status", "disagg-0-prefill-0-pworker"),
 				write(900, "update", "podcliques", "", "disagg-0-prefill-1-pworker"),
@@ -111,4 +113,18 @@ func TestStepPhasesOfNoUnitsAreEmpty(t *testing.T) {
 	s := stepPhases([]cluster.AuditEvent{write(0, "update", "podcliquesets", "", "disagg")})
 	assert.Zero(t, s.Units)
 	assert.Empty(t, s.Phases)
+}
+
+func TestAUnitsStatusWrittenAfterTheNextUnitBeganSplitsNoDecision(t *testing.T) {
+	s := stepPhases([]cluster.AuditEvent{
+		write(0, "update", "podcliques", "", "disagg-0-prefill-0-pworker"),
+		write(300, "patch", "pods", "status", "disagg-0-prefill-0-pworker-0"),
+		write(400, "update", "podcliques", "", "disagg-0-prefill-1-pworker"),
+		// the clique counted its Ready pod only after its parent had moved on
+		write(450, "update", "podcliques", "status", "disagg-0-prefill-0-pworker"),
+	})
+	assert.InDelta(t, 100, phase(t, s, phaseDecision).MedianMs, 0.5)
+	for _, p := range s.Phases {
+		assert.NotContains(t, []string{phaseNoticed, phaseReact}, p.Name, "a hop that ended after the decision")
+	}
 }

@@ -80,7 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SpecChanged())).
 		// Its status summarises the cliques' status: their bursts are batched into one reconcile,
 		// but a clique's Ready or updated count changing is what the next step of a rolling
-		// update waits for, and is taken promptly; a clique whole again at its template, which
+		// update waits for, and is taken promptly; a clique whole again (eventbatch.CliqueWhole), which
 		// ends a step, at once.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueScalingGroup"), eventbatch.Period, eventbatch.Low,
 			eventbatch.CliqueProgressed, eventbatch.CliqueWhole, r.clock()),

@@ -105,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
 		// A clique's progress (eventbatch.CliqueProgressed: more Ready pods, say) is what a rolling
 		// update's next step waits for, and a Coherent step (its gangs' Ready pods): taken promptly;
-		// a clique whole again at its template (eventbatch.CliqueWhole), which ends a step, at once.
+		// a clique whole again (eventbatch.CliqueWhole), which ends a step, at once.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low,
 			eventbatch.CliqueProgressed, eventbatch.CliqueWhole, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).

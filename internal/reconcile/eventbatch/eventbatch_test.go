@@ -295,6 +295,9 @@ func TestAnUrgentRequestWaitsForNothingAndSpendsNoPromptRequest(t *testing.T) {
 		{"an urgent request does not wait for a paced one due later", append(spent,
 			step{ms(180), false, ms(460.0 / 3), false},
 			step{ms(190), true, 0, true})},
+		{"urgent requests come at most one a window: sooner ones join the next", []step{
+			{0, true, 0, true}, {ms(20), true, ms(30), true}, {ms(30), true, ms(20), true},
+			{ms(60), true, ms(40), true}, {ms(200), true, 0, true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
@@ -321,24 +324,46 @@ func TestEnqueuePromptlyTakesAnUrgentEventAtOnceWhenThePromptRequestsAreSpent(t 
 	h := EnqueuePromptly(ControllerOf("grove.io/v1alpha1", "PodClique"), period, Low, PodReadyOrGone, urgent, clk)
 	notReady, ready := podOf("parent"), podOf("parent")
 	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	get := func() (reconcile.Request, int) {
+		t.Helper()
+		type got struct {
+			req      reconcile.Request
+			priority int
+		}
+		c := make(chan got, 1)
+		go func() {
+			req, priority, _ := q.GetWithPriority()
+			c <- got{req, priority}
+		}()
+		select {
+		case g := <-c:
+			q.Done(g.req)
+			return g.req, g.priority
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "nothing was enqueued")
+			return reconcile.Request{}, 0
+		}
+	}
 	for i := range 3 {
 		clk.SetTime(start.Add(time.Duration(i) * 60 * time.Millisecond))
 		h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
 	}
-	req, _, _ := q.GetWithPriority()
-	q.Done(req)
+	get()
 
+	// The burst is spent: a fourth prompt event waits about 820 ms for the refill...
 	clk.SetTime(start.Add(180 * time.Millisecond))
+	h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
+	// ...and an urgent one, a moment later, takes it with it at once.
+	clk.SetTime(start.Add(190 * time.Millisecond))
 	whole := ready.DeepCopy()
 	whole.Labels = map[string]string{"urgent": "true"}
 	began := time.Now()
-	h.Update(ctx, event.UpdateEvent{ObjectOld: ready, ObjectNew: whole}, q)
-	req, priority, _ := q.GetWithPriority()
-	q.Done(req)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: whole}, q)
+	req, priority := get()
 	assert.Equal(t, "parent", req.Name)
 	assert.Equal(t, Normal, priority)
-	// A paced request would wait about 820 ms for the refill.
 	assert.Less(t, time.Since(began), 400*time.Millisecond, "an urgent event waits for no refill")
+	assert.Zero(t, q.Len(), "the paced request went with the urgent one")
 }
 
 func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
@@ -346,6 +371,10 @@ func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
 	clique := func(observed int64, ready, updated int32) *grovev1alpha1.PodClique {
 		return builders.PodClique("ns", "c").Replicas(4, 3).Generation(2).
 			Status(grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To(observed), ReadyReplicas: ready, UpdatedReplicas: updated}).Obj()
+	}
+	coherent := func(c *grovev1alpha1.PodClique) *grovev1alpha1.PodClique {
+		c.Spec.UpdateStrategy = grovev1alpha1.CoherentStrategy
+		return c
 	}
 	for _, tc := range []struct {
 		name     string
@@ -356,9 +385,11 @@ func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
 		{"the last pod at the template, enough of them Ready", clique(2, 3, 3), clique(2, 3, 4), true},
 		{"the status catches up with a spec it already met", clique(1, 4, 4), clique(2, 4, 4), true},
 		{"already whole: more Ready pods are not urgent", clique(2, 3, 4), clique(2, 4, 4), false},
-		{"already whole: more pods at the template are not urgent", clique(2, 4, 3), clique(2, 4, 4), false},
+		{"every pod Ready, the last one now at the template", clique(2, 4, 3), clique(2, 4, 4), true},
+		{"already whole under Coherent: more pods at the template are not urgent", coherent(clique(2, 4, 3)), coherent(clique(2, 4, 4)), false},
 		{"Ready pods short of minAvailable", clique(2, 1, 4), clique(2, 2, 4), false},
-		{"every pod Ready again, not all at the template (a Coherent step)", clique(2, 3, 2), clique(2, 4, 2), true},
+		{"every pod Ready again, not all at the template, under Coherent (a step's end)", coherent(clique(2, 3, 2)), coherent(clique(2, 4, 2)), true},
+		{"every pod Ready again, not all at the template, under RollingRecreate (one pod of a standalone clique's own roll)", clique(2, 3, 2), clique(2, 4, 2), false},
 		{"minAvailable Ready, not all at the template", clique(2, 2, 3), clique(2, 3, 3), false},
 		{"a status of an older generation", clique(0, 2, 4), clique(1, 4, 4), false},
 		{"no longer whole", clique(2, 4, 4), clique(2, 2, 4), false},
