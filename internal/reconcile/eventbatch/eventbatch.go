@@ -73,10 +73,15 @@ func EnqueueAfter(fn handler.MapFunc, period time.Duration, priority int) handle
 const PromptWindow = 50 * time.Millisecond
 
 // PromptBurst is how many prompt requests a parent may have in a row before they are spaced
-// period/PromptBurst apart: a rolling update's step takes two or three (its old pods gone, its
-// new pods Ready, the clique's counts), a thousand pods turning Ready one after the other take
-// PromptBurst a period.
-const PromptBurst = 3
+// period/PromptRate apart. A group's clique in a rolling step takes five or six: its old pods
+// vanish in three or four waves over 200 ms (each one lets it create the pods of that name
+// again), then its new pods turn Ready in one or two; with three, the last pods of a step waited
+// for a refill. A thousand pods turning Ready one after the other cost PromptBurst requests
+// once, then PromptRate a period.
+const PromptBurst = 6
+
+// PromptRate is how many prompt requests a parent gets back a period.
+const PromptRate = 3
 
 // Prompt reports whether a child's change ends something its parent waits for (a pod turned
 // Ready or went away, a clique's Ready count changed). old is nil for a creation.
@@ -84,12 +89,12 @@ type Prompt func(old, new client.Object) bool
 
 // EnqueuePromptly is EnqueueAfter, except for the events prompt reports and every deletion: such
 // an event is enqueued at Normal priority PromptWindow later — after the rest of its burst — as
-// long as the parent has prompt requests left (PromptBurst, refilled at PromptBurst a period);
+// long as the parent has prompt requests left (PromptBurst, refilled at PromptRate a period);
 // then it waits, at priority, for the next. A parent waiting for one group's pods (a step of a
 // rolling update) reacts within PromptWindow instead of period (measured in make bench: each of
 // three hops between a group's last pod turning Ready and the next group's replacement waited the
 // full second), and a parent under a stream of prompt events (a thousand pods turning Ready)
-// reconciles PromptBurst times a period once its burst is spent.
+// reconciles PromptRate times a period once its burst is spent.
 //
 // The events urgent reports (nil: none) are enqueued at once, at Normal priority, whatever prompt
 // requests the parent has left, and spend none: a child reached what its parent's next step waits
@@ -273,7 +278,7 @@ func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Durat
 	if st.due.After(now) {
 		return st.due.Sub(now), st.burst
 	}
-	refill := PromptBurst / b.period.Seconds() // tokens a second
+	refill := PromptRate / b.period.Seconds() // tokens a second
 	st.tokens = min(PromptBurst, st.tokens+now.Sub(st.at).Seconds()*refill)
 	st.at = now
 	wait, st.burst = PromptWindow, st.tokens >= 1

@@ -2,6 +2,7 @@ package eventbatch
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,7 +137,13 @@ func TestPromptRequestsTakeABurstThenArePaced(t *testing.T) {
 		burst bool
 	}
 	burst := func(at time.Duration, r reconcile.Request) step { return step{at, r, PromptWindow, true} }
-	threeInARow := []step{burst(0, req), burst(ms(60), req), burst(ms(120), req)}
+	// Seven in a row, 60 ms apart: six in the burst and 0.18 of a request back each time (3 a
+	// second), so the seventh finds one too.
+	var sevenInARow []step
+	for i := range 7 {
+		sevenInARow = append(sevenInARow, burst(ms(float64(60*i)), req))
+	}
+	after := func(steps ...step) []step { return append(slices.Clone(sevenInARow), steps...) }
 	for _, tc := range []struct {
 		name  string
 		steps []step
@@ -144,18 +151,19 @@ func TestPromptRequestsTakeABurstThenArePaced(t *testing.T) {
 		{"an idle parent waits only the window", []step{burst(0, req)}},
 		{"events of the same burst join the request already due", []step{
 			burst(0, req), {ms(10), req, PromptWindow - ms(10), true}}},
-		{"a rolling step's three hops each wait only the window", threeInARow},
-		{"past the burst, a request waits until the parent has one again", append(threeInARow,
-			// 3 − 3 + 0.54 refilled (180 ms at 3 a second): 0.46 of a request is missing, 153 ms.
-			step{ms(180), req, ms(460.0 / 3), false})},
-		{"under a stream, requests come a third of a period apart", append(threeInARow,
-			step{ms(180), req, ms(460.0 / 3), false},
-			// the one due at 333 ms used the refill up to then: the next is a third of a period later.
-			step{ms(340), req, ms(333.3333) + Period/PromptBurst - ms(340), false})},
-		{"a period later the whole burst is back", append(threeInARow,
-			burst(ms(120)+Period, req), burst(ms(180)+Period, req), burst(ms(240)+Period, req),
-			step{ms(300) + Period, req, ms(460.0 / 3), false})},
-		{"each parent has its own burst", append(threeInARow, burst(ms(180), other))},
+		{"a rolling step's waves of pods gone, then Ready, each wait only the window", sevenInARow},
+		{"past the burst, a request waits until the parent has one again", after(
+			// 0.08 left at 360 ms, 0.26 at 420: 0.74 of a request is missing, 247 ms.
+			step{ms(420), req, ms(740.0 / 3), false})},
+		{"under a stream, requests come a third of a period apart", after(
+			step{ms(420), req, ms(740.0 / 3), false},
+			// the one due at 667 ms used the refill up to then: the next is a third of a period later.
+			step{ms(700), req, ms(666.6667) + Period/PromptRate - ms(700), false})},
+		{"a period gives back PromptRate requests", after(
+			burst(ms(360)+Period, req), burst(ms(420)+Period, req), burst(ms(480)+Period, req),
+			// 3.08 back at 1360 ms, three spent, 0.62 at 1540: 0.38 missing, 127 ms.
+			step{ms(540) + Period, req, ms(380.0 / 3), false})},
+		{"each parent has its own burst", after(burst(ms(420), other))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
@@ -279,22 +287,26 @@ func TestAnUrgentRequestWaitsForNothingAndSpendsNoPromptRequest(t *testing.T) {
 		want   time.Duration
 		burst  bool
 	}
-	spent := []step{{0, false, PromptWindow, true}, {ms(60), false, PromptWindow, true}, {ms(120), false, PromptWindow, true}}
+	// Seven prompt requests 60 ms apart spend the burst (see TestPromptRequestsTakeABurstThenArePaced).
+	var spent []step
+	for i := range 7 {
+		spent = append(spent, step{ms(float64(60 * i)), false, PromptWindow, true})
+	}
 	for _, tc := range []struct {
 		name  string
 		steps []step
 	}{
 		{"with the burst spent, an urgent request waits for nothing", append(spent,
-			step{ms(180), true, 0, true})},
+			step{ms(420), true, 0, true})},
 		{"an urgent request spends nothing: the next prompt one waits as if it had not come", append(spent,
-			step{ms(180), true, 0, true},
-			// 0.6 of a request refilled by 200 ms (3 a second): 0.4 missing, 133 ms.
-			step{ms(200), false, ms(400.0 / 3), false})},
+			step{ms(420), true, 0, true},
+			// 0.08 left at 360 ms, 0.32 at 440: 0.68 missing, 227 ms.
+			step{ms(440), false, ms(680.0 / 3), false})},
 		{"an urgent request does not wait for the request already due", []step{
 			{0, false, PromptWindow, true}, {ms(20), true, 0, true}}},
 		{"an urgent request does not wait for a paced one due later", append(spent,
-			step{ms(180), false, ms(460.0 / 3), false},
-			step{ms(190), true, 0, true})},
+			step{ms(420), false, ms(740.0 / 3), false},
+			step{ms(430), true, 0, true})},
 		{"urgent requests come at most one a window: sooner ones join the next", []step{
 			{0, true, 0, true}, {ms(20), true, ms(30), true}, {ms(30), true, ms(20), true},
 			{ms(60), true, ms(40), true}, {ms(200), true, 0, true}}},
@@ -344,17 +356,18 @@ func TestEnqueuePromptlyTakesAnUrgentEventAtOnceWhenThePromptRequestsAreSpent(t 
 			return reconcile.Request{}, 0
 		}
 	}
-	for i := range 3 {
+	for i := range PromptBurst {
 		clk.SetTime(start.Add(time.Duration(i) * 60 * time.Millisecond))
 		h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
 	}
 	get()
 
-	// The burst is spent: a fourth prompt event waits about 820 ms for the refill...
-	clk.SetTime(start.Add(180 * time.Millisecond))
+	// The burst is spent (0.36 of a request back by 360 ms): the next prompt event waits 640 ms
+	// for the refill...
+	clk.SetTime(start.Add(360 * time.Millisecond))
 	h.Update(ctx, event.UpdateEvent{ObjectOld: notReady, ObjectNew: ready}, q)
 	// ...and an urgent one, a moment later, takes it with it at once.
-	clk.SetTime(start.Add(190 * time.Millisecond))
+	clk.SetTime(start.Add(370 * time.Millisecond))
 	whole := ready.DeepCopy()
 	whole.Labels = map[string]string{"urgent": "true"}
 	began := time.Now()
