@@ -83,6 +83,11 @@ const PromptBurst = 6
 // PromptRate is how many prompt requests a parent gets back a period.
 const PromptRate = 3
 
+// UrgentBurst is how many urgent requests a parent may have at once before they are spaced
+// PromptWindow apart: the member cliques of a group replica become whole a few milliseconds
+// apart, and the step waits for the last.
+const UrgentBurst = 4
+
 // Prompt reports whether a child's change ends something its parent waits for (a pod turned
 // Ready or went away, a clique's Ready count changed). old is nil for a creation.
 type Prompt func(old, new client.Object) bool
@@ -103,7 +108,7 @@ type Prompt func(old, new client.Object) bool
 // generation, counts and all-updated, three or four a step — and the event that ends a step waited
 // for a refill (measured in make bench: 152–187 ms a step from the clique's status to the next
 // group's first write, against LeaderWorkerSet's 108; 103–118 against 87 with urgent events). A
-// parent takes one urgent request per PromptWindow; those that come sooner join the next.
+// parent takes UrgentBurst urgent requests at once, then one per PromptWindow.
 func EnqueuePromptly(fn handler.MapFunc, period time.Duration, priority int, prompt, urgent Prompt, clk clock.PassiveClock) handler.EventHandler {
 	b := &promptBatch{period: period, clk: clk}
 	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], isPrompt, isUrgent bool) {
@@ -236,7 +241,9 @@ type promptState struct {
 	// due is when the last prompt request is due; burst: it was one of the burst.
 	due   time.Time
 	burst bool
-	// urgentDue is when the last urgent request is due.
+	// urgent are the urgent requests left as of urgentAt; urgentDue is when the last one is due.
+	urgent    float64
+	urgentAt  time.Time
 	urgentDue time.Time
 }
 
@@ -261,19 +268,11 @@ func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Durat
 	}
 	st, ok := b.state[req]
 	if !ok {
-		st = &promptState{tokens: PromptBurst, at: now}
+		st = &promptState{tokens: PromptBurst, at: now, urgent: UrgentBurst, urgentAt: now}
 		b.state[req] = st
 	}
 	if urgent {
-		// A request due later, if any, is taken with this one: the queue keeps the earlier time.
-		next := now
-		if last := st.urgentDue; !last.IsZero() && now.Sub(last) < PromptWindow {
-			next = last.Add(PromptWindow)
-		}
-		if !st.urgentDue.After(now) {
-			st.urgentDue = next
-		}
-		return st.urgentDue.Sub(now), true
+		return st.urgentDelay(now), true
 	}
 	if st.due.After(now) {
 		return st.due.Sub(now), st.burst
@@ -288,6 +287,24 @@ func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Durat
 	st.tokens--
 	st.due = now.Add(wait)
 	return wait, st.burst
+}
+
+// urgentDelay is how long an urgent request waits: nothing while the parent has urgent requests
+// left (UrgentBurst, one back each PromptWindow); else it joins the one already due, or waits for
+// the next. A request due later, if any, is taken with it: the queue keeps the earlier time.
+func (st *promptState) urgentDelay(now time.Time) time.Duration {
+	if st.urgentDue.After(now) {
+		return st.urgentDue.Sub(now)
+	}
+	st.urgent = min(UrgentBurst, st.urgent+float64(now.Sub(st.urgentAt))/float64(PromptWindow))
+	st.urgentAt = now
+	var wait time.Duration
+	if st.urgent < 1 {
+		wait = time.Duration((1 - st.urgent) * float64(PromptWindow))
+	}
+	st.urgent--
+	st.urgentDue = now.Add(wait)
+	return wait
 }
 
 // addAfter adds req to q after after, at priority where q is controller-runtime's priority queue.

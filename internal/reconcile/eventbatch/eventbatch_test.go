@@ -307,9 +307,13 @@ func TestAnUrgentRequestWaitsForNothingAndSpendsNoPromptRequest(t *testing.T) {
 		{"an urgent request does not wait for a paced one due later", append(spent,
 			step{ms(420), false, ms(740.0 / 3), false},
 			step{ms(430), true, 0, true})},
-		{"urgent requests come at most one a window: sooner ones join the next", []step{
-			{0, true, 0, true}, {ms(20), true, ms(30), true}, {ms(30), true, ms(20), true},
-			{ms(60), true, ms(40), true}, {ms(200), true, 0, true}}},
+		{"a group's cliques whole a moment apart are each taken at once", []step{
+			{0, true, 0, true}, {ms(5), true, 0, true}}},
+		{"past the urgent burst, urgent requests come one a window: sooner ones join the next", []step{
+			{0, true, 0, true}, {0, true, 0, true}, {0, true, 0, true}, {0, true, 0, true},
+			{ms(10), true, ms(40), true}, {ms(30), true, ms(20), true},
+			// one back by 50 ms, spent by the request due then: the next is a window later
+			{ms(60), true, ms(40), true}, {ms(300), true, 0, true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(start)
