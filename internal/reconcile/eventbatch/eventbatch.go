@@ -224,7 +224,7 @@ func breached(s grovev1alpha1.PodCliqueStatus) metav1.ConditionStatus {
 	return metav1.ConditionUnknown
 }
 
-// promptBatch keeps, per parent, the prompt requests it has left and when its last one is due.
+// promptBatch keeps, per parent, the prompt and urgent requests it has left and when the last is due.
 // It is timing only: lost in a restart, the next prompt event is enqueued after PromptWindow.
 type promptBatch struct {
 	period time.Duration
@@ -235,22 +235,48 @@ type promptBatch struct {
 }
 
 type promptState struct {
-	// tokens are the prompt requests left as of at.
-	tokens float64
-	at     time.Time
-	// due is when the last prompt request is due; burst: it was one of the burst.
-	due   time.Time
-	burst bool
-	// urgent are the urgent requests left as of urgentAt; urgentDue is when the last one is due.
-	urgent    float64
-	urgentAt  time.Time
-	urgentDue time.Time
+	// prompt and urgent hand out the parent's prompt and urgent requests.
+	prompt, urgent bucket
 }
 
-// delay is how long a prompt request for req waits: until the one already due, if any;
-// PromptWindow while the parent has prompt requests left (burst); until it has one again
-// otherwise. An urgent request spends nothing and waits for nothing, unless the parent had one
-// within PromptWindow: then it joins the next, PromptWindow after that one.
+// bucket hands out a parent's requests of one kind: capacity at once, then perSecond. A request
+// while one is due joins it.
+type bucket struct {
+	// tokens are the requests left as of at (zero: none taken yet, the bucket is full).
+	tokens float64
+	at     time.Time
+	// due is when the last request is due; burst: it was one of the burst.
+	due   time.Time
+	burst bool
+}
+
+// take is how long a request waits — least while the bucket has a request left (burst), until it
+// has one again otherwise, or until the one already due — and whether it is one of the burst.
+func (k *bucket) take(now time.Time, capacity, perSecond float64, least time.Duration) (time.Duration, bool) {
+	if k.due.After(now) {
+		return k.due.Sub(now), k.burst
+	}
+	if k.at.IsZero() {
+		k.tokens = capacity
+	} else {
+		k.tokens = min(capacity, k.tokens+now.Sub(k.at).Seconds()*perSecond)
+	}
+	k.at = now
+	wait := least
+	if k.burst = k.tokens >= 1; !k.burst {
+		wait = max(least, time.Duration((1-k.tokens)/perSecond*float64(time.Second)))
+	}
+	k.tokens--
+	k.due = now.Add(wait)
+	return wait, k.burst
+}
+
+// delay is how long a prompt request for req waits: PromptWindow while the parent has prompt
+// requests left (PromptBurst, PromptRate back a period; burst), until it has one again otherwise,
+// or until the one already due. An urgent request spends none of them: it waits for nothing while
+// the parent has urgent requests left (UrgentBurst, one back each PromptWindow), and is always
+// taken at Normal priority. A request due later, if any, is taken with it: the queue keeps the
+// earlier time.
 func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Duration, burst bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -261,50 +287,21 @@ func (b *promptBatch) delay(req reconcile.Request, urgent bool) (wait time.Durat
 	b.adds++
 	if b.adds%1024 == 0 {
 		for r, st := range b.state {
-			if now.Sub(st.due) >= b.period && now.Sub(st.urgentDue) >= b.period {
+			if now.Sub(st.prompt.due) >= b.period && now.Sub(st.urgent.due) >= b.period {
 				delete(b.state, r)
 			}
 		}
 	}
 	st, ok := b.state[req]
 	if !ok {
-		st = &promptState{tokens: PromptBurst, at: now, urgent: UrgentBurst, urgentAt: now}
+		st = &promptState{}
 		b.state[req] = st
 	}
 	if urgent {
-		return st.urgentDelay(now), true
+		wait, _ = st.urgent.take(now, UrgentBurst, 1/PromptWindow.Seconds(), 0)
+		return wait, true
 	}
-	if st.due.After(now) {
-		return st.due.Sub(now), st.burst
-	}
-	refill := PromptRate / b.period.Seconds() // tokens a second
-	st.tokens = min(PromptBurst, st.tokens+now.Sub(st.at).Seconds()*refill)
-	st.at = now
-	wait, st.burst = PromptWindow, st.tokens >= 1
-	if !st.burst {
-		wait = max(PromptWindow, time.Duration((1-st.tokens)/refill*float64(time.Second)))
-	}
-	st.tokens--
-	st.due = now.Add(wait)
-	return wait, st.burst
-}
-
-// urgentDelay is how long an urgent request waits: nothing while the parent has urgent requests
-// left (UrgentBurst, one back each PromptWindow); else it joins the one already due, or waits for
-// the next. A request due later, if any, is taken with it: the queue keeps the earlier time.
-func (st *promptState) urgentDelay(now time.Time) time.Duration {
-	if st.urgentDue.After(now) {
-		return st.urgentDue.Sub(now)
-	}
-	st.urgent = min(UrgentBurst, st.urgent+float64(now.Sub(st.urgentAt))/float64(PromptWindow))
-	st.urgentAt = now
-	var wait time.Duration
-	if st.urgent < 1 {
-		wait = time.Duration((1 - st.urgent) * float64(PromptWindow))
-	}
-	st.urgent--
-	st.urgentDue = now.Add(wait)
-	return wait
+	return st.prompt.take(now, PromptBurst, PromptRate/b.period.Seconds(), PromptWindow)
 }
 
 // addAfter adds req to q after after, at priority where q is controller-runtime's priority queue.

@@ -383,7 +383,7 @@ func TestEnqueuePromptlyTakesAnUrgentEventAtOnceWhenThePromptRequestsAreSpent(t 
 	assert.Zero(t, q.Len(), "the paced request went with the urgent one")
 }
 
-func TestACliqueWholeAgainAtItsTemplateIsUrgent(t *testing.T) {
+func TestACliqueWholeAgainIsUrgent(t *testing.T) {
 	// a clique of 4 pods, minAvailable 3, at generation 2.
 	clique := func(observed int64, ready, updated int32) *grovev1alpha1.PodClique {
 		return builders.PodClique("ns", "c").Replicas(4, 3).Generation(2).
