@@ -1,6 +1,8 @@
 package builders
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -177,3 +179,31 @@ func (b *RuntimeSpecBuilder) TrainingRuntime(namespace, name string) *trainerv1a
 func (b *RuntimeSpecBuilder) ClusterTrainingRuntime(name string) *trainerv1alpha1.ClusterTrainingRuntime {
 	return &trainerv1alpha1.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: b.Spec()}
 }
+
+// JobSetBuilder builds a JobSet, as the trainer-controller leaves one behind.
+type JobSetBuilder struct{ obj *jobsetv1alpha2.JobSet }
+
+// JobSet starts an empty JobSet.
+func JobSet(namespace, name string) *JobSetBuilder {
+	return &JobSetBuilder{obj: &jobsetv1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("JobSet-" + name)},
+	}}
+}
+
+// ControlledBy makes tj its controller, as the trainer-controller creates it.
+func (b *JobSetBuilder) ControlledBy(tj *trainerv1alpha1.TrainJob) *JobSetBuilder {
+	b.obj.OwnerReferences = append(b.obj.OwnerReferences, metav1.OwnerReference{APIVersion: trainerv1alpha1.GroupVersion.String(), Kind: "TrainJob",
+		Name: tj.Name, UID: tj.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)})
+	return b
+}
+
+// MarkedForDeletion sets its deletion timestamp, held by finalizers (an object without one is
+// gone at once).
+func (b *JobSetBuilder) MarkedForDeletion(at time.Time, finalizers ...string) *JobSetBuilder {
+	b.obj.DeletionTimestamp = ptr.To(metav1.NewTime(at))
+	b.obj.Finalizers = finalizers
+	return b
+}
+
+// Obj returns the JobSet.
+func (b *JobSetBuilder) Obj() *jobsetv1alpha2.JobSet { return b.obj }

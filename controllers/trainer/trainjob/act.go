@@ -3,9 +3,11 @@ package trainjob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -51,6 +53,8 @@ func (r *Reconciler) actOn(ctx context.Context, tj *trainerv1alpha1.TrainJob, o 
 		if o.child != nil && o.owned && o.child.GetDeletionTimestamp().IsZero() {
 			return r.deleteChild(ctx, o.wl, o.child, "the TrainJob ran out of time")
 		}
+	case actRelease:
+		return r.releaseChild(ctx, tj, o)
 	case actNone:
 	}
 	return nil
@@ -185,4 +189,21 @@ func (r *Reconciler) deleteChild(ctx context.Context, wl workload, child client.
 		log.FromContext(ctx).Info("deleted the workload: its pods go with it", "kind", wl.kind(), "object", klog.KObj(child), "reason", why, "propagation", wl.propagation())
 	}
 	return client.IgnoreNotFound(err)
+}
+
+// releaseChild deletes again, in the background, a workload marked for deletion in the
+// foreground: the API server drops its foregroundDeletion finalizer and it goes at once; the
+// garbage collector removes its dependents as those of an owner that is gone.
+func (r *Reconciler) releaseChild(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation) error {
+	child := o.child
+	err := r.Client.Delete(ctx, child, client.Preconditions{UID: ptr.To(child.GetUID())}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	waited := r.Clock.Since(child.GetDeletionTimestamp().Time).Round(time.Second)
+	log.FromContext(ctx).Info("the workload still waited for its dependents to go: deleted it again in the background", "kind", o.wl.kind(), "object", klog.KObj(child),
+		"markedForDeletionFor", waited.String())
+	r.Recorder.Eventf(tj, child, corev1.EventTypeWarning, EventDeletionStalled, "Delete", "%s %s waited %s in the foreground for its dependents to go: deleted again in the background",
+		o.wl.kind(), child.GetName(), waited)
+	return nil
 }

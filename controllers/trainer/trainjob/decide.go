@@ -2,11 +2,13 @@ package trainjob
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
@@ -24,7 +26,18 @@ const (
 	actSuspend
 	// actTearDown deletes the workload of a TrainJob that ran out of time.
 	actTearDown
+	// actRelease deletes again, in the background, a workload whose foreground deletion stalled.
+	actRelease
 )
+
+// foregroundStall is how long a workload may stay marked for deletion in the foreground before
+// it is released. The garbage collector finishes a JobSet's foreground deletion in about a
+// second; it waits forever when the JobSet controller, acting on a cache from before the
+// deletion (the API server restarted), re-created a Job after the collector had processed the
+// JobSet, since nothing makes the collector look at that JobSet again (chaos seed
+// 1795939543269780059). Deleted again in the background, the JobSet goes at once and the
+// collector removes its Jobs as dependents of an owner that is gone.
+const foregroundStall = 15 * time.Second
 
 // recordedEvent is one event a decision emits once its status is written.
 type recordedEvent struct {
@@ -53,6 +66,7 @@ func decide(tj *trainerv1alpha1.TrainJob, o *observation) decision {
 	case finished(tj) != nil:
 		if done := finished(tj); done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
 			d.act = actTearDown // finishes a teardown a crash interrupted
+			d.release(o)
 		}
 	case o.missing != nil:
 		d.wait(trainerv1alpha1.TrainJobRuntimeNotFoundReason, o.missing.Error(), EventRuntimeNotFound, "Resolve")
@@ -83,6 +97,29 @@ func decide(tj *trainerv1alpha1.TrainJob, o *observation) decision {
 func pastDeadline(tj *trainerv1alpha1.TrainJob, now time.Time) bool {
 	dl, ok := deadline(tj)
 	return ok && !now.Before(dl)
+}
+
+// release turns a teardown whose foreground deletion outlived foregroundStall into a deletion in
+// the background, and until then asks for a pass when it will have.
+func (d *decision) release(o *observation) {
+	at, ok := foregroundPending(o.child)
+	if !ok || !o.owned {
+		return
+	}
+	if wait := at.Add(foregroundStall).Sub(o.now); wait > 0 {
+		d.recheck = wait
+		return
+	}
+	d.act = actRelease
+}
+
+// foregroundPending reports when child was marked for deletion, if it waits for the garbage
+// collector to delete its dependents first.
+func foregroundPending(child client.Object) (time.Time, bool) {
+	if child == nil || child.GetDeletionTimestamp().IsZero() || !slices.Contains(child.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+		return time.Time{}, false
+	}
+	return child.GetDeletionTimestamp().Time, true
 }
 
 // run keeps the workload: the resume is recorded (the deadline counts from it), the workload's

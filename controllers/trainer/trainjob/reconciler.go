@@ -39,6 +39,9 @@ const (
 	EventFailed              = "Failed"
 	EventDeadlineExceeded    = "DeadlineExceeded"
 	EventTTLExpired          = "TTLExpired"
+	// EventDeletionStalled says a workload deleted in the foreground outlived foregroundStall and
+	// was deleted again in the background.
+	EventDeletionStalled = "WorkloadDeletionStalled"
 	// ReasonBuildFailed says the TrainJob's workload cannot be built from its runtime as edited;
 	// it is the reason of both the Running condition and the event.
 	ReasonBuildFailed = "BuildFailed"
@@ -232,10 +235,15 @@ func (r *Reconciler) report(tj *trainerv1alpha1.TrainJob, d decision) {
 }
 
 // next is when the TrainJob needs the next pass: at its deadline while it runs, at its TTL once
-// it finished (deleting it when that has passed), and soon while its name is held.
+// it finished (deleting it when that has passed) or sooner when its workload's deletion may
+// stall, and soon while its name is held.
 func (r *Reconciler) next(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, d decision) (ctrl.Result, error) {
 	if finished(tj) != nil {
-		return r.expire(ctx, tj, o.rt)
+		res, err := r.expire(ctx, tj, o, d.act == actRelease)
+		if d.recheck > 0 && (res.RequeueAfter == 0 || d.recheck < res.RequeueAfter) && err == nil {
+			res.RequeueAfter = d.recheck
+		}
+		return res, err
 	}
 	if d.recheck > 0 {
 		return ctrl.Result{RequeueAfter: d.recheck}, nil
@@ -246,8 +254,11 @@ func (r *Reconciler) next(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *
 	return ctrl.Result{}, nil
 }
 
-// expire deletes a finished TrainJob once its TTL expired, or waits for it.
-func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (ctrl.Result, error) {
+// expire deletes a finished TrainJob once its TTL expired, or waits for it. A workload still
+// marked for deletion in the foreground is released first: once the TrainJob is gone nothing
+// would look at it again.
+func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, released bool) (ctrl.Result, error) {
+	rt := o.rt
 	if rt == nil {
 		return ctrl.Result{}, nil // no runtime: no TTL
 	}
@@ -258,6 +269,11 @@ func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, r
 	}
 	if now := r.Clock.Now(); now.Before(at) {
 		return ctrl.Result{RequeueAfter: untilTime(at, now)}, nil
+	}
+	if _, pending := foregroundPending(o.child); pending && o.owned && !released {
+		if err := r.releaseChild(ctx, tj, o); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.Client.Delete(ctx, tj, client.Preconditions{UID: ptr.To(tj.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err

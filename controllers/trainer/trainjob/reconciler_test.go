@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -427,4 +429,59 @@ func TestASuspendedJobStopsCountingActivePodsOnceItsWorkloadIsGone(t *testing.T)
 	for _, j := range h.job(t).Status.JobsStatus {
 		assert.Zero(t, ptr.Deref(j.Active, 0), "suspended and its PodCliqueSet gone: job %s counts no active pod", j.Name)
 	}
+}
+
+// A JobSet deleted in the foreground waits for the garbage collector to delete its Jobs. When
+// that outlives foregroundStall (a Job re-created from a stale cache after the collector looked
+// at the JobSet), it is deleted again in the background, which ends the wait.
+func TestAJobSetWhoseForegroundDeletionStallsIsDeletedAgainInTheBackground(t *testing.T) {
+	markedAt := created.Add(100 * time.Second)
+	for _, tc := range []struct {
+		name        string
+		after       time.Duration
+		finalizers  []string
+		owned       bool
+		wantDeletes []string
+		wantRequeue time.Duration
+	}{
+		{"within the bound: woken when it ends", 10 * time.Second, []string{metav1.FinalizerDeleteDependents}, true, nil, 5 * time.Second},
+		{"at the bound: deleted again in the background", foregroundStall, []string{metav1.FinalizerDeleteDependents}, true, []string{"*v1alpha2.JobSet/job Background"}, 0},
+		{"held only by another finalizer: left to its holder", time.Minute, []string{"example.com/hold"}, true, nil, 0},
+		{"not the TrainJob's: left alone", time.Minute, []string{metav1.FinalizerDeleteDependents}, false, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := testRuntime(nil)
+			rt.Spec.WorkloadKind = trainerv1alpha1.WorkloadKindJobSet
+			tj := testJob(func(tj *trainerv1alpha1.TrainJob) {
+				tj.Status.Conditions = []metav1.Condition{cond(trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, markedAt)}
+			})
+			js := builders.JobSet("ns", "job").MarkedForDeletion(markedAt, tc.finalizers...)
+			if tc.owned {
+				js.ControlledBy(tj)
+			}
+			h := newHarness(t, rt, tj, js.Obj())
+			h.clock.SetTime(markedAt.Add(tc.after))
+			assert.Equal(t, tc.wantRequeue, h.reconcile(t).RequeueAfter)
+			assert.Equal(t, tc.wantDeletes, h.deletions)
+			stalled := slices.ContainsFunc(h.events(), func(e string) bool { return strings.Contains(e, EventDeletionStalled) })
+			assert.Equal(t, tc.wantDeletes != nil, stalled, "a warning event says so exactly when it is deleted again")
+			assert.Zero(t, h.statusWrites, "the status already says how the job ended")
+		})
+	}
+}
+
+// Once the TrainJob is gone nothing looks at its workload again: its TTL deletion releases a
+// workload still waiting in the foreground first, whatever the bound.
+func TestTheTTLDeletionReleasesAWorkloadStillWaitingInTheForeground(t *testing.T) {
+	finishedAt := created.Add(100 * time.Second)
+	rt := testRuntime(ptr.To[int32](30))
+	rt.Spec.WorkloadKind = trainerv1alpha1.WorkloadKindJobSet
+	tj := testJob(func(tj *trainerv1alpha1.TrainJob) {
+		tj.Status.Conditions = []metav1.Condition{cond(trainerv1alpha1.TrainJobFailed, metav1.ConditionTrue, trainerv1alpha1.TrainJobDeadlineExceededReason, finishedAt)}
+	})
+	js := builders.JobSet("ns", "job").ControlledBy(tj).MarkedForDeletion(finishedAt.Add(28*time.Second), metav1.FinalizerDeleteDependents)
+	h := newHarness(t, rt, tj, js.Obj())
+	h.clock.SetTime(finishedAt.Add(30 * time.Second))
+	h.reconcile(t)
+	assert.Equal(t, []string{"*v1alpha2.JobSet/job Background", "*v1alpha1.TrainJob/job Background"}, h.deletions)
 }

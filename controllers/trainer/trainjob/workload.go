@@ -72,7 +72,8 @@ func (jobSetWorkload) freesPodsBySuspending() bool { return true }
 // are gone, and the JobSet controller leaves a JobSet so marked alone. Deleted in the background
 // it vanishes at once, and the JobSet controller, from a cache that has not seen that yet,
 // re-creates its Jobs under the same names; in that churn the first Job's pods were once left
-// running for minutes (chaos seed 1795546506431047184).
+// running for minutes (chaos seed 1795546506431047184). A foreground deletion that stalls is
+// released after foregroundStall (decide.go).
 func (jobSetWorkload) propagation() metav1.DeletionPropagation {
 	return metav1.DeletePropagationForeground
 }
