@@ -79,13 +79,10 @@ func (r *run) leaseHolder(b binary) *replica {
 func (r *run) killLeader(f fault, name string) {
 	b := binaryNamed(name)
 	var leader, standby *replica
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if leader = r.leaseHolder(b); leader != nil && fleet.allRunning() {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	r.waitFor(500*time.Millisecond, time.Minute, func() bool {
+		leader = r.leaseHolder(b)
+		return leader != nil && fleet.allRunning()
+	})
 	if leader == nil {
 		r.l.violate(invLeaderTakeover, "%s: no replica renewed %s in the last minute", name, b.lease)
 		return
@@ -103,16 +100,15 @@ func (r *run) killLeader(f fault, name string) {
 	killedAt := time.Now()
 	fleet.kill(leader)
 	var tookOver time.Time
-	for time.Since(killedAt) < 3*leaseDuration {
+	r.waitFor(200*time.Millisecond, 3*leaseDuration, func() bool {
 		writes := r.audit.where(func(ev cluster.AuditEvent) bool {
 			return isLeaseWrite(ev, b.lease) && succeeded(ev) && ev.User.Username == standby.user() && ev.StageTimestamp.After(killedAt)
 		})
 		if len(writes) > 0 {
 			tookOver = writes[0].StageTimestamp
-			break
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return !tookOver.IsZero()
+	})
 	bound := takeoverBound
 	took := tookOver.Sub(killedAt)
 	if r.l.check(invLeaderTakeover, !tookOver.IsZero() && took <= bound, "%s: standby %s took over after %s (bound %s)", name, standby.identity, took, bound) {
@@ -307,11 +303,10 @@ func (r *run) webhookOutage(f fault) {
 	}
 	// Admitted again once the webhook is back.
 	var last error
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if last = r.k.Create(r.ctx, inferencePCS("admission-probe", 1), client.DryRunAll); last == nil {
-			break
-		}
-	}
+	r.waitFor(200*time.Millisecond, 30*time.Second, func() bool {
+		last = r.k.Create(r.ctx, inferencePCS("admission-probe", 1), client.DryRunAll)
+		return last == nil
+	})
 	r.l.check(invFailsClosed, last == nil, "admission after the webhook came back: %v", last)
 	r.compareSnapshots("after the webhook outage", before, r.snapshotPersistently())
 }

@@ -52,7 +52,7 @@ func (r *run) round(n int, reference bool) roundResult {
 	}
 
 	result := roundResult{}
-	for time.Now().Before(deadline) && len(result) < len(trainingCases) {
+	r.waitFor(time.Second, time.Until(deadline), func() bool {
 		for _, c := range trainingCases {
 			pcs := &grovev1alpha1.PodCliqueSet{}
 			if _, done := result[c.name]; done {
@@ -62,8 +62,8 @@ func (r *run) round(n int, reference bool) roundResult {
 				result[c.name] = outcome{pcs.Status.Phase, pcs.Status.RestartCount}
 			}
 		}
-		time.Sleep(time.Second)
-	}
+		return len(result) == len(trainingCases)
+	})
 	for _, c := range trainingCases {
 		got, ok := result[c.name]
 		if reference {
@@ -87,11 +87,10 @@ func (r *run) round(n int, reference bool) roundResult {
 	}
 	r.deleteByTest(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	var err error
-	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
-		if err = r.k.Get(r.ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); isNotFound(err) {
-			break
-		}
-	}
+	r.waitFor(time.Second, 2*time.Minute, func() bool {
+		err = r.k.Get(r.ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		return isNotFound(err)
+	})
 	r.l.check(invRoundCompletes, isNotFound(err), "%s: the namespace is not gone 2 minutes after its deletion: %v", ns, err)
 	return result
 }
@@ -116,15 +115,14 @@ func (r *run) checkTrainJob(ns string, c trainJobCase, deadline time.Time) {
 	}()
 	var f finish
 	finished := false
-	for time.Now().Before(deadline) {
+	r.waitFor(time.Second, time.Until(deadline), func() bool {
 		tj := &trainerv1alpha1.TrainJob{}
 		err := r.k.Get(r.ctx, key, tj)
 		if isNotFound(err) {
-			break
+			return true
 		}
 		if err != nil || tj.DeletionTimestamp == nil {
-			time.Sleep(time.Second)
-			continue
+			return false
 		}
 		// The TTL deleted it; the test's finalizer keeps its last status readable.
 		if got := finishOf(tj); got != nil {
@@ -132,8 +130,8 @@ func (r *run) checkTrainJob(ns string, c trainJobCase, deadline time.Time) {
 			r.recordFinish(ns, c.name, f)
 		}
 		release(tj)
-		break
-	}
+		return true
+	})
 	if !finished {
 		f, finished = r.finished(ns, c.name) // gone without the finalizer's hold: the informer's record
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -224,20 +225,21 @@ func (r *run) deleteByTest(obj client.Object) {
 	})
 }
 
+// waitFor calls cond at once, then every interval, until it holds, timeout passes or the run
+// ends, and reports whether it held: the tier's one polling idiom. A miss is a violation the
+// caller records with what it last saw, not a test failure.
+func (r *run) waitFor(interval, timeout time.Duration, cond func() bool) bool {
+	return wait.PollUntilContextTimeout(r.ctx, interval, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}) == nil
+}
+
 // retry runs op until it succeeds (faults make the API server or admission briefly unavailable);
 // one that still fails after three minutes is a violation.
 func (r *run) retry(what string, op func() error) {
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		err := op()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || r.ctx.Err() != nil {
-			r.l.violate(invRoundCompletes, "%s: %v", what, err)
-			return
-		}
-		time.Sleep(time.Second)
+	var err error
+	if !r.waitFor(time.Second, 3*time.Minute, func() bool { err = op(); return err == nil }) {
+		r.l.violate(invRoundCompletes, "%s: %v", what, err)
 	}
 }
 
@@ -356,15 +358,12 @@ func (r *run) leftovers(ns, owner string) ([]string, error) {
 
 // checkNoOrphans waits until nothing of owner is left after its deletion.
 func (r *run) checkNoOrphans(ns, owner string, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
 	var left []string
-	for time.Now().Before(deadline) {
+	r.waitFor(time.Second, timeout, func() bool {
 		var err error
-		if left, err = r.leftovers(ns, owner); err == nil && len(left) == 0 {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+		left, err = r.leftovers(ns, owner)
+		return err == nil && len(left) == 0
+	})
 	r.l.check(invNoOrphans, len(left) == 0, "%s/%s left %v after %s", ns, owner, left, timeout)
 }
 

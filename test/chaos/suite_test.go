@@ -130,14 +130,10 @@ func (r *run) checkConverged(timeout time.Duration) bool {
 	r.mu.Unlock()
 	sort.Strings(want)
 	var why string
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	r.waitFor(time.Second, timeout, func() bool {
 		why = r.convergence(want)
-		if why == "" {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+		return why == ""
+	})
 	if why != "" {
 		fmt.Printf("not converged; the Coherent workload %s:\n%s", coherentSet, r.describeCoherent())
 	}
