@@ -66,8 +66,8 @@ func decide(tj *trainerv1alpha1.TrainJob, o *observation) decision {
 	case finished(tj) != nil:
 		if done := finished(tj); done.Reason == trainerv1alpha1.TrainJobDeadlineExceededReason {
 			d.act = actTearDown // finishes a teardown a crash interrupted
-			d.release(o)
 		}
+		d.release(tj, o)
 	case o.missing != nil:
 		d.wait(trainerv1alpha1.TrainJobRuntimeNotFoundReason, o.missing.Error(), EventRuntimeNotFound, "Resolve")
 	case o.unsupported != nil:
@@ -99,11 +99,22 @@ func pastDeadline(tj *trainerv1alpha1.TrainJob, now time.Time) bool {
 	return ok && !now.Before(dl)
 }
 
-// release turns a teardown whose foreground deletion outlived foregroundStall into a deletion in
-// the background, and until then asks for a pass when it will have.
-func (d *decision) release(o *observation) {
+// release deletes again, in the background, the workload of a finished TrainJob still marked for
+// deletion in the foreground: once its TTL expired (the TrainJob is deleted after this pass, and
+// nothing would look at the workload again), and after foregroundStall when the deadline tore it
+// down, asking until then for a pass when the bound ends.
+func (d *decision) release(tj *trainerv1alpha1.TrainJob, o *observation) {
 	at, ok := foregroundPending(o.child)
 	if !ok || !o.owned {
+		return
+	}
+	if o.rt != nil {
+		if expires, ok := expiry(tj, o.rt.Spec.TTLSecondsAfterFinished); ok && !o.now.Before(expires) {
+			d.act = actRelease
+			return
+		}
+	}
+	if d.act != actTearDown {
 		return
 	}
 	if wait := at.Add(foregroundStall).Sub(o.now); wait > 0 {

@@ -239,7 +239,7 @@ func (r *Reconciler) report(tj *trainerv1alpha1.TrainJob, d decision) {
 // stall, and soon while its name is held.
 func (r *Reconciler) next(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, d decision) (ctrl.Result, error) {
 	if finished(tj) != nil {
-		res, err := r.expire(ctx, tj, o, d.act == actRelease)
+		res, err := r.expire(ctx, tj, o.rt)
 		if d.recheck > 0 && (res.RequeueAfter == 0 || d.recheck < res.RequeueAfter) && err == nil {
 			res.RequeueAfter = d.recheck
 		}
@@ -255,10 +255,8 @@ func (r *Reconciler) next(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *
 }
 
 // expire deletes a finished TrainJob once its TTL expired, or waits for it. A workload still
-// marked for deletion in the foreground is released first: once the TrainJob is gone nothing
-// would look at it again.
-func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, o *observation, released bool) (ctrl.Result, error) {
-	rt := o.rt
+// marked for deletion in the foreground was released by this pass's act (decision.release).
+func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, rt *plan.Runtime) (ctrl.Result, error) {
 	if rt == nil {
 		return ctrl.Result{}, nil // no runtime: no TTL
 	}
@@ -269,11 +267,6 @@ func (r *Reconciler) expire(ctx context.Context, tj *trainerv1alpha1.TrainJob, o
 	}
 	if now := r.Clock.Now(); now.Before(at) {
 		return ctrl.Result{RequeueAfter: untilTime(at, now)}, nil
-	}
-	if _, pending := foregroundPending(o.child); pending && o.owned && !released {
-		if err := r.releaseChild(ctx, tj, o); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	if err := r.Client.Delete(ctx, tj, client.Preconditions{UID: ptr.To(tj.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
