@@ -2,10 +2,21 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // auditPolicy records every write (who, what, when) and nothing else, so tests can count the
@@ -50,22 +61,105 @@ func (c *Cluster) AuditLogPath() string { return c.auditLogPath() }
 
 // AuditEvents returns the writes recorded so far for which keep returns true.
 func (c *Cluster) AuditEvents(keep func(AuditEvent) bool) ([]AuditEvent, error) {
+	events, _, err := c.auditEventsFrom(0, keep)
+	return events, err
+}
+
+// auditEventsFrom reads the writes recorded from byte offset on, and returns the offset of the
+// end of the last whole line it read: a line still being written is read by the next call.
+func (c *Cluster) auditEventsFrom(offset int64, keep func(AuditEvent) bool) ([]AuditEvent, int64, error) {
 	f, err := os.Open(c.auditLogPath())
 	if err != nil {
-		return nil, err
+		return nil, offset, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, offset, err
+	}
 	var out []AuditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return out, offset, nil // a partial line, if any, is read again next time
+		}
+		if err != nil {
+			return out, offset, err
+		}
+		offset += int64(len(line))
 		var ev AuditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue // a line being written
+		if json.Unmarshal(line, &ev) != nil {
+			continue // not an event: the tail of a line an earlier read began in the middle of
 		}
 		if keep(ev) {
 			out = append(out, ev)
 		}
 	}
-	return out, sc.Err()
+}
+
+// isMark tells AuditMark's own writes.
+func isMark(ev AuditEvent) bool {
+	return ev.ObjectRef.Resource == "configmaps" && ev.ObjectRef.Namespace == metav1.NamespaceDefault &&
+		strings.HasPrefix(ev.ObjectRef.Name, "audit-mark-")
+}
+
+// markSeq keeps two marks of one process apart when the clock's resolution does not.
+var markSeq atomic.Int64
+
+// AuditMark makes a write of its own and returns once the audit log holds it, with the time the
+// API server recorded for it. Every write answered before the call is then in the log, so a test
+// that counts writes up to a moment reads the log after a mark instead of sleeping for the log
+// to catch up.
+func (c *Cluster) AuditMark(t testing.TB) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	from := int64(0)
+	if st, err := os.Stat(c.auditLogPath()); err == nil {
+		from = st.Size() // the mark is written after this: no need to read what came before
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Namespace: metav1.NamespaceDefault,
+		Name:      fmt.Sprintf("audit-mark-%d-%d", time.Now().UnixNano(), markSeq.Add(1)),
+	}}
+	require.NoError(t, c.client.Create(ctx, cm))
+	defer func() { _ = c.client.Delete(ctx, cm) }()
+	var at time.Time
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		marks, next, err := c.auditEventsFrom(from, func(ev AuditEvent) bool {
+			return ev.Verb == "create" && ev.ObjectRef.Resource == "configmaps" &&
+				ev.ObjectRef.Namespace == cm.Namespace && ev.ObjectRef.Name == cm.Name
+		})
+		require.NoError(ct, err)
+		from = next
+		require.NotEmpty(ct, marks, "the audit log records the mark %s", cm.Name)
+		at = marks[0].StageTimestamp
+	}, 30*time.Second, 20*time.Millisecond)
+	return at
+}
+
+// WaitQuiet returns once the audit log has recorded none of the writes keep selects for quiet,
+// and fails the test if that does not happen within timeout: the moment something settled, read
+// from what the API server recorded rather than assumed after a fixed sleep. A writer that never
+// pauses for quiet fails it.
+func (c *Cluster) WaitQuiet(t testing.TB, quiet, timeout time.Duration, keep func(AuditEvent) bool) time.Time {
+	t.Helper()
+	var (
+		from     int64
+		last     time.Time
+		lastSeen time.Time
+	)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		mark := c.AuditMark(t)
+		writes, next, err := c.auditEventsFrom(from, keep)
+		require.NoError(ct, err)
+		from = next
+		for _, w := range writes {
+			if !isMark(w) && w.StageTimestamp.After(last) {
+				last = w.StageTimestamp
+			}
+		}
+		require.GreaterOrEqual(ct, mark.Sub(last), quiet, "the last write selected was at %s", last.Format(time.StampMilli))
+		lastSeen = mark
+	}, timeout, quiet/4, "no write selected for %s", quiet)
+	return lastSeen
 }

@@ -155,3 +155,11 @@ func (c *Cluster) DeleteNamespace(t testing.TB, ns string, users ...string) (tim
 	}
 	return took, refused
 }
+
+// SleepPast sleeps until d has passed since a moment the API recorded (a condition's transition,
+// an object's creation): such times are truncated to the second, so the instant is taken a second
+// later, and a second of margin is added for the controller's pass. It is for checks that
+// something did not happen by a time the test has observed, not for waiting on a change.
+func SleepPast(recorded time.Time, d time.Duration) {
+	time.Sleep(time.Until(recorded.Add(d + 2*time.Second)))
+}

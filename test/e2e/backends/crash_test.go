@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kaiv2alpha2 "github.com/kubegrove/grove/apis/kai/v2alpha2"
+	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -39,7 +40,9 @@ func TestBackendControllersSurviveKillsAndRestAfterwards(t *testing.T) {
 	require.NoError(t, k8s().Create(ctx, kai))
 	pcs := podCliqueSet(ns, "crash", clique(ns, "leader", 1, 4, ""), clique(ns, "worker", 3, 4, ""))
 	require.NoError(t, k8s().Create(ctx, pcs))
-	time.Sleep(300 * time.Millisecond) // somewhere between creating the PodGang and syncing it
+	require.Eventually(t, func() bool { // the PodGang is there; its sync may have begun or not
+		return k8s().Get(ctx, client.ObjectKey{Namespace: ns, Name: "crash-0"}, &schedulerv1alpha1.PodGang{}) == nil
+	}, time.Minute, 10*time.Millisecond, "the operator creates the PodGang")
 	kubeBackend.Kill()
 	var err error
 	kubeBackend, err = startBackend(cluster.Current, "kube-scheduler", "backend-controller-kube", "backend-controller-kube-2")
@@ -55,9 +58,10 @@ func TestBackendControllersSurviveKillsAndRestAfterwards(t *testing.T) {
 	kubeBackend.Kill()
 	kubeBackend, err = startBackend(cluster.Current, "kube-scheduler", "backend-controller-kube", "backend-controller-kube-3")
 	require.NoError(t, err)
-	time.Sleep(3 * time.Second) // the restarted controller has resynced every PodGang
+	// The window starts once the restarted controller leads and has gone through every PodGang.
+	kubeBackend.WaitIdle(t, 2*time.Second, time.Minute)
 	settled := time.Now()
-	time.Sleep(15 * time.Second)
+	time.Sleep(15 * time.Second) // the observation window
 
 	writes := backendWrites(t, ns, settled)
 	for _, w := range writes {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -207,8 +208,7 @@ func createQueues(ctx context.Context, c *cluster.Cluster) error {
 // ComputeDomain), here requesting a device of this package's driver. It runs until the process
 // ends.
 func standInForComputeDomainController(c *cluster.Cluster) {
-	ctx := context.Background()
-	for {
+	wait.UntilWithContext(context.Background(), func(ctx context.Context) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(grovev1alpha1.ComputeDomainGVK.GroupVersion().WithKind("ComputeDomainList"))
 		if err := c.Client().List(ctx, list); err == nil {
@@ -224,8 +224,7 @@ func standInForComputeDomainController(c *cluster.Cluster) {
 				_ = c.Client().Create(ctx, rct) // AlreadyExists once made
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	}, 200*time.Millisecond)
 }
 
 // runTimeout bounds the wait for one of this package's own workloads to run: they share two cores

@@ -2,6 +2,7 @@ package kueuee2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,7 +40,23 @@ func TestKilledOperatorAndBackendControllerResumeAnAdmissionFromTheCluster(t *te
 	backend.Kill()
 	require.NoError(t, k8s().Delete(ctx, &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holder"}}))
 	require.NoError(t, k8s().Create(ctx, gpuPCS(ns, "latecomer", "crash-8", 2, 4)))
-	time.Sleep(3 * time.Second)
+	// The garbage collector takes the holder's children while the binaries are down; its pods
+	// stay, terminating, on Kueue's finalizer.
+	eventually(t, time.Minute, func() (bool, string) {
+		cliques := &grovev1alpha1.PodCliqueList{}
+		require.NoError(t, k8s().List(ctx, cliques, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: "holder"}))
+		left := pods(t, ns, "holder")
+		msg := fmt.Sprintf("waiting for the holder's PodCliques to go (%d left) and its pods to terminate; saw %s", len(cliques.Items), describe(left))
+		if len(cliques.Items) > 0 {
+			return false, msg
+		}
+		for _, p := range left {
+			if p.DeletionTimestamp.IsZero() {
+				return false, msg
+			}
+		}
+		return true, ""
+	})
 
 	var err error
 	operator, err = cluster.Current.StartBinary(binDir, "grove-operator", "grove-operator-restarted", config)

@@ -95,7 +95,18 @@ func TestGangTerminationHappensOncePerEpisodeAcrossOperatorCrashes(t *testing.T)
 	}, time.Minute, 50*time.Millisecond, "the replica is terminated by the restarted operator")
 	restartOperator(t, "right after the deletion")
 	waitRunning(t, ns, "once", 4, 2*time.Minute)
-	time.Sleep(5 * time.Second) // time for a wrong second termination to show
+	// The restarted operator counts the replica available again: it has seen the new cliques
+	// whole, and a second termination of the same episode would have been decided by then.
+	waitAvailable(t, ns, "once", 1)
+	assert.Len(t, cliqueDeletes(t, ns), len(before), "one termination: each PodClique deleted once")
+	require.Eventually(t, func() bool {
+		for _, n := range history.incarnations() {
+			if n < 2 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond, "the watch has seen every replacement")
 
 	require.Empty(t, history.gaps(), "the PodClique history has a gap")
 	for name, n := range history.incarnations() {

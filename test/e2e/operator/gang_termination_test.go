@@ -95,13 +95,46 @@ func startGang(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, pods int) map[stri
 	return cliqueUIDs(t, pcs.Namespace, pcs.Name)
 }
 
-func waitBreached(t *testing.T, ns, pclq string) {
+// waitBreached waits for the clique's breach and returns when it began, as its condition says
+// (to the second).
+func waitBreached(t *testing.T, ns, pclq string) time.Time {
 	t.Helper()
+	var c *metav1.Condition
 	require.Eventually(t, func() bool {
 		p := &grovev1alpha1.PodClique{}
-		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pclq}, p) == nil &&
-			meta.IsStatusConditionTrue(p.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+		if k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pclq}, p) != nil {
+			return false
+		}
+		c = meta.FindStatusCondition(p.Status.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
+		return c != nil && c.Status == metav1.ConditionTrue
 	}, 30*time.Second, 100*time.Millisecond, "%s breached", pclq)
+	return c.LastTransitionTime.Time
+}
+
+// waitAvailable waits until the PodCliqueSet's status counts n available replicas: the operator
+// has seen its cliques' state and acted on it.
+func waitAvailable(t *testing.T, ns, pcs string, n int32) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		got := &grovev1alpha1.PodCliqueSet{}
+		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: pcs}, got) == nil && got.Status.AvailableReplicas == n
+	}, 30*time.Second, 100*time.Millisecond, "%s has %d available replicas", pcs, n)
+}
+
+// cliqueDeletes is the operator's deletes of PodCliques in a namespace the audit log holds up to
+// a mark made now.
+func cliqueDeletes(t *testing.T, ns string) []string {
+	t.Helper()
+	mark := cluster.Current.AuditMark(t)
+	writes, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
+		return byOurBinaries(ns)(ev) && ev.Verb == "delete" && ev.ObjectRef.Resource == "podcliques" && !ev.StageTimestamp.After(mark)
+	})
+	require.NoError(t, err)
+	names := make([]string, 0, len(writes))
+	for _, w := range writes {
+		names = append(names, w.ObjectRef.Name)
+	}
+	return names
 }
 
 func replaced(before, after map[string]types.UID) (changed, kept []string) {
@@ -136,7 +169,10 @@ func TestBreachWithoutTerminationDelayIsReportedButNothingIsDeleted(t *testing.T
 	before := startGang(t, gangPCS(ns, "off", nil, 1, 1, nil), 4)
 	makeUnready(t, ns, "off-0-a-1")
 	waitBreached(t, ns, "off-0-a")
-	time.Sleep(3 * time.Second)
+	// The PodCliqueSet's pass that counts the replica unavailable has seen the breach, and
+	// would have terminated the replica before writing it.
+	waitAvailable(t, ns, "off", 0)
+	assert.Empty(t, cliqueDeletes(t, ns), "no PodClique is deleted")
 	_, kept := replaced(before, cliqueUIDs(t, ns, "off"))
 	assert.Len(t, kept, len(before), "gang termination is disabled without terminationDelay")
 }
@@ -146,9 +182,9 @@ func TestBreachThatRecoversBeforeTheDelayIsNotTerminated(t *testing.T) {
 	ns := cluster.Current.NewNamespace(t)
 	before := startGang(t, gangPCS(ns, "heal", durationPtr(4*time.Second), 1, 1, nil), 4)
 	makeUnready(t, ns, "heal-0-a-1")
-	waitBreached(t, ns, "heal-0-a")
+	breached := waitBreached(t, ns, "heal-0-a")
 	setReady(t, ns, "heal-0-a-1", corev1.ConditionTrue)
-	time.Sleep(6 * time.Second)
+	cluster.SleepPast(breached, 4*time.Second) // the termination delay, counted from the breach
 	_, kept := replaced(before, cliqueUIDs(t, ns, "heal"))
 	assert.Len(t, kept, len(before))
 	p := &grovev1alpha1.PodClique{}
@@ -178,7 +214,7 @@ func TestNeverAvailableCliquesAreNeverTerminated(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, grovev1alpha1.ReasonNeverAvailable, c.Reason)
-	time.Sleep(3 * time.Second) // three termination delays
+	cluster.SleepPast(c.LastTransitionTime.Time, 3*time.Second) // three termination delays
 	_, kept := replaced(before, cliqueUIDs(t, ns, "never"))
 	assert.Len(t, kept, 3)
 }

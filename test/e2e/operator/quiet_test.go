@@ -19,11 +19,17 @@ import (
 func writesIn(t *testing.T, ns string, after time.Time) []cluster.AuditEvent {
 	t.Helper()
 	events, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
-		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(after) &&
-			(ev.User.Username == operatorUser || ev.User.Username == backendUser)
+		return ev.StageTimestamp.After(after) && byOurBinaries(ns)(ev)
 	})
 	require.NoError(t, err)
 	return events
+}
+
+// byOurBinaries selects the writes the operator and the backend-controller make in a namespace.
+func byOurBinaries(ns string) func(cluster.AuditEvent) bool {
+	return func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && (ev.User.Username == operatorUser || ev.User.Username == backendUser)
+	}
 }
 
 func TestOperatorMakesNoWritesAtRest(t *testing.T) {
@@ -38,9 +44,9 @@ func TestOperatorMakesNoWritesAtRest(t *testing.T) {
 		got := &grovev1alpha1.PodCliqueSet{}
 		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && got.Status.AvailableReplicas == 2 && got.Status.UpdatedReplicas == 2
 	}, time.Minute, 200*time.Millisecond)
-	time.Sleep(3 * time.Second) // let the last status writes land
-	settled := time.Now()
-	time.Sleep(30 * time.Second)
+	// The window starts once the binaries have written nothing in the namespace for 2 s.
+	settled := cluster.Current.WaitQuiet(t, 2*time.Second, time.Minute, byOurBinaries(ns))
+	time.Sleep(30 * time.Second) // the observation window
 
 	writes := writesIn(t, ns, settled)
 	for _, w := range writes {
@@ -68,8 +74,11 @@ func TestAStepThatKeepsFailingWritesStatusAtMostOnceAMinute(t *testing.T) {
 		return k8s().Get(ctx, client.ObjectKeyFromObject(pcs), got) == nil && len(got.Status.LastErrors) > 0
 	}, time.Minute, 200*time.Millisecond, "the failing step is reported")
 	first := got.Status.LastErrors[0]
-	time.Sleep(5 * time.Second) // the children settle
-	settled := time.Now()
+	// The window starts once the children are made: nothing but events for 2 s (the failing step
+	// reports each retry, backing off).
+	settled := cluster.Current.WaitQuiet(t, 2*time.Second, time.Minute, func(ev cluster.AuditEvent) bool {
+		return byOurBinaries(ns)(ev) && ev.ObjectRef.Resource != "events"
+	})
 	time.Sleep(60 * time.Second) // the observation window
 
 	var statusWrites []cluster.AuditEvent

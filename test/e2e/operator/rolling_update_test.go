@@ -184,7 +184,14 @@ func TestAChangeDuringARollingUpdateConvergesOnTheNewestTemplate(t *testing.T) {
 	require.NoError(t, k8s().Create(ctx, pcs))
 	waitRunning(t, ns, "twice", 6, 2*time.Minute)
 	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.37" })
-	time.Sleep(300 * time.Millisecond) // mid-rollout
+	require.Eventually(t, func() bool { // mid-rollout: the first old pod goes, or a new one is there
+		for _, p := range listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "twice"}) {
+			if !p.DeletionTimestamp.IsZero() || p.Spec.Containers[0].Image == "busybox:1.37" {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 20*time.Millisecond, "the rolling update begins")
 	update(t, pcs, func() { pcs.Spec.Template.Cliques[0].Spec.PodSpec.Containers[0].Image = "busybox:1.38" })
 	require.Eventually(t, func() bool {
 		pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "twice"})

@@ -52,7 +52,23 @@ func TestTrainingWhosePodsAllExitZeroSucceedsAndKeepsItsPods(t *testing.T) {
 	got := waitPhase(t, pcs, grovev1alpha1.PodCliqueSetPhaseSucceeded, 2*time.Minute)
 	require.NotNil(t, got.Status.StartTime)
 	assertEvent(t, ns, "ok", "WorkloadSucceeded")
-	time.Sleep(2 * time.Second)
+	// The clique's status says it has seen both pods succeed: the pass that wrote it would have
+	// replaced them before writing. The audit log up to a mark then holds every pod write made.
+	require.Eventually(t, func() bool {
+		c := &grovev1alpha1.PodClique{}
+		return k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ok-0-trainer"}, c) == nil && c.Status.SucceededReplicas == 2
+	}, 30*time.Second, 100*time.Millisecond, "the clique counts its succeeded pods")
+	mark := cluster.Current.AuditMark(t)
+	podWrites, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
+		return byOurBinaries(ns)(ev) && ev.ObjectRef.Resource == "pods" && ev.ObjectRef.Subresource == "" &&
+			(ev.Verb == "create" || ev.Verb == "delete") && !ev.StageTimestamp.After(mark)
+	})
+	require.NoError(t, err)
+	verbs := make([]string, 0, len(podWrites))
+	for _, w := range podWrites {
+		verbs = append(verbs, w.Verb+" "+w.ObjectRef.Name)
+	}
+	assert.ElementsMatch(t, []string{"create ok-0-trainer-0", "create ok-0-trainer-1"}, verbs, "succeeded pods are neither deleted nor recreated")
 	pods := listPods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "ok"})
 	require.Len(t, pods, 2, "succeeded pods are never recreated")
 	for _, p := range pods {

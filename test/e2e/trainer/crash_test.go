@@ -29,7 +29,7 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 	lasting := trainJob(ns, "lasting", "ttl20", 1, nil, false)
 	create(t, expiring)
 	create(t, lasting)
-	waitCondition(t, expiring, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
+	expiringDone := waitCondition(t, expiring, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
 	lastingDone := waitCondition(t, lasting, trainerv1alpha1.TrainJobComplete, metav1.ConditionTrue, "", 2*time.Minute)
 	deadlined := trainJob(ns, "deadlined", "forever", 2, ptr.To[int64](8), false)
 	create(t, deadlined)
@@ -37,7 +37,9 @@ func TestDeadlineAndTTLFireOnTimeAfterTheControllerWasKilled(t *testing.T) {
 
 	trainer.Kill()
 	killedAt := time.Now()
-	time.Sleep(10 * time.Second) // the deadline and the short TTL expire while nobody watches
+	// The deadline and the short TTL expire while nobody watches.
+	cluster.SleepPast(get(t, deadlined).CreationTimestamp.Time, 8*time.Second)
+	cluster.SleepPast(findCondition(expiringDone, trainerv1alpha1.TrainJobComplete).LastTransitionTime.Time, 5*time.Second)
 	assert.Nil(t, finishedCondition(get(t, deadlined)))
 	restarted, err := cluster.Current.StartBinary(binDir, "trainer-controller", "trainer-controller-restarted", config)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package trainere2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestDeadlineExceededFailsTheTrainJobAndTearsItsPodsDown(t *testing.T) {
 			assertEvent(t, ns, "slow", "DeadlineExceeded")
 			assert.GreaterOrEqual(t, metricValue(t, `grove_trainjobs_finished_total{condition="Failed",reason="DeadlineExceeded"}`), 1.0)
 			// A finished TrainJob never brings its workload back.
-			time.Sleep(2 * time.Second)
+			waitHandledBefore(t, ns, "rt")
 			assert.True(t, apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "slow"}, p.child(ns, "slow"))))
 		})
 	}
@@ -103,8 +104,9 @@ func TestSuspendedAtCreationTheTimerDoesNotRunUntilResumed(t *testing.T) {
 	tj := trainJob(ns, "later", "rt", 2, ptr.To[int64](4), true)
 	create(t, tj)
 	waitCondition(t, tj, trainerv1alpha1.TrainJobSuspended, metav1.ConditionTrue, trainerv1alpha1.TrainJobSuspendedReason, 30*time.Second)
-	time.Sleep(6 * time.Second) // longer than the deadline
 	got := get(t, tj)
+	cluster.SleepPast(got.CreationTimestamp.Time, 4*time.Second) // past the deadline, had it run
+	got = get(t, tj)
 	assert.Nil(t, finishedCondition(got), "a suspended TrainJob's deadline does not run")
 	assert.Empty(t, pods(t, ns, map[string]string{grovev1alpha1.LabelPartOf: "later"}))
 
@@ -138,7 +140,7 @@ func TestSuspendWhileRunningFreesThePodsAndResumeGivesTheFullDeadlineAgain(t *te
 			state := findCondition(get(t, tj), trainerv1alpha1.TrainJobRunning)
 			assert.Equal(t, metav1.ConditionFalse, state.Status)
 			assert.Equal(t, trainerv1alpha1.TrainJobSuspendedReason, state.Reason)
-			time.Sleep(10 * time.Second) // past the original deadline while suspended
+			cluster.SleepPast(get(t, tj).CreationTimestamp.Time, 12*time.Second) // past the original deadline while suspended
 			assert.Nil(t, finishedCondition(get(t, tj)), "the timer stopped while suspended")
 
 			setSuspend(t, tj, false)
@@ -203,7 +205,17 @@ func TestTrainJobManagedByAnotherControllerIsLeftAlone(t *testing.T) {
 	tj := trainJob(ns, "remote", "rt", 1, nil, false)
 	tj.Spec.ManagedBy = ptr.To(trainerv1alpha1.MultiKueueManagedBy)
 	create(t, tj)
-	time.Sleep(5 * time.Second)
+	waitHandledBefore(t, ns, "rt")
 	assert.Empty(t, get(t, tj).Status.Conditions)
 	assert.True(t, apierrors.IsNotFound(k8s().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "remote"}, &jobsetv1alpha2.JobSet{})))
+}
+
+// waitHandledBefore creates a suspended TrainJob of runtime rt and waits until the
+// trainer-controller reports it suspended: what happened in the namespace before it has been
+// handled by then, so a check that something did not happen needs no sleep.
+func waitHandledBefore(t *testing.T, ns, rt string) {
+	t.Helper()
+	control := trainJob(ns, fmt.Sprintf("control-%d", time.Now().UnixNano()), rt, 1, nil, true)
+	create(t, control)
+	waitCondition(t, control, trainerv1alpha1.TrainJobSuspended, metav1.ConditionTrue, trainerv1alpha1.TrainJobSuspendedReason, 30*time.Second)
 }

@@ -70,9 +70,11 @@ func TestKubectlGetShowsStateNodesAndRuntimeAndTheControllerIsQuietAtRest(t *tes
 		assert.Equal(t, rt, row["Runtime"])
 		assert.Contains(t, row, "Age")
 	}
-	time.Sleep(3 * time.Second) // let the last status writes land
-	settled := time.Now()
-	time.Sleep(15 * time.Second)
+	// The window starts once the trainer-controller has written nothing in the namespace for 2 s.
+	settled := cluster.Current.WaitQuiet(t, 2*time.Second, time.Minute, func(ev cluster.AuditEvent) bool {
+		return ev.ObjectRef.Namespace == ns && ev.User.Username == trainerUser
+	})
+	time.Sleep(15 * time.Second) // the observation window
 	writes, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
 		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(settled) && ev.User.Username == trainerUser
 	})

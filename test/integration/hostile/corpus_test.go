@@ -521,9 +521,11 @@ func TestHostileObjectsAreRejectedNamingTheFieldOrStoredAndHandled(t *testing.T)
 			}
 		})
 	}
-	// Controllers work asynchronously: give them time to trip over what was stored before
-	// checking that they survived it.
-	time.Sleep(3 * time.Second)
+	// Controllers work asynchronously: they have tripped over what was stored, or not, once each
+	// has been through it and has nothing left to do.
+	for _, name := range []string{"grove-operator", "backend-controller", "trainer-controller"} {
+		binaries[name].WaitIdle(t, 1500*time.Millisecond, time.Minute)
+	}
 	requireBinariesHealthy(t)
 }
 
