@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func pcsWith(startup grovev1alpha1.CliqueStartupType) *grovev1alpha1.PodCliqueSet {
@@ -149,4 +150,64 @@ func TestACliqueStartingAfterAnIdleScalingGroupWaitsForNoneOfIt(t *testing.T) {
 			assert.ElementsMatch(t, tc.want, got)
 		})
 	}
+}
+
+func TestUpdatedWritesAChildOnlyWhenItsSpecOrOurLabelsDiffer(t *testing.T) {
+	have := func() *grovev1alpha1.PodClique {
+		return builders.PodClique("ns", "c").Replicas(2, 1).Label("ours", "a").Label("kubectl", "added").Annotation("note", "x").
+			Status(grovev1alpha1.PodCliqueStatus{ReadyReplicas: 2}).Obj()
+	}
+	// want is built bare: only the labels and annotations a case names.
+	want := func(replicas int32, labels, annotations map[string]string) *grovev1alpha1.PodClique {
+		w := have()
+		w.Spec.Replicas, w.Labels, w.Annotations, w.Status = replicas, labels, annotations, grovev1alpha1.PodCliqueStatus{}
+		return w
+	}
+	for _, tc := range []struct {
+		name        string
+		want        *grovev1alpha1.PodClique
+		changed     bool
+		labels      map[string]string // of the written child, where it differs from have's
+		annotations map[string]string
+	}{
+		{name: "same spec, our labels held: nothing to write", want: want(2, map[string]string{"ours": "a"}, nil)},
+		{name: "no labels wanted: nothing to write", want: want(2, nil, map[string]string{})},
+		{name: "another spec", want: want(3, map[string]string{"ours": "a"}, nil), changed: true},
+		{name: "a label of ours changed, others' kept", want: want(2, map[string]string{"ours": "b"}, nil), changed: true,
+			labels: map[string]string{"ours": "b", "kubectl": "added"}},
+		{name: "an annotation of ours missing", want: want(2, nil, map[string]string{"ours": "y"}), changed: true,
+			annotations: map[string]string{"note": "x", "ours": "y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := have()
+			before := h.DeepCopy()
+			updated, changed := Updated(h, tc.want, CliqueSpec)
+			assert.Equal(t, tc.changed, changed)
+			assert.Equal(t, before, h, "have is never modified")
+			if !tc.changed {
+				assert.Same(t, h, updated, "an unchanged child is not copied")
+				return
+			}
+			assert.NotSame(t, h, updated)
+			assert.Equal(t, tc.want.Spec, updated.Spec)
+			for k, v := range tc.labels {
+				assert.Equal(t, v, updated.Labels[k], "label %s", k)
+			}
+			assert.Len(t, updated.Labels, len(before.Labels)+len(tc.want.Labels)-overlap(before.Labels, tc.want.Labels))
+			for k, v := range tc.annotations {
+				assert.Equal(t, v, updated.Annotations[k], "annotation %s", k)
+			}
+			assert.Equal(t, h.Status, updated.Status, "status is carried, not rewritten")
+		})
+	}
+}
+
+func overlap(a, b map[string]string) int {
+	n := 0
+	for k := range b {
+		if _, ok := a[k]; ok {
+			n++
+		}
+	}
+	return n
 }

@@ -145,7 +145,7 @@ func (p *groupPlan) members(in groupInput) {
 		case in.have[name] == nil:
 			p.creates = append(p.creates, w)
 		case allowUpdate && turn[j]:
-			if updated, changed := children.Updated(in.have[name], w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+			if updated, changed := children.Updated(in.have[name], w, children.CliqueSpec); changed {
 				p.update(in.have[name], updated)
 			}
 		}
@@ -176,7 +176,7 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 			// Sizes hold while the update runs (grove-webhook refuses a change of them, ours too).
 			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 		}
-		if updated, changed := children.Updated(have, w, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec }); changed {
+		if updated, changed := children.Updated(have, w, children.CliqueSpec); changed {
 			p.update(have, updated)
 		}
 	}

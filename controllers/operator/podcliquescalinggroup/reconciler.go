@@ -258,8 +258,10 @@ func (r *Reconciler) observe(ctx context.Context, req ctrl.Request) (*grovev1alp
 	if !ok {
 		return nil, nil, 0, nil, nil // not one of ours
 	}
+	// Read, not copied: a pass copies only a PodClique it writes (children.Updated).
 	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(pcsg.Namespace), client.MatchingLabels{grovev1alpha1.LabelPodCliqueScalingGroup: pcsg.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, 0, nil, err
 	}
 	have := map[string]*grovev1alpha1.PodClique{}
@@ -321,6 +323,7 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 		}
 	}
 	minAvailable := int(ptr.Deref(pcsg.Spec.MinAvailable, 1))
+	cliques := children.CliquesOf(pcs)
 	for j := 0; j < int(pcsg.Spec.Replicas); j++ {
 		group := &children.ScalingGroup{Name: pcsg.Name, ConfigName: config, Replica: j, TemplateNumPods: numPods}
 		gang := children.PodGangOfGroupReplica(pcs.Name, replica, pcsg.Name, j, minAvailable)
@@ -331,7 +334,7 @@ func Members(pcs *grovev1alpha1.PodCliqueSet, pcsg *grovev1alpha1.PodCliqueScali
 			}
 		}
 		for _, tmpl := range templates {
-			pclq := children.PodClique(pcs, replica, tmpl, group, gang)
+			pclq := cliques.PodClique(replica, tmpl, group, gang)
 			// The group hands its members the strategy it was given: a PodCliqueSet switched to
 			// Coherent reaches them with their gang, in one write, once the group lays them out so.
 			pclq.Spec.UpdateStrategy = pcsg.Spec.UpdateStrategy

@@ -389,9 +389,12 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 				// made for them; grove-webhook refuses a change of them, ours too).
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
-			updated, changed := children.Updated(have, want, func(d, s *grovev1alpha1.PodClique) { d.Spec = s.Spec })
+			updated, changed := children.Updated(have, want, children.CliqueSpec)
 			if _, gang := updated.Labels[grovev1alpha1.LabelPodGang]; coherentSet && gang {
 				// Made under another strategy: under Coherent its pods' gangs come from the PodGangMap.
+				if !changed {
+					updated = have.DeepCopy() // Updated returned have itself
+				}
 				delete(updated.Labels, grovev1alpha1.LabelPodGang)
 				delete(updated.Labels, grovev1alpha1.LabelBasePodGang)
 				changed = true
@@ -414,7 +417,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			if p.coherentUpdating(pcs) {
 				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
 			}
-			if updated, changed := children.Updated(have, want, func(d, s *grovev1alpha1.PodCliqueScalingGroup) { d.Spec = s.Spec }); changed {
+			if updated, changed := children.Updated(have, want, children.GroupSpec); changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodCliqueScalingGroup differs from the template"})
 			}
 		}

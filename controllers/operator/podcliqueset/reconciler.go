@@ -259,7 +259,13 @@ func (r *Reconciler) observe(ctx context.Context, pcs *grovev1alpha1.PodCliqueSe
 	services := &corev1.ServiceList{}
 	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
 	pgms := &grovev1alpha1.PodGangMapList{}
-	for _, l := range []client.ObjectList{cliques, groups, gangs, services, hpas, pgms} {
+	// The PodCliques are read, not copied: a pass compares each with the template and copies only
+	// one it writes (children.Updated). Copying all of them made a tenth of the grove-operator's CPU
+	// in make bench's rolling update of 200 cliques.
+	if err := r.Client.List(ctx, cliques, append(sel, client.UnsafeDisableDeepCopy)...); err != nil {
+		return nil, err
+	}
+	for _, l := range []client.ObjectList{groups, gangs, services, hpas, pgms} {
 		if err := r.Client.List(ctx, l, sel...); err != nil {
 			return nil, err
 		}
