@@ -125,6 +125,11 @@ func RuntimeSpec(image string, nodes int32) *RuntimeSpecBuilder {
 	return b.ReplicatedJob("node", "trainer", image)
 }
 
+// RuntimeSpecOf starts from a copy of an existing spec, such as that of a runtime Kubeflow ships.
+func RuntimeSpecOf(spec trainerv1alpha1.TrainingRuntimeSpec) *RuntimeSpecBuilder {
+	return &RuntimeSpecBuilder{spec: *spec.DeepCopy()}
+}
+
 // ReplicatedJob adds a replicated job of one Job whose pods run image in a container named like
 // the job; step is its trainer.kubeflow.org/trainjob-ancestor-step label ("" for none).
 func (b *RuntimeSpecBuilder) ReplicatedJob(name, step, image string) *RuntimeSpecBuilder {
@@ -163,6 +168,40 @@ func (b *RuntimeSpecBuilder) MaxRestarts(n int32) *RuntimeSpecBuilder {
 func (b *RuntimeSpecBuilder) PodSpecEdit(edit func(*corev1.PodSpec)) *RuntimeSpecBuilder {
 	for i := range b.spec.Template.Spec.ReplicatedJobs {
 		edit(&b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec)
+	}
+	return b
+}
+
+// OnePodJobs makes the Job of every replicated job it has so far run one pod, never retried
+// (parallelism and completions 1, backoffLimit 0).
+func (b *RuntimeSpecBuilder) OnePodJobs() *RuntimeSpecBuilder {
+	for i := range b.spec.Template.Spec.ReplicatedJobs {
+		job := &b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec
+		job.Parallelism, job.Completions, job.BackoffLimit = ptr.To[int32](1), ptr.To[int32](1), ptr.To[int32](0)
+	}
+	return b
+}
+
+// PodLabel sets a label on the pod template of every replicated job it has so far.
+func (b *RuntimeSpecBuilder) PodLabel(key, value string) *RuntimeSpecBuilder {
+	for i := range b.spec.Template.Spec.ReplicatedJobs {
+		pod := &b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Labels[key] = value
+	}
+	return b
+}
+
+// PodAnnotation sets an annotation on the pod template of every replicated job it has so far.
+func (b *RuntimeSpecBuilder) PodAnnotation(key, value string) *RuntimeSpecBuilder {
+	for i := range b.spec.Template.Spec.ReplicatedJobs {
+		pod := &b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[key] = value
 	}
 	return b
 }

@@ -272,14 +272,12 @@ func TestAGangThatChangedSizeGetsAWorkloadOfItsNewSize(t *testing.T) {
 
 func TestAnAdmittedGangThatLostPodsShrinksItsWorkloadInPlaceAsThePodsEnd(t *testing.T) {
 	member := func(name string, deleting bool) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-			Labels:      map[string]string{kueuegang.LabelPodGroupName: "inf-0"},
-			Annotations: map[string]string{kueuegang.AnnotationRoleHash: "inf-0-worker"}},
-			Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		b := builders.Pod("ns", name).Label(kueuegang.LabelPodGroupName, "inf-0").Annotation(kueuegang.AnnotationRoleHash, "inf-0-worker").
+			NodeName("n").Phase(corev1.PodRunning)
 		if deleting {
-			p.Finalizers = []string{"example.com/hold"}
+			b.Finalizers("example.com/hold")
 		}
-		return p
+		return b.Obj()
 	}
 	leaving := member("inf-0-worker-2", true)
 	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1", "inf-0-worker-2").Obj(), localQueue(),
@@ -345,10 +343,9 @@ func TestAnAdmittedGangThatShrankIsAdmittedAnewWhenKueueRefusesASmallerCount(t *
 }
 
 func TestAShrinkWaitingForPodsLearnsAtOnceThatKueueRefusesASmallerCount(t *testing.T) {
-	leaving := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "inf-0-worker-1", Finalizers: []string{"example.com/hold"},
-		Labels:      map[string]string{kueuegang.LabelPodGroupName: "inf-0"},
-		Annotations: map[string]string{kueuegang.AnnotationRoleHash: "inf-0-worker"}},
-		Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	leaving := builders.Pod("ns", "inf-0-worker-1").Finalizers("example.com/hold").
+		Label(kueuegang.LabelPodGroupName, "inf-0").Annotation(kueuegang.AnnotationRoleHash, "inf-0-worker").
+		NodeName("n").Phase(corev1.PodRunning).Obj()
 	w := newWorld(t, gang("inf-0-worker-0", "inf-0-worker-1").Obj(), localQueue(), leaving)
 	require.NoError(t, w.pass(t))
 	w.admit(t, w.workload(t))
@@ -378,7 +375,7 @@ func TestAShrinkLooksAgainLessOftenTheLongerAPodTakesToEnd(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(now)}
 	deleted := func(ago time.Duration) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{Time: now.Add(-ago)}}}
+		return *builders.Pod("", "").DeletedAt(now.Add(-ago)).Obj()
 	}
 	for _, tc := range []struct {
 		name string

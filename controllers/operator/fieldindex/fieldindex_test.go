@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 )
 
 // extractor is the extract function of the index named field.
@@ -24,24 +25,23 @@ func extractor(t *testing.T, field string) client.IndexerFunc {
 }
 
 func TestOnlyPodsSomethingMayHoldAreIndexedAsHeld(t *testing.T) {
-	clique := map[string]string{grovev1alpha1.LabelPodClique: "inf-0-worker"}
+	clique := func() *builders.PodBuilder {
+		return builders.Pod("", "").Label(grovev1alpha1.LabelPodClique, "inf-0-worker")
+	}
 	for _, tc := range []struct {
 		name string
-		pod  corev1.Pod
+		pod  *corev1.Pod
 		held bool
 	}{
-		{"a clique's pod with a scheduling gate", corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: clique},
-			Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: grovev1alpha1.SchedulingGatePodGangPendingCreation}}}}, true},
-		{"a clique's pod waiting for its parents at start", corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: clique,
-			Annotations: map[string]string{grovev1alpha1.AnnotationStartupGate: grovev1alpha1.StartupGateWaiting}}}, true},
-		{"a clique's pod released at start", corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: clique,
-			Annotations: map[string]string{grovev1alpha1.AnnotationStartupGate: grovev1alpha1.StartupGateReleased}}}, false},
-		{"a clique's pod without gates", corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: clique}}, false},
-		{"another controller's gated pod", corev1.Pod{Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "example.com/gate"}}}}, false},
+		{"a clique's pod with a scheduling gate", clique().SchedulingGates(grovev1alpha1.SchedulingGatePodGangPendingCreation).Obj(), true},
+		{"a clique's pod waiting for its parents at start", clique().Annotation(grovev1alpha1.AnnotationStartupGate, grovev1alpha1.StartupGateWaiting).Obj(), true},
+		{"a clique's pod released at start", clique().Annotation(grovev1alpha1.AnnotationStartupGate, grovev1alpha1.StartupGateReleased).Obj(), false},
+		{"a clique's pod without gates", clique().Obj(), false},
+		{"another controller's gated pod", builders.Pod("", "").SchedulingGates("example.com/gate").Obj(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.held, MayBeHeld(&tc.pod))
-			assert.Equal(t, tc.held, len(extractor(t, HeldPods)(&tc.pod)) == 1)
+			assert.Equal(t, tc.held, MayBeHeld(tc.pod))
+			assert.Equal(t, tc.held, len(extractor(t, HeldPods)(tc.pod)) == 1)
 		})
 	}
 }

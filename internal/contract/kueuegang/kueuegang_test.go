@@ -74,8 +74,7 @@ func TestPodSetsMatch(t *testing.T) {
 }
 
 func TestPreparePodJoinsTheGangsPrebuiltWorkload(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker-1", Labels: map[string]string{grovev1alpha1.LabelPodClique: "inf-0-worker"}},
-		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "other"}}}}
+	pod := builders.Pod("", "inf-0-worker-1").Label(grovev1alpha1.LabelPodClique, "inf-0-worker").SchedulingGates("other").Obj()
 	PreparePod(pod, gang().Obj())
 
 	assert.Equal(t, "team-a", pod.Labels[LabelQueueName])
@@ -107,7 +106,7 @@ func TestPreparePodNamesItsPodGroupsPackLevelForKueuesTopologyUngater(t *testing
 			pg := gang().Obj()
 			pg.Spec.TopologyConstraint = tc.gang
 			pg.Spec.PodGroups[0].TopologyConstraint = tc.own // inf-0-worker
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inf-0-worker-1", Labels: map[string]string{grovev1alpha1.LabelPodClique: "inf-0-worker"}}}
+			pod := builders.Pod("", "inf-0-worker-1").Label(grovev1alpha1.LabelPodClique, "inf-0-worker").Obj()
 			PreparePod(pod, pg)
 			assert.Equal(t, tc.required, pod.Annotations[AnnotationRequiredTopology])
 			assert.Equal(t, tc.preferred, pod.Annotations[AnnotationPreferredTopology])
@@ -124,7 +123,7 @@ func TestPreparePodLeavesPodsOfAGangNotQueuedOnItsOwnAlone(t *testing.T) {
 		"admitted by an owner": builders.PodGang("ns", "g").Queue("team-a").AdmittedByOwner().PodGroup("g-w", 1, "g-w-0").Obj(),
 	} {
 		t.Run(name, func(t *testing.T) {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g-w-0"}}
+			pod := builders.Pod("", "g-w-0").Obj()
 			PreparePod(pod, pg)
 			assert.Empty(t, pod.Labels)
 			assert.Empty(t, pod.Spec.SchedulingGates)
@@ -288,12 +287,11 @@ func TestShrunkInPlaceKeepsThePodSetsAndCountsThePodsStillLeaving(t *testing.T) 
 
 func TestPodsCountedAsKueueCountsThem(t *testing.T) {
 	pod := func(role string, edit func(*corev1.Pod)) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRoleHash: role}}, Spec: corev1.PodSpec{NodeName: "n"},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		p := builders.Pod("", "").Annotation(AnnotationRoleHash, role).NodeName("n").Phase(corev1.PodRunning).Obj()
 		if edit != nil {
-			edit(&p)
+			edit(p)
 		}
-		return p
+		return *p
 	}
 	now := metav1.Now()
 	got := PodsCounted([]corev1.Pod{
@@ -308,8 +306,7 @@ func TestPodsCountedAsKueueCountsThem(t *testing.T) {
 
 func TestLeavingCountsThePodsTheGangNoLongerReferences(t *testing.T) {
 	pod := func(role, name string) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{AnnotationRoleHash: role}},
-			Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		return *builders.Pod("", name).Annotation(AnnotationRoleHash, role).NodeName("n").Phase(corev1.PodRunning).Obj()
 	}
 	pg := builders.PodGang("ns", "inf-0").PodGroup("inf-0-worker", 1, "inf-0-worker-0").Obj()
 	got := Leaving(pg, []corev1.Pod{

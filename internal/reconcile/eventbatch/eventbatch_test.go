@@ -24,9 +24,8 @@ import (
 )
 
 func podOf(owner string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: owner + "-0", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{
-		{APIVersion: "grove.io/v1alpha1", Kind: "PodClique", Name: owner, Controller: ptr.To(true)},
-	}}}
+	return builders.Pod("ns", owner+"-0").
+		OwnerReference(metav1.OwnerReference{APIVersion: "grove.io/v1alpha1", Kind: "PodClique", Name: owner, Controller: ptr.To(true)}).Obj()
 }
 
 func TestABurstOfChildEventsBecomesOneDelayedRequest(t *testing.T) {
@@ -122,8 +121,8 @@ func TestSpecChangedPassesEverythingButAStatusOnlyUpdate(t *testing.T) {
 
 func TestSkipCreatePassesOnlyChildrenAlreadyBeingDeleted(t *testing.T) {
 	p := SkipCreate()
-	live := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "live"}}
-	deleting := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "deleting", DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"kueue.x-k8s.io/managed"}}}
+	live := builders.Pod("", "live").Obj()
+	deleting := builders.Pod("", "deleting").DeletedAt(time.Now()).Finalizers("kueue.x-k8s.io/managed").Obj()
 	assert.False(t, p.Create(event.CreateEvent{Object: live}), "a child's creation teaches its creator nothing")
 	assert.True(t, p.Create(event.CreateEvent{Object: deleting}), "a child seen first while being deleted may have no parent left to bring it back")
 	assert.True(t, p.Update(event.UpdateEvent{ObjectOld: live, ObjectNew: live}))
@@ -216,14 +215,11 @@ func TestEnqueuePromptlyTakesDeletionsAndPromptChangesAtOnceAndBatchesTheRest(t 
 
 func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 	pod := func(ready bool, phase corev1.PodPhase, deleting bool) *corev1.Pod {
-		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: map[bool]corev1.ConditionStatus{true: corev1.ConditionTrue, false: corev1.ConditionFalse}[ready]},
-		}}}
+		b := builders.Pod("", "").Phase(phase).Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Ready(ready)
 		if deleting {
-			p.DeletionTimestamp = ptr.To(metav1.Now())
+			b.DeletedAt(time.Now())
 		}
-		return p
+		return b.Obj()
 	}
 	// clique wants 4 pods.
 	clique := func(gen int64, ready, updated int32) *grovev1alpha1.PodClique {

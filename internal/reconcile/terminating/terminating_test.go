@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kubegrove/grove/test/builders"
 )
 
 func TestANamespaceBeingDeletedIsTerminatingAndOthersAreNot(t *testing.T) {
@@ -46,8 +48,8 @@ func TestEventsAboutObjectsInANamespaceBeingDeletedAreDropped(t *testing.T) {
 	fakeRec := events.NewFakeRecorder(10)
 	rec := Recorder(fakeRec, c)
 
-	rec.Eventf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "going", Name: "p"}}, nil, corev1.EventTypeWarning, "Failed", "Run", "dropped")
-	rec.Eventf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "live", Name: "p"}}, nil, corev1.EventTypeNormal, "Created", "Create", "kept")
+	rec.Eventf(builders.Pod("going", "p").Obj(), nil, corev1.EventTypeWarning, "Failed", "Run", "dropped")
+	rec.Eventf(builders.Pod("live", "p").Obj(), nil, corev1.EventTypeNormal, "Created", "Create", "kept")
 	rec.Eventf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, nil, corev1.EventTypeNormal, "Seen", "Look", "cluster-scoped")
 
 	require.Len(t, fakeRec.Events, 2)

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -314,7 +314,7 @@ func Test_OD3_ScaleInPrefersOutdatedPods(t *testing.T) {
 
 			updated := grovev1alpha1.PodHostname(pclq, tc.replaced)
 			outdated := grovev1alpha1.PodHostname(pclq, 1-tc.replaced)
-			require.NoError(t, k8s().Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: updated}}))
+			require.NoError(t, k8s().Delete(context.Background(), builders.Pod(ns, updated).Obj()))
 			waitReplacedWith(t, ns, updated, old[updated], trigger)
 			waitReady(t, ns, pcs.Name, 10, time.Minute)
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -33,21 +32,14 @@ import (
 func gpuRuntime(t *testing.T, ns string, kind trainerv1alpha1.WorkloadKind) string {
 	t.Helper()
 	requests := corev1.ResourceList{gpu: *resource.NewQuantity(4, resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("100m")}
-	node := jobsetv1alpha2.ReplicatedJob{Name: "node", Replicas: 1, Template: batchv1.JobTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1), BackoffLimit: ptr.To[int32](0),
-			Template: corev1.PodTemplateSpec{
-				// kwok completes a Job's pod at once unless told when to exit: never, here.
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{cluster.LabelExitCode: "0"}, Annotations: map[string]string{cluster.AnnotationExitAfter: "87600h"}},
-				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox:1.36",
-					Resources: corev1.ResourceRequirements{Requests: requests, Limits: requests}}}},
-			}},
-	}}
-	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch-gpu"}, Spec: trainerv1alpha1.TrainingRuntimeSpec{
-		WorkloadKind: kind,
-		MLPolicy:     &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](1), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}},
-		Template:     trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{node}}},
-	}}
+	rt := builders.RuntimeSpec("busybox:1.36", 1).WorkloadKind(kind).OnePodJobs().
+		// kwok completes a Job's pod at once unless told when to exit: never, here.
+		PodLabel(cluster.LabelExitCode, "0").PodAnnotation(cluster.AnnotationExitAfter, "87600h").
+		PodSpecEdit(func(s *corev1.PodSpec) {
+			s.RestartPolicy = corev1.RestartPolicyNever
+			s.Containers[0].Resources = corev1.ResourceRequirements{Requests: requests, Limits: requests}
+		}).
+		TrainingRuntime(ns, "torch-gpu")
 	require.NoError(t, k8s().Create(context.Background(), rt))
 	return rt.Name
 }

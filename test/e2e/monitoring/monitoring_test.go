@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
@@ -79,15 +77,9 @@ func TestEveryAlertFiresForItsScenarioAndNotBefore(t *testing.T) {
 	t.Run("a training that fails", func(t *testing.T) {
 		requireNeverActive(t, "GroveWorkloadFailed", start)
 		ns := kept
-		rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}, Spec: failingRuntime()}
+		rt := failingRuntime().TrainingRuntime(ns, "torch")
 		require.NoError(t, c.Client().Create(ctx, rt))
-		tj := &trainerv1alpha1.TrainJob{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fails"},
-			Spec: trainerv1alpha1.TrainJobSpec{
-				RuntimeRef: trainerv1alpha1.RuntimeRef{Name: rt.Name, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
-				Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](1)},
-			},
-		}
+		tj := builders.TrainJob(ns, "fails", rt.Name).UID("").Nodes(1).Obj()
 		require.NoError(t, c.Client().Create(ctx, tj))
 		waitFiring(t, "GroveWorkloadFailed")
 		require.Eventually(t, func() bool {
@@ -267,33 +259,10 @@ tests:
 
 // failingRuntime is a torch runtime on the PodCliqueSet path whose node pod exits 1 two seconds
 // after it starts, with no restart allowed: the TrainJob and its PodCliqueSet fail.
-func failingRuntime() trainerv1alpha1.TrainingRuntimeSpec {
-	pod := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{cluster.LabelExitCode: "1"},
-			Annotations: map[string]string{cluster.AnnotationExitAfter: "2s"},
-		},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox:1.36"}}},
-	}
-	return trainerv1alpha1.TrainingRuntimeSpec{
-		WorkloadKind: trainerv1alpha1.WorkloadKindPodCliqueSet,
-		MLPolicy:     &trainerv1alpha1.MLPolicy{NumNodes: ptr.To[int32](1), MLPolicySource: trainerv1alpha1.MLPolicySource{Torch: &trainerv1alpha1.TorchMLPolicySource{}}},
-		Template: trainerv1alpha1.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{
-			ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
-				Name: "node", Replicas: 1,
-				Template: batchJobTemplate(pod),
-			}},
-			FailurePolicy: &jobsetv1alpha2.FailurePolicy{MaxRestarts: 0},
-		}},
-	}
-}
-
-// batchJobTemplate is a one-pod Job of that pod.
-func batchJobTemplate(pod corev1.PodTemplateSpec) batchv1.JobTemplateSpec {
-	return batchv1.JobTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{trainerv1alpha1.LabelTrainJobAncestor: "trainer"}},
-		Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1), BackoffLimit: ptr.To[int32](0), Template: pod},
-	}
+func failingRuntime() *builders.RuntimeSpecBuilder {
+	return builders.RuntimeSpec("busybox:1.36", 1).OnePodJobs().MaxRestarts(0).
+		PodLabel(cluster.LabelExitCode, "1").PodAnnotation(cluster.AnnotationExitAfter, "2s").
+		PodSpecEdit(func(s *corev1.PodSpec) { s.RestartPolicy = corev1.RestartPolicyNever })
 }
 
 // caClient trusts the cluster's CA, which signed the trainer status server's certificate.

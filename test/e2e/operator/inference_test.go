@@ -19,6 +19,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -175,7 +176,7 @@ func TestScalingPodCliqueSetScalingGroupAndCliqueKeepsIndicesStable(t *testing.T
 	}, time.Minute, 200*time.Millisecond)
 
 	// A deleted pod is recreated at the same index.
-	victim := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scale-0-router-1"}}
+	victim := builders.Pod(ns, "scale-0-router-1").Obj()
 	require.NoError(t, k8s().Delete(ctx, victim))
 	require.Eventually(t, func() bool {
 		p := &corev1.Pod{}

@@ -185,18 +185,12 @@ func TestKubeflowRuntimesGiveEveryPodWhatKubeflowsOwnBuilderGives(t *testing.T) 
 				if tc.prepare != nil {
 					tc.prepare(t, ns)
 				}
-				rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ctr.Name}, Spec: *ctr.Spec.DeepCopy()}
-				rt.Spec.WorkloadKind = kind
+				b := builders.RuntimeSpecOf(ctr.Spec).WorkloadKind(kind)
 				if kind == trainerv1alpha1.WorkloadKindPodCliqueSet {
 					// Only Job pods complete by themselves on kwok.
-					for i := range rt.Spec.Template.Spec.ReplicatedJobs {
-						pod := &rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
-						if pod.Labels == nil {
-							pod.Labels = map[string]string{}
-						}
-						pod.Labels[cluster.LabelExitCode] = "0"
-					}
+					b.PodLabel(cluster.LabelExitCode, "0")
 				}
+				rt := b.TrainingRuntime(ns, ctr.Name)
 				create(t, rt)
 				tj := &trainerv1alpha1.TrainJob{
 					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kf"},

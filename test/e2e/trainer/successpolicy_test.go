@@ -12,13 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -39,8 +39,7 @@ func TestMPIRuntimesOnThePodCliqueSetPathSucceedWithTheirLauncher(t *testing.T) 
 			ctr := &trainerv1alpha1.ClusterTrainingRuntime{}
 			require.NoError(t, yaml.UnmarshalStrict(data, ctr))
 			ns := cluster.Current.NewNamespace(t)
-			rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ctr.Name}, Spec: *ctr.Spec.DeepCopy()}
-			rt.Spec.WorkloadKind = trainerv1alpha1.WorkloadKindPodCliqueSet
+			rt := builders.RuntimeSpecOf(ctr.Spec).WorkloadKind(trainerv1alpha1.WorkloadKindPodCliqueSet).TrainingRuntime(ns, ctr.Name)
 			require.NotNil(t, rt.Spec.Template.Spec.SuccessPolicy, "Kubeflow's MPI runtimes succeed with their launcher")
 			for i := range rt.Spec.Template.Spec.ReplicatedJobs {
 				rj := &rt.Spec.Template.Spec.ReplicatedJobs[i]
@@ -51,13 +50,7 @@ func TestMPIRuntimesOnThePodCliqueSetPathSucceedWithTheirLauncher(t *testing.T) 
 				}
 			}
 			create(t, rt)
-			tj := &trainerv1alpha1.TrainJob{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mpi"},
-				Spec: trainerv1alpha1.TrainJobSpec{
-					RuntimeRef: trainerv1alpha1.RuntimeRef{Name: rt.Name, Kind: ptr.To(trainerv1alpha1.TrainingRuntimeKind)},
-					Trainer:    &trainerv1alpha1.Trainer{NumNodes: ptr.To[int32](3)},
-				},
-			}
+			tj := builders.TrainJob(ns, "mpi", rt.Name).UID("").Nodes(3).Obj()
 			create(t, tj)
 
 			nodes := map[string]string{grovev1alpha1.LabelPodClique: "mpi-0-node"}

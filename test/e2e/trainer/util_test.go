@@ -102,7 +102,7 @@ func runtimeSpec(kind trainerv1alpha1.WorkloadKind, e exit, ttl *int32, maxResta
 // newRuntime creates a namespaced TrainingRuntime.
 func newRuntime(t *testing.T, ns, name string, spec trainerv1alpha1.TrainingRuntimeSpec) *trainerv1alpha1.TrainingRuntime {
 	t.Helper()
-	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	rt := builders.RuntimeSpecOf(spec).TrainingRuntime(ns, name)
 	require.NoError(t, k8s().Create(context.Background(), rt))
 	return rt
 }

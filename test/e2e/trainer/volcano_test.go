@@ -26,6 +26,7 @@ import (
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 	"github.com/kubegrove/grove/test/apiserver"
+	"github.com/kubegrove/grove/test/builders"
 	"github.com/kubegrove/grove/test/cluster"
 )
 
@@ -58,7 +59,7 @@ func volcanoQueue(t *testing.T, name string) {
 // inNamespace turns Kubeflow's ClusterTrainingRuntime into a TrainingRuntime of the test's
 // namespace (cluster-scoped names would collide across tests) and points the TrainJob at it.
 func inNamespace(ns string, ctr *trainerv1alpha1.ClusterTrainingRuntime, tj *trainerv1alpha1.TrainJob) *trainerv1alpha1.TrainingRuntime {
-	rt := &trainerv1alpha1.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ctr.Name}, Spec: *ctr.Spec.DeepCopy()}
+	rt := builders.RuntimeSpecOf(ctr.Spec).TrainingRuntime(ns, ctr.Name)
 	tj.Namespace = ns
 	tj.Spec.RuntimeRef.Kind = ptr.To(trainerv1alpha1.TrainingRuntimeKind)
 	return rt
