@@ -184,26 +184,28 @@ func (b *RuntimeSpecBuilder) OnePodJobs() *RuntimeSpecBuilder {
 
 // PodLabel sets a label on the pod template of every replicated job it has so far.
 func (b *RuntimeSpecBuilder) PodLabel(key, value string) *RuntimeSpecBuilder {
-	for i := range b.spec.Template.Spec.ReplicatedJobs {
-		pod := &b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
-		if pod.Labels == nil {
-			pod.Labels = map[string]string{}
-		}
-		pod.Labels[key] = value
-	}
-	return b
+	return b.eachPodTemplate(func(m *metav1.ObjectMeta) { m.Labels = withEntry(m.Labels, key, value) })
 }
 
 // PodAnnotation sets an annotation on the pod template of every replicated job it has so far.
 func (b *RuntimeSpecBuilder) PodAnnotation(key, value string) *RuntimeSpecBuilder {
+	return b.eachPodTemplate(func(m *metav1.ObjectMeta) { m.Annotations = withEntry(m.Annotations, key, value) })
+}
+
+func (b *RuntimeSpecBuilder) eachPodTemplate(edit func(*metav1.ObjectMeta)) *RuntimeSpecBuilder {
 	for i := range b.spec.Template.Spec.ReplicatedJobs {
-		pod := &b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[key] = value
+		edit(&b.spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.ObjectMeta)
 	}
 	return b
+}
+
+// withEntry returns m with key set to value, made when nil.
+func withEntry(m map[string]string, key, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	return m
 }
 
 // Spec returns the runtime spec.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // auditPolicy records every write (who, what, when) and nothing else, so tests can count the
@@ -112,7 +113,13 @@ var markSeq atomic.Int64
 // to catch up.
 func (c *Cluster) AuditMark(t testing.TB) time.Time {
 	t.Helper()
-	ctx := context.Background()
+	at, err := c.auditMark(context.Background())
+	require.NoError(t, err)
+	return at
+}
+
+// auditMark is AuditMark for callers that are not on the test's goroutine.
+func (c *Cluster) auditMark(ctx context.Context) (time.Time, error) {
 	from := int64(0)
 	if st, err := os.Stat(c.auditLogPath()); err == nil {
 		from = st.Size() // the mark is written after this: no need to read what came before
@@ -121,20 +128,30 @@ func (c *Cluster) AuditMark(t testing.TB) time.Time {
 		Namespace: metav1.NamespaceDefault,
 		Name:      fmt.Sprintf("audit-mark-%d-%d", time.Now().UnixNano(), markSeq.Add(1)),
 	}}
-	require.NoError(t, c.client.Create(ctx, cm))
+	if err := c.client.Create(ctx, cm); err != nil {
+		return time.Time{}, fmt.Errorf("writing the audit mark: %w", err)
+	}
 	defer func() { _ = c.client.Delete(ctx, cm) }()
 	var at time.Time
-	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		marks, next, err := c.auditEventsFrom(from, func(ev AuditEvent) bool {
 			return ev.Verb == "create" && ev.ObjectRef.Resource == "configmaps" &&
 				ev.ObjectRef.Namespace == cm.Namespace && ev.ObjectRef.Name == cm.Name
 		})
-		require.NoError(ct, err)
+		if err != nil {
+			return false, err
+		}
 		from = next
-		require.NotEmpty(ct, marks, "the audit log records the mark %s", cm.Name)
+		if len(marks) == 0 {
+			return false, nil
+		}
 		at = marks[0].StageTimestamp
-	}, 30*time.Second, 20*time.Millisecond)
-	return at
+		return true, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the audit log does not record the mark %s: %w", cm.Name, err)
+	}
+	return at, nil
 }
 
 // WaitQuiet returns once the audit log has recorded none of the writes keep selects for quiet,
@@ -149,7 +166,8 @@ func (c *Cluster) WaitQuiet(t testing.TB, quiet, timeout time.Duration, keep fun
 		lastSeen time.Time
 	)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		mark := c.AuditMark(t)
+		mark, err := c.auditMark(context.Background())
+		require.NoError(ct, err)
 		writes, next, err := c.auditEventsFrom(from, keep)
 		require.NoError(ct, err)
 		from = next

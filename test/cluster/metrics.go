@@ -13,12 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// metricsClient bounds a scrape: a wedged binary fails the wait instead of hanging it.
+var metricsClient = &http.Client{Timeout: 5 * time.Second}
+
 // Metrics reads a project binary's metrics, by family name.
 func (p *Process) Metrics() (map[string]*dto.MetricFamily, error) {
 	if p.MetricsURL == "" {
 		return nil, fmt.Errorf("%s serves no metrics here", p.p.name)
 	}
-	resp, err := http.Get(p.MetricsURL) //nolint:gosec // loopback scrape
+	resp, err := metricsClient.Get(p.MetricsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +39,12 @@ func sum(f *dto.MetricFamily) float64 {
 	return total
 }
 
-// WaitIdle returns once the binary's controllers have reconciled at least once and have nothing
-// left to do: no request waiting in a work queue, no reconcile running, and no reconcile finished
-// for quiet (longer than any batching window, so a request held back for one is not missed). It
-// reads what controller-runtime exports, so it says so only of this process, and only while no
-// test changes what it watches.
+// WaitIdle returns once the binary's controllers have reconciled at least once and are idle: no
+// request ready in a work queue, no reconcile running, and no reconcile finished for quiet (longer
+// than the batching period, so a request held back for it is not missed; a retry or RequeueAfter
+// due later is not seen). It reads what controller-runtime exports, so it says so only of this
+// process, and only while no test changes what it watches. A process that exited is named in the
+// failure.
 func (p *Process) WaitIdle(t testing.TB, quiet, timeout time.Duration) {
 	t.Helper()
 	var (
@@ -48,6 +52,8 @@ func (p *Process) WaitIdle(t testing.TB, quiet, timeout time.Duration) {
 		since      time.Time
 	)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		exited, err := p.Exited()
+		require.False(ct, exited, "%s exited (%v):\n%s", p.p.name, err, p.LogTail(20))
 		families, err := p.Metrics()
 		require.NoError(ct, err)
 		total := sum(families["controller_runtime_reconcile_total"])

@@ -95,9 +95,11 @@ func TestGangTerminationHappensOncePerEpisodeAcrossOperatorCrashes(t *testing.T)
 	}, time.Minute, 50*time.Millisecond, "the replica is terminated by the restarted operator")
 	restartOperator(t, "right after the deletion")
 	waitRunning(t, ns, "once", 4, 2*time.Minute)
-	// The restarted operator counts the replica available again: it has seen the new cliques
-	// whole, and a second termination of the same episode would have been decided by then.
+	// The new cliques were available and the restarted operator has written nothing in the
+	// namespace for 2 s: a second termination of the same episode would have been decided by then.
+	waitCliquesWereAvailable(t, ns, "once")
 	waitAvailable(t, ns, "once", 1)
+	cluster.Current.WaitQuiet(t, 2*time.Second, time.Minute, byOurBinaries(ns))
 	assert.Len(t, cliqueDeletes(t, ns), len(before), "one termination: each PodClique deleted once")
 	require.Eventually(t, func() bool {
 		for _, n := range history.incarnations() {

@@ -77,14 +77,25 @@ func gangPCS(ns, name string, delay *time.Duration, groupReplicas, groupMin int3
 
 func durationPtr(d time.Duration) *time.Duration { return &d }
 
-// startGang creates the PodCliqueSet and waits until every clique was available.
+// startGang creates the PodCliqueSet and waits until every clique was available and the
+// PodCliqueSet counts every replica available: a later count below that proves a pass that saw
+// the change.
 func startGang(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, pods int) map[string]types.UID {
 	t.Helper()
 	require.NoError(t, k8s().Create(context.Background(), pcs))
 	waitRunning(t, pcs.Namespace, pcs.Name, pods, 2*time.Minute)
+	waitCliquesWereAvailable(t, pcs.Namespace, pcs.Name)
+	waitAvailable(t, pcs.Namespace, pcs.Name, pcs.Spec.Replicas)
+	return cliqueUIDs(t, pcs.Namespace, pcs.Name)
+}
+
+// waitCliquesWereAvailable waits until every PodClique of the PodCliqueSet reports it was
+// available.
+func waitCliquesWereAvailable(t *testing.T, ns, pcs string) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		list := &grovev1alpha1.PodCliqueList{}
-		require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(pcs.Namespace), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs.Name}))
+		require.NoError(t, k8s().List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{grovev1alpha1.LabelPartOf: pcs}))
 		for _, p := range list.Items {
 			if !p.Status.WasAvailable {
 				return false
@@ -92,7 +103,6 @@ func startGang(t *testing.T, pcs *grovev1alpha1.PodCliqueSet, pods int) map[stri
 		}
 		return len(list.Items) > 0
 	}, time.Minute, 100*time.Millisecond, "every PodClique was available")
-	return cliqueUIDs(t, pcs.Namespace, pcs.Name)
 }
 
 // waitBreached waits for the clique's breach and returns when it began, as its condition says
@@ -121,13 +131,14 @@ func waitAvailable(t *testing.T, ns, pcs string, n int32) {
 	}, 30*time.Second, 100*time.Millisecond, "%s has %d available replicas", pcs, n)
 }
 
-// cliqueDeletes is the operator's deletes of PodCliques in a namespace the audit log holds up to
-// a mark made now.
+// cliqueDeletes is the operator's successful deletes of PodCliques in a namespace that the audit
+// log holds up to a mark made now.
 func cliqueDeletes(t *testing.T, ns string) []string {
 	t.Helper()
 	mark := cluster.Current.AuditMark(t)
 	writes, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
-		return byOurBinaries(ns)(ev) && ev.Verb == "delete" && ev.ObjectRef.Resource == "podcliques" && !ev.StageTimestamp.After(mark)
+		return byOurBinaries(ns)(ev) && ev.Verb == "delete" && ev.ObjectRef.Resource == "podcliques" &&
+			ev.ResponseStatus.Code < 300 && !ev.StageTimestamp.After(mark)
 	})
 	require.NoError(t, err)
 	names := make([]string, 0, len(writes))

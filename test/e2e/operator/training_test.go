@@ -61,7 +61,7 @@ func TestTrainingWhosePodsAllExitZeroSucceedsAndKeepsItsPods(t *testing.T) {
 	mark := cluster.Current.AuditMark(t)
 	podWrites, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
 		return byOurBinaries(ns)(ev) && ev.ObjectRef.Resource == "pods" && ev.ObjectRef.Subresource == "" &&
-			(ev.Verb == "create" || ev.Verb == "delete") && !ev.StageTimestamp.After(mark)
+			(ev.Verb == "create" || ev.Verb == "delete") && ev.ResponseStatus.Code < 300 && !ev.StageTimestamp.After(mark)
 	})
 	require.NoError(t, err)
 	verbs := make([]string, 0, len(podWrites))

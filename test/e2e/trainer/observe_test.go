@@ -71,9 +71,7 @@ func TestKubectlGetShowsStateNodesAndRuntimeAndTheControllerIsQuietAtRest(t *tes
 		assert.Contains(t, row, "Age")
 	}
 	// The window starts once the trainer-controller has written nothing in the namespace for 2 s.
-	settled := cluster.Current.WaitQuiet(t, 2*time.Second, time.Minute, func(ev cluster.AuditEvent) bool {
-		return ev.ObjectRef.Namespace == ns && ev.User.Username == trainerUser
-	})
+	settled := quietTrainer(t, ns)
 	time.Sleep(15 * time.Second) // the observation window
 	writes, err := cluster.Current.AuditEvents(func(ev cluster.AuditEvent) bool {
 		return ev.ObjectRef.Namespace == ns && ev.StageTimestamp.After(settled) && ev.User.Username == trainerUser

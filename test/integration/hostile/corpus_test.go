@@ -522,7 +522,8 @@ func TestHostileObjectsAreRejectedNamingTheFieldOrStoredAndHandled(t *testing.T)
 		})
 	}
 	// Controllers work asynchronously: they have tripped over what was stored, or not, once each
-	// has been through it and has nothing left to do.
+	// has been through it and is idle.
+	requireBinariesHealthy(t)
 	for _, name := range []string{"grove-operator", "backend-controller", "trainer-controller"} {
 		binaries[name].WaitIdle(t, 1500*time.Millisecond, time.Minute)
 	}
