@@ -179,3 +179,22 @@ func TestRecoveryRoundsStayWithinTheRestartBudget(t *testing.T) {
 		assert.GreaterOrEqual(t, sz.RecoveryRounds, 2, "%s: the reset between rounds runs in every run", name)
 	}
 }
+
+func TestRolloutRoundsRotateWhoGoesFirst(t *testing.T) {
+	cases := []struct {
+		name     string
+		n, round int
+		want     []int
+	}{
+		{"the first round in the contenders' order", 3, 1, []int{0, 1, 2}},
+		{"the second starts with the second", 3, 2, []int{1, 2, 0}},
+		{"the third with the third", 3, 3, []int{2, 0, 1}},
+		{"the fourth wraps to the first", 3, 4, []int{0, 1, 2}},
+		{"one contender always goes alone", 1, 2, []int{0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, turnOrder(tc.n, tc.round))
+		})
+	}
+}

@@ -51,9 +51,10 @@ type sizes struct {
 	// from the gangs an earlier update left (under Coherent, one anchor per step).
 	RolloutRounds int
 	// RolloutGroups is the rollout family's second workload: groups only (issue 38: 100 groups of
-	// 10 pods, one unavailable at a time), rolled once per contender and held to LeaderWorkerSet's
-	// time and writes.
-	RolloutGroups rolloutShape
+	// 10 pods, one unavailable at a time), rolled RolloutGroupRounds times per contender (the
+	// median round counts) and held to LeaderWorkerSet's time and writes.
+	RolloutGroups      rolloutShape
+	RolloutGroupRounds int
 	// Recovery is the recovery family's gang, failed and recovered RecoveryRounds times;
 	// Placement the placement family's gang.
 	Recovery, RecoveryRounds, Placement int
@@ -75,12 +76,12 @@ type sizes struct {
 var full = sizes{Nodes: 20, S1Workers: 999, S2Sets: 200, S2Pods: 5, S3From: 50, S3To: 100, S3Rounds: 5, S4Jobs: 50, S4Pods: 8,
 	S4ExitAfter: "10s", S6Sets: 100, S6Pods: 8, Rest: 60 * time.Second, MemoryPods: []int{10000, 20000}, EnforceTargets: true,
 	PeerGroups: 100, PeerGroupSize: 10, Rollout: rolloutShape{Frontend: 4, Prefill: 6, Decode: 4, Workers: 4}, RolloutRounds: 3,
-	Recovery: 1000, RecoveryRounds: 3, Placement: 1000, ScaleGroups: 100, ScaleSize: 10, ScaleRounds: 3, RolloutGroups: rolloutShape{Prefill: 100, Workers: 9}}
+	Recovery: 1000, RecoveryRounds: 3, Placement: 1000, ScaleGroups: 100, ScaleSize: 10, ScaleRounds: 3, RolloutGroups: rolloutShape{Prefill: 100, Workers: 9}, RolloutGroupRounds: 3}
 
 var smoke = sizes{Nodes: 4, S1Workers: 49, S2Sets: 10, S2Pods: 5, S3From: 3, S3To: 6, S3Rounds: 1, S4Jobs: 3, S4Pods: 2,
 	S4ExitAfter: "2s", S6Sets: 3, S6Pods: 2, Rest: 10 * time.Second, PeerGroups: 5, PeerGroupSize: 2,
 	Rollout: rolloutShape{Frontend: 2, Prefill: 2, Decode: 2, Workers: 1}, RolloutRounds: 2, OverlapDeletions: true,
-	Recovery: 20, RecoveryRounds: 2, Placement: 20, ScaleGroups: 3, ScaleSize: 2, ScaleRounds: 2, RolloutGroups: rolloutShape{Prefill: 3, Workers: 1}}
+	Recovery: 20, RecoveryRounds: 2, Placement: 20, ScaleGroups: 3, ScaleSize: 2, ScaleRounds: 2, RolloutGroups: rolloutShape{Prefill: 3, Workers: 1}, RolloutGroupRounds: 2}
 
 func main() {
 	smokeRun := flag.Bool("smoke", false, "tiny scenarios: check the harness, not the numbers")

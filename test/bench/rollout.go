@@ -572,9 +572,12 @@ type RolloutComponent struct {
 	LowestAvailable int    `json:"lowestAvailableUnits"`
 }
 
-// rollout runs every contender's update of each workload shape, one after the other, and checks
-// the budgets, Coherent's time against RollingRecreate's and, on the groups shape (issue 38),
-// each of this project's times and writes against LeaderWorkerSet's.
+// rollout runs every contender's update of each workload shape and checks the budgets, Coherent's
+// time against RollingRecreate's and, on the groups shape (issue 38), each of this project's times
+// and writes against LeaderWorkerSet's. Every contender's workload of a shape is made first; then
+// the rounds take turns, each round in an order rotated by one (RollingRecreate, Coherent,
+// LeaderWorkerSet; then Coherent, LeaderWorkerSet, RollingRecreate; …), so a machine that slows
+// down or speeds up over the minutes of a shape weighs on every contender alike.
 func (b *bench) rollout(ctx context.Context) error {
 	if err := b.ensureLWS(ctx); err != nil {
 		return err
@@ -592,29 +595,22 @@ func (b *bench) rollout(ctx context.Context) error {
 		againstPeer bool
 	}{
 		{"disagg", b.sz.Rollout, max(b.sz.RolloutRounds, 1), false},
-		{"groups", b.sz.RolloutGroups, 1, true},
+		{"groups", b.sz.RolloutGroups, max(b.sz.RolloutGroupRounds, 1), true},
 	}
 	var namespaces []string
 	for _, sh := range shapes {
 		if sh.shape.pods() == 0 {
 			continue
 		}
-		var runs []Rollout
-		for i, c := range b.rolloutContenders() {
-			ns := fmt.Sprintf("rollout-%s-%d", sh.key, i)
-			fmt.Printf("rollout: %s: %s: starting (%d pods)\n", sh.shape, c.name, sh.shape.pods())
-			began := time.Now()
-			run, err := b.rolloutRun(ctx, observer, ns, c, sh.shape, sh.rounds)
-			if err != nil {
-				return fmt.Errorf("rollout %s, %s: %w", sh.shape, c.name, err)
-			}
-			fmt.Printf("rollout: %s: %s: done in %.0fs (median round %.1fs; %d component(s) below budget; %.2f writes per pod)\n",
-				sh.shape, c.name, time.Since(began).Seconds(), run.Seconds, run.BelowBudget, run.WritesPerPod)
-			runs = append(runs, run)
-			namespaces = append(namespaces, ns)
+		runs, err := b.rolloutShapeRuns(ctx, observer, sh.key, sh.shape, sh.rounds)
+		if err != nil {
+			return err
 		}
-		b.rolloutTargets(runs, sh.againstPeer)
-		b.r.Rollouts = append(b.r.Rollouts, runs...)
+		for _, r := range runs {
+			namespaces = append(namespaces, r.namespace)
+			b.r.Rollouts = append(b.r.Rollouts, r.run)
+		}
+		b.rolloutTargets(b.r.Rollouts[len(b.r.Rollouts)-len(runs):], sh.againstPeer)
 	}
 	if b.sz.OverlapDeletions {
 		for _, ns := range namespaces {
@@ -624,6 +620,48 @@ func (b *bench) rollout(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rolloutShapeRuns makes every contender's workload of one shape, runs their rounds in turns and
+// deletes the namespaces (waiting for each unless deletions overlap).
+func (b *bench) rolloutShapeRuns(ctx context.Context, cs kubernetes.Interface, key string, s rolloutShape, rounds int) (_ []*rolloutTrial, err error) {
+	var trials []*rolloutTrial
+	defer func() {
+		for _, t := range trials {
+			t.probe.stop()
+		}
+	}()
+	for i, c := range b.rolloutContenders() {
+		ns := fmt.Sprintf("rollout-%s-%d", key, i)
+		fmt.Printf("rollout: %s: %s: starting (%d pods, %d rounds)\n", s, c.name, s.pods(), rounds)
+		t, err := b.startRolloutTrial(ctx, cs, ns, c, s)
+		if err != nil {
+			return nil, fmt.Errorf("rollout %s, %s: %w", s, c.name, err)
+		}
+		trials = append(trials, t)
+	}
+	for round := 1; round <= rounds; round++ {
+		for _, k := range turnOrder(len(trials), round) {
+			t := trials[k]
+			if err := b.rolloutRound(ctx, t, round, rounds); err != nil {
+				return nil, fmt.Errorf("rollout %s, %s: round %d: %w", s, t.run.Contender, round, err)
+			}
+		}
+	}
+	for _, t := range trials {
+		t.finish()
+		fmt.Printf("rollout: %s: %s: done (median round %.1fs; %d component(s) below budget; %.2f writes per pod)\n",
+			s, t.run.Contender, t.run.Seconds, t.run.BelowBudget, t.run.WritesPerPod)
+		if err := b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.namespace}}); err != nil {
+			return nil, err
+		}
+		if !b.sz.OverlapDeletions {
+			if err := b.namespaceGone(ctx, t.namespace); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return trials, nil
 }
 
 // rolloutTargets fills in one shape's ratios and records its targets.
@@ -665,91 +703,113 @@ func (b *bench) rolloutTargets(runs []Rollout, againstPeer bool) {
 	}
 }
 
-// rolloutRun applies one contender's workload in a new namespace, waits until every pod is
-// Ready, then rounds times changes every component's template and follows the update to its end;
-// then deletes the namespace and waits until it is gone (unless deletions overlap: then the
-// family waits for every namespace at its end). The time is the median round's, the
-// lowest capacities the lowest of all rounds.
-func (b *bench) rolloutRun(ctx context.Context, cs kubernetes.Interface, ns string, c rolloutContender, s rolloutShape, rounds int) (_ Rollout, err error) {
-	done := b.progress.start(fmt.Sprintf("  rollout: %s (%d pods, %d rounds)", c.name, s.pods(), rounds))
+// turnOrder is the order in which n contenders take their turn in a round (from 1): each round
+// starts one contender later than the round before.
+func turnOrder(n, round int) []int {
+	out := make([]int, n)
+	for k := range out {
+		out[k] = (k + round - 1) % n
+	}
+	return out
+}
+
+// rolloutTrial is one contender's workload of a shape while its rounds run.
+type rolloutTrial struct {
+	namespace string
+	shape     rolloutShape
+	change    func(ctx context.Context, c client.Client, ns, revision string, s rolloutShape) error
+	probe     *rolloutProbe
+	run       Rollout
+	lowest    map[string]readyCapacity
+	writes    map[writeCount]int
+}
+
+// startRolloutTrial applies one contender's workload in a new namespace and waits until every pod
+// is Ready.
+func (b *bench) startRolloutTrial(ctx context.Context, cs kubernetes.Interface, ns string, c rolloutContender, s rolloutShape) (_ *rolloutTrial, err error) {
+	done := b.progress.start(fmt.Sprintf("  rollout: %s: %s made (%d pods)", s, c.name, s.pods()))
 	defer func() { done(err) }()
 	if _, err := b.namespace(ctx, ns); err != nil {
-		return Rollout{}, err
+		return nil, err
 	}
-	comps := s.components()
-	probe, err := startRolloutProbe(ctx, cs, ns, comps, s.pods())
+	probe, err := startRolloutProbe(ctx, cs, ns, s.components(), s.pods())
 	if err != nil {
-		return Rollout{}, err
+		return nil, err
 	}
-	defer probe.stop()
+	t := &rolloutTrial{namespace: ns, shape: s, change: c.change, probe: probe, lowest: map[string]readyCapacity{}, writes: map[writeCount]int{},
+		run: Rollout{Shape: s.String(), Contender: c.name, Pods: s.pods(), Peer: c.peer}}
 	list := c.objs(ns, s)
 	if err := parallel(len(list), applyParallelism, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
-		return Rollout{}, err
+		probe.stop()
+		return nil, err
 	}
 	if _, err := probe.waitRolledOut(ctx, 10*time.Minute); err != nil {
-		return Rollout{}, fmt.Errorf("every pod Ready before the change: %w", err)
+		probe.stop()
+		return nil, fmt.Errorf("every pod Ready before the change: %w", err)
 	}
-	run := Rollout{Shape: s.String(), Contender: c.name, Pods: s.pods(), Peer: c.peer}
-	lowest := map[string]readyCapacity{}
-	writes := map[writeCount]int{}
-	for round := 1; round <= rounds; round++ {
-		if round == 1 {
-			time.Sleep(3 * time.Second) // the controllers' last status writes of the creation (a round ends with its own)
-		}
-		if err := probe.whole(); err != nil {
-			return Rollout{}, err
-		}
-		revision := strconv.FormatInt(time.Now().UnixNano(), 10)
-		probe.arm(revision)
-		begin := time.Now()
-		if err := c.change(ctx, b.k8s(), ns, revision, s); err != nil {
-			return Rollout{}, fmt.Errorf("round %d: changing the templates: %w", round, err)
-		}
-		done, err := probe.waitRolledOut(ctx, 15*time.Minute)
-		if err != nil {
-			return Rollout{}, fmt.Errorf("round %d: every pod Ready at the new template: %w", round, err)
-		}
-		// The writes that finish the round land in its window (the controllers' last status
-		// writes); the next round starts after it.
-		time.Sleep(3 * time.Second)
-		written, err := eventsBetween(b.c, ns, begin, time.Now())
-		if err != nil {
-			return Rollout{}, err
-		}
-		by, _ := writeCounts(written)
-		steps := stepPhases(written)
-		run.Steps = &steps
-		for _, wc := range by {
-			n := wc.Count
-			wc.Count = 0
-			writes[wc] += n
-		}
-		low, events := probe.result()
-		lowest = lowestOf(lowest, low)
-		round := RolloutRound{Seconds: done.Sub(begin).Seconds(), Lowest: low, Events: events}
-		run.Rounds = append(run.Rounds, round)
-		fmt.Printf("rollout: %s: round %d of %d: every pod new and Ready %.1fs after the change; lowest available: %s\n",
-			c.name, len(run.Rounds), rounds, round.Seconds, lowestSummary(low, comps))
+	// The controllers' last status writes of the creation (a round ends with its own).
+	time.Sleep(3 * time.Second)
+	return t, nil
+}
+
+// rolloutRound changes every component's template of a trial's workload and follows the update
+// to its end.
+func (b *bench) rolloutRound(ctx context.Context, t *rolloutTrial, round, rounds int) (err error) {
+	done := b.progress.start(fmt.Sprintf("  rollout: %s: %s round %d of %d", t.shape, t.run.Contender, round, rounds))
+	defer func() { done(err) }()
+	if err := t.probe.whole(); err != nil {
+		return err
 	}
+	revision := strconv.FormatInt(time.Now().UnixNano(), 10)
+	t.probe.arm(revision)
+	begin := time.Now()
+	if err := t.change(ctx, b.k8s(), t.namespace, revision, t.shape); err != nil {
+		return fmt.Errorf("changing the templates: %w", err)
+	}
+	finished, err := t.probe.waitRolledOut(ctx, 15*time.Minute)
+	if err != nil {
+		return fmt.Errorf("every pod Ready at the new template: %w", err)
+	}
+	// The writes that finish the round land in its window (the controllers' last status
+	// writes); the next round starts after it.
+	time.Sleep(3 * time.Second)
+	written, err := eventsBetween(b.c, t.namespace, begin, time.Now())
+	if err != nil {
+		return err
+	}
+	by, _ := writeCounts(written)
+	steps := stepPhases(written)
+	t.run.Steps = &steps
+	for _, wc := range by {
+		n := wc.Count
+		wc.Count = 0
+		t.writes[wc] += n
+	}
+	low, events := t.probe.result()
+	t.lowest = lowestOf(t.lowest, low)
+	r := RolloutRound{Seconds: finished.Sub(begin).Seconds(), Lowest: low, Events: events}
+	t.run.Rounds = append(t.run.Rounds, r)
+	fmt.Printf("rollout: %s: round %d of %d: every pod new and Ready %.1fs after the change; lowest available: %s\n",
+		t.run.Contender, round, rounds, r.Seconds, lowestSummary(low, t.shape.components()))
+	return nil
+}
+
+// finish takes a trial's time (the median round's), lowest capacities (the lowest of all rounds)
+// and writes per pod.
+func (t *rolloutTrial) finish() {
 	var times []float64
-	for _, r := range run.Rounds {
+	for _, r := range t.run.Rounds {
 		times = append(times, r.Seconds)
 	}
-	run.Seconds, run.BelowBudget = median(times), belowBudget(lowest, comps)
+	comps := t.shape.components()
+	t.run.Seconds, t.run.BelowBudget = median(times), belowBudget(t.lowest, comps)
 	var total int
-	run.WritesBy, total = counts(writes)
-	run.WritesPerPod = float64(total) / float64(s.pods()*len(run.Rounds))
+	t.run.WritesBy, total = counts(t.writes)
+	t.run.WritesPerPod = float64(total) / float64(t.shape.pods()*len(t.run.Rounds))
 	for _, comp := range comps {
-		run.Components = append(run.Components, RolloutComponent{Name: comp.Name, Units: comp.Units, PodsPerUnit: comp.UnitPods,
-			MaxUnavailable: comp.MaxUnavailable, Floor: comp.floor(), LowestReadyPods: lowest[comp.Name].Pods, LowestAvailable: lowest[comp.Name].Units})
+		t.run.Components = append(t.run.Components, RolloutComponent{Name: comp.Name, Units: comp.Units, PodsPerUnit: comp.UnitPods,
+			MaxUnavailable: comp.MaxUnavailable, Floor: comp.floor(), LowestReadyPods: t.lowest[comp.Name].Pods, LowestAvailable: t.lowest[comp.Name].Units})
 	}
-	if err := b.k8s().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return run, err
-	}
-	if b.sz.OverlapDeletions {
-		return run, nil // the family waits for it at its end
-	}
-	return run, b.namespaceGone(ctx, ns)
 }
 
 // ensureLWS starts LeaderWorkerSet's controller unless it runs already (the peers start it).

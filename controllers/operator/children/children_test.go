@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -210,4 +211,42 @@ func overlap(a, b map[string]string) int {
 		}
 	}
 	return n
+}
+
+func TestHoldsAnEmptyLabelOnlyWhenItsKeyIsThere(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		have, sub map[string]string
+		holds     bool
+	}{
+		{"nothing wanted", map[string]string{"a": "1"}, nil, true},
+		{"every entry with its value", map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}, true},
+		{"another value", map[string]string{"a": "1"}, map[string]string{"a": "2"}, false},
+		{"a key missing", map[string]string{"a": "1"}, map[string]string{"b": "2"}, false},
+		{"an empty value whose key is there", map[string]string{"a": ""}, map[string]string{"a": ""}, true},
+		{"an empty value whose key is missing", map[string]string{}, map[string]string{"a": ""}, false},
+		{"an empty value on an object with no labels", nil, map[string]string{"a": ""}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.holds, Holds(tc.have, tc.sub))
+		})
+	}
+}
+
+func TestMergedSetsEveryEntryOnACopy(t *testing.T) {
+	into := map[string]string{"kubectl": "added", "ours": "a"}
+	got := Merged(into, map[string]string{"ours": "b", "new": ""})
+	assert.Equal(t, map[string]string{"kubectl": "added", "ours": "b", "new": ""}, got)
+	assert.Equal(t, map[string]string{"kubectl": "added", "ours": "a"}, into, "into is not modified")
+	assert.Equal(t, map[string]string{}, Merged(nil, nil), "a map to set, never nil")
+}
+
+func TestCopiedSharesNothingWithTheOriginal(t *testing.T) {
+	assert.Nil(t, Copied[int32](nil))
+	v := int32(3)
+	got := Copied(&v)
+	require.NotNil(t, got)
+	assert.Equal(t, int32(3), *got)
+	*got = 4
+	assert.Equal(t, int32(3), v, "writing through the copy leaves the original")
 }

@@ -174,7 +174,7 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 	default:
 		if _, updating := in.pcs.CoherentUpdate(); updating {
 			// Sizes hold while the update runs (grove-webhook refuses a change of them, ours too).
-			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, children.Copied(have.Spec.TemplateReplicas)
 		}
 		if updated, changed := children.Updated(have, w, children.CliqueSpec); changed {
 			p.update(have, updated)

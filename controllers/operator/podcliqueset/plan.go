@@ -387,7 +387,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 			if p.coherentUpdating(pcs) {
 				// Sizes wait while a Coherent update runs (the plan of the replica being updated is
 				// made for them; grove-webhook refuses a change of them, ours too).
-				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, children.Copied(have.Spec.TemplateReplicas)
 			}
 			updated, changed := children.Updated(have, want, children.CliqueSpec)
 			if _, gang := updated.Labels[grovev1alpha1.LabelPodGang]; coherentSet && gang {
@@ -415,7 +415,7 @@ func (p *plan) replica(in input, i int, allowUpdate bool) {
 		case allowUpdate:
 			want.Spec.Replicas = keepScaledReplicas(want.Spec.Replicas, have.Spec.Replicas, have.Spec.TemplateReplicas, g.ScaleConfig != nil)
 			if p.coherentUpdating(pcs) {
-				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, have.Spec.TemplateReplicas
+				want.Spec.Replicas, want.Spec.TemplateReplicas = have.Spec.Replicas, children.Copied(have.Spec.TemplateReplicas)
 			}
 			if updated, changed := children.Updated(have, want, children.GroupSpec); changed {
 				p.changes = append(p.changes, change{verb: update, obj: updated, reason: "the PodCliqueScalingGroup differs from the template"})
@@ -469,11 +469,11 @@ func (p *plan) podGangs(in input, replica int) {
 			continue
 		}
 		pg := have
-		if !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !hasLabels(have.Labels, want.Labels) || !hasLabels(have.Annotations, want.Annotations) {
+		if !sameGangSpec(&have.Spec, &want.Spec) || !children.Holds(have.Labels, want.Labels) || !children.Holds(have.Annotations, want.Annotations) {
 			pg = have.DeepCopy()
 			pg.Spec = want.Spec
-			pg.Labels = merged(pg.Labels, want.Labels)
-			pg.Annotations = merged(pg.Annotations, want.Annotations)
+			pg.Labels = children.Merged(pg.Labels, want.Labels)
+			pg.Annotations = children.Merged(pg.Annotations, want.Annotations)
 			p.changes = append(p.changes, change{verb: update, obj: pg, reason: "the PodGang's pods or constraints changed"})
 		}
 		if part, write := decideGangStatus(pg, missing, obs.pods, metav1.NewTime(in.now)); write {
@@ -497,19 +497,6 @@ func (p *plan) gangsOf(in input, replica int) []gang {
 		return coherentGangs(in.pcs, replica, p.coherent.entries[replica], in.obs)
 	}
 	return wantedGangs(in.pcs, replica, in.obs)
-}
-
-// merged returns have with want's entries set (nil when both are empty).
-func merged(have, want map[string]string) map[string]string {
-	if len(want) == 0 {
-		return have
-	}
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, want)
-	return out
 }
 
 // autoscalers plans the PodCliqueSet's HorizontalPodAutoscalers: one per autoscaled clique and

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -118,14 +119,37 @@ func gangLabels(pcs *grovev1alpha1.PodCliqueSet, replica int, backend string) ma
 	return labels
 }
 
-// hasLabels reports whether have holds every label of want.
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
+// sameGangSpec reports what equality.Semantic.DeepEqual reports of two PodGang specs, comparing
+// the pod groups' references and requests directly: they are most of a spec, and a Coherent pass
+// compares its replica's 100 gangs each time (by reflection, a tenth of the pass). The rest goes
+// through equality.Semantic, so a field added later is compared too.
+func sameGangSpec(a, b *schedulerv1alpha1.PodGangSpec) bool {
+	if len(a.PodGroups) != len(b.PodGroups) {
+		return false
+	}
+	for i := range a.PodGroups {
+		if !samePodGroup(&a.PodGroups[i], &b.PodGroups[i]) {
 			return false
 		}
 	}
-	return true
+	restA, restB := *a, *b
+	restA.PodGroups, restB.PodGroups = nil, nil
+	return equality.Semantic.DeepEqual(restA, restB)
+}
+
+func samePodGroup(a, b *schedulerv1alpha1.PodGroup) bool {
+	if a.Name != b.Name || a.MinReplicas != b.MinReplicas || !slices.Equal(a.PodReferences, b.PodReferences) ||
+		len(a.PodResourceRequests) != len(b.PodResourceRequests) {
+		return false
+	}
+	for name, qa := range a.PodResourceRequests {
+		if qb, ok := b.PodResourceRequests[name]; !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	restA, restB := *a, *b
+	restA.PodReferences, restB.PodReferences, restA.PodResourceRequests, restB.PodResourceRequests = nil, nil, nil, nil
+	return equality.Semantic.DeepEqual(restA, restB)
 }
 
 // podGangSpec is a PodGang's spec: one pod group per member, referencing every pod by its

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -94,4 +96,61 @@ func TestAPodGangIsNotWrittenFromAViewThatLacksOurLastWrite(t *testing.T) {
 	pass() // the cache caught up
 	assert.Equal(t, 1, writes, "nothing left to write")
 	assert.Zero(t, conflicts)
+}
+
+// TestSameGangSpecAnswersAsSemanticEquality: the direct comparison of pod groups gives the answer
+// equality.Semantic gives, on every field a pass may change.
+func TestSameGangSpecAnswersAsSemanticEquality(t *testing.T) {
+	base := func() schedulerv1alpha1.PodGangSpec {
+		return schedulerv1alpha1.PodGangSpec{PriorityClassName: "high", QueueName: "q", PodGroups: []schedulerv1alpha1.PodGroup{
+			{Name: "leader", MinReplicas: 1, PodReferences: []schedulerv1alpha1.NamespacedName{{Namespace: "ns", Name: "leader-0"}},
+				PodResourceRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+			{Name: "worker", MinReplicas: 2, PodReferences: []schedulerv1alpha1.NamespacedName{{Namespace: "ns", Name: "worker-0"}, {Namespace: "ns", Name: "worker-1"}}},
+		}}
+	}
+	required := "rack"
+	for _, tc := range []struct {
+		name   string
+		change func(*schedulerv1alpha1.PodGangSpec)
+		same   bool
+	}{
+		{"an equal copy", func(*schedulerv1alpha1.PodGangSpec) {}, true},
+		{"the same quantity spelled otherwise", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.PodGroups[0].PodResourceRequests[corev1.ResourceCPU] = resource.MustParse("1000m")
+		}, true},
+		{"no requests against an empty list", func(s *schedulerv1alpha1.PodGangSpec) { s.PodGroups[1].PodResourceRequests = corev1.ResourceList{} }, true},
+		{"another pod referenced", func(s *schedulerv1alpha1.PodGangSpec) { s.PodGroups[1].PodReferences[1].Name = "worker-2" }, false},
+		{"references in another order", func(s *schedulerv1alpha1.PodGangSpec) {
+			refs := s.PodGroups[1].PodReferences
+			refs[0], refs[1] = refs[1], refs[0]
+		}, false},
+		{"one pod more", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.PodGroups[1].PodReferences = append(s.PodGroups[1].PodReferences, schedulerv1alpha1.NamespacedName{Namespace: "ns", Name: "worker-2"})
+		}, false},
+		{"another minimum", func(s *schedulerv1alpha1.PodGangSpec) { s.PodGroups[1].MinReplicas = 1 }, false},
+		{"another request", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.PodGroups[0].PodResourceRequests[corev1.ResourceCPU] = resource.MustParse("2")
+		}, false},
+		{"a request for another resource", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.PodGroups[0].PodResourceRequests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1")}
+		}, false},
+		{"a group's topology constraint", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.PodGroups[1].TopologyConstraint = &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: &required}}
+		}, false},
+		{"a group less", func(s *schedulerv1alpha1.PodGangSpec) { s.PodGroups = s.PodGroups[:1] }, false},
+		{"a group renamed", func(s *schedulerv1alpha1.PodGangSpec) { s.PodGroups[1].Name = "workers" }, false},
+		{"the gang's topology constraint", func(s *schedulerv1alpha1.PodGangSpec) {
+			s.TopologyConstraint = &schedulerv1alpha1.TopologyConstraint{PackConstraint: &schedulerv1alpha1.TopologyPackConstraint{Required: &required}}
+		}, false},
+		{"another priority class", func(s *schedulerv1alpha1.PodGangSpec) { s.PriorityClassName = "low" }, false},
+		{"another queue", func(s *schedulerv1alpha1.PodGangSpec) { s.QueueName = "other" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := base(), base()
+			tc.change(&b)
+			require.Equal(t, tc.same, equality.Semantic.DeepEqual(a, b), "the case's expectation is equality.Semantic's")
+			assert.Equal(t, tc.same, sameGangSpec(&a, &b))
+			assert.Equal(t, tc.same, sameGangSpec(&b, &a))
+		})
+	}
 }
