@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
@@ -111,4 +112,71 @@ func TestItsOwnStoredStatusChangingWakesThePodCliqueSetReconciler(t *testing.T) 
 		})
 	}
 	assert.False(t, eventbatch.UpdatesWhere(statusChanged).Create(event.CreateEvent{Object: pcs}), "a creation is the For watch's")
+}
+
+func TestAScalingGroupsCountsAloneWakeThePodCliqueSetOnlyInItsBatch(t *testing.T) {
+	group := func(change func(*grovev1alpha1.PodCliqueScalingGroup)) *grovev1alpha1.PodCliqueScalingGroup {
+		g := &grovev1alpha1.PodCliqueScalingGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "llm-0-prefill", Generation: 2,
+			Labels: map[string]string{grovev1alpha1.LabelPartOf: "llm"}},
+			Status: grovev1alpha1.PodCliqueScalingGroupStatus{Replicas: 4, UpdatedReplicas: 1,
+				Conditions: []metav1.Condition{{Type: grovev1alpha1.ConditionUpdateInProgress, Status: metav1.ConditionTrue, Reason: "Progressing"}}}}
+		change(g)
+		return g
+	}
+	same := func(*grovev1alpha1.PodCliqueScalingGroup) {}
+	cases := []struct {
+		name   string
+		change func(*grovev1alpha1.PodCliqueScalingGroup)
+		counts bool
+	}{
+		{"a count changed", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Status.UpdatedReplicas = 2 }, true},
+		{"a condition's message changed", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Status.Conditions[0].Message = "2 of 4" }, true},
+		{"its spec changed", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Generation = 3 }, false},
+		{"a condition's status changed", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Status.Conditions[0].Status = metav1.ConditionFalse }, false},
+		{"a condition added", func(g *grovev1alpha1.PodCliqueScalingGroup) {
+			g.Status.Conditions = append(g.Status.Conditions, metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: metav1.ConditionTrue})
+		}, false},
+		{"a condition replaced by another type", func(g *grovev1alpha1.PodCliqueScalingGroup) {
+			g.Status.Conditions[0].Type = grovev1alpha1.ConditionMinAvailableBreached
+		}, false},
+		{"a label changed", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Labels["x"] = "y" }, false},
+		{"an annotation added", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.Annotations = map[string]string{"x": "y"} }, false},
+		{"its deletion began", func(g *grovev1alpha1.PodCliqueScalingGroup) { g.DeletionTimestamp = &metav1.Time{Time: now} }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := event.UpdateEvent{ObjectOld: group(same), ObjectNew: group(tc.change)}
+			assert.Equal(t, tc.counts, groupCountsOnly.Update(e), "batched")
+			assert.Equal(t, !tc.counts, predicate.Not(groupCountsOnly).Update(e), "taken at once")
+		})
+	}
+	g := group(same)
+	assert.False(t, groupCountsOnly.Delete(event.DeleteEvent{Object: g}), "a deletion is not batched")
+	assert.True(t, predicate.Not(groupCountsOnly).Delete(event.DeleteEvent{Object: g}), "a deletion is taken at once")
+}
+
+func TestAScalingGroupsCliqueIsPromptToItsPodCliqueSetOnlyForWhatTheSetWaitsOn(t *testing.T) {
+	clique := func(group string, ready int32, gen int64) *grovev1alpha1.PodClique {
+		b := builders.PodClique("ns", "llm-0-c").Replicas(4, 4).Status(grovev1alpha1.PodCliqueStatus{ReadyReplicas: ready, ObservedGeneration: &gen, UpdatedReplicas: 4})
+		if group != "" {
+			b = b.Label(grovev1alpha1.LabelPodCliqueScalingGroup, group)
+		}
+		return b.Obj()
+	}
+	cases := []struct {
+		name     string
+		old, new *grovev1alpha1.PodClique
+		prompt   bool
+	}{
+		{"a standalone clique's new generation", clique("", 4, 1), clique("", 4, 2), true},
+		{"a standalone clique's Ready pod below its minimum", clique("", 2, 1), clique("", 3, 1), true},
+		{"a group's clique's new generation: its group takes the step", clique("llm-0-prefill", 4, 1), clique("llm-0-prefill", 4, 2), false},
+		{"a group's clique's Ready pod below its minimum: its group takes the step", clique("llm-0-prefill", 2, 1), clique("llm-0-prefill", 3, 1), false},
+		{"a group's clique reaching its minimum: its gang's pod group is Ready", clique("llm-0-prefill", 3, 1), clique("llm-0-prefill", 4, 1), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.prompt, cliqueProgressed(tc.old, tc.new))
+		})
+	}
 }

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -95,7 +96,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return b.
 		Named("podcliqueset").
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate())).
+		// A scaling group's spec, deletion or condition (a breach, a rolling update's state) changes
+		// what this pass decides: taken at once. Its counts only go into this status: batched.
+		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate(), predicate.Not(groupCountsOnly))).
+		Watches(&grovev1alpha1.PodCliqueScalingGroup{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
+			builder.WithPredicates(groupCountsOnly)).
 		Owns(&corev1.Service{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// Under Coherent: a PodGangMap's write seen by the cache lets the next step be decided.
 		Owns(&grovev1alpha1.PodGangMap{}).
@@ -103,11 +108,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(eventbatch.SkipCreate())).
 		// The scaling group's PodCliques belong to the PCSG, so their status reaches the PCS here;
 		// a clique's status also tells when its pods appear or go (the PodGang's Initialized).
-		// A clique's progress (eventbatch.CliqueProgressed: more Ready pods, say) is what a rolling
-		// update's next step waits for, and a Coherent step (its gangs' Ready pods): taken promptly;
-		// a clique whole again (eventbatch.CliqueWhole), which ends a step, at once.
+		// A clique's progress (cliqueProgressed) is what a rolling update's next step waits for, and
+		// a Coherent step (its gangs' Ready pods): taken promptly; a clique whole again
+		// (eventbatch.CliqueWhole), which ends a step, at once.
 		Watches(&grovev1alpha1.PodClique{}, eventbatch.EnqueuePromptly(podCliqueSetOf, eventbatch.Period, eventbatch.Low,
-			eventbatch.CliqueProgressed, eventbatch.CliqueWhole, r.clock()),
+			cliqueProgressed, eventbatch.CliqueWhole, r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A pod's PodScheduled condition — the scheduler's reason and message while it cannot place
 		// the pod — is what its PodGang's Scheduled condition says, and no PodClique status
@@ -140,6 +145,41 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: pcs}}}
+}
+
+// cliqueProgressed is the prompt progress of a PodClique to its PodCliqueSet: a standalone
+// clique's steps are the set's own (eventbatch.CliqueProgressed); a scaling group's clique takes
+// its steps from the scaling group, and the set waits on it only for its pod groups' minimum of
+// Ready pods (a Coherent step's gangs), its finished pods and its breach
+// (eventbatch.CliqueAvailable).
+func cliqueProgressed(old, new client.Object) bool {
+	if new.GetLabels()[grovev1alpha1.LabelPodCliqueScalingGroup] != "" {
+		return eventbatch.CliqueAvailable(old, new)
+	}
+	return eventbatch.CliqueProgressed(old, new)
+}
+
+// groupCountsOnly passes the updates of a PodCliqueScalingGroup that change only its status'
+// counts: its generation, labels, annotations, deletion and the status of each condition stay.
+var groupCountsOnly = eventbatch.UpdatesWhere(func(old, new client.Object) bool {
+	o, ok1 := old.(*grovev1alpha1.PodCliqueScalingGroup)
+	n, ok2 := new.(*grovev1alpha1.PodCliqueScalingGroup)
+	return ok1 && ok2 && o.Generation == n.Generation && o.DeletionTimestamp.Equal(n.DeletionTimestamp) &&
+		maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) && sameConditionStatuses(o.Status.Conditions, n.Status.Conditions)
+})
+
+// sameConditionStatuses reports whether two lists have the same conditions with the same status
+// (their reasons, messages and times aside).
+func sameConditionStatuses(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, c := range a {
+		if d := meta.FindStatusCondition(b, c.Type); d == nil || d.Status != c.Status {
+			return false
+		}
+	}
+	return true
 }
 
 // statusChanged reports whether a PodCliqueSet's stored status changed.

@@ -183,8 +183,32 @@ func CliqueProgressed(old, new client.Object) bool {
 		ns.ReadyReplicas > os.ReadyReplicas ||
 		updatedReady(ns) > updatedReady(os) ||
 		(ns.UpdatedReplicas > os.UpdatedReplicas && ns.UpdatedReplicas == n.Spec.Replicas) ||
-		os.FailedReplicas != ns.FailedReplicas || os.SucceededReplicas != ns.SucceededReplicas ||
-		breached(os) != breached(ns)
+		finishedOrBreached(os, ns)
+}
+
+// CliqueAvailable is the Prompt of a parent that does not take the clique's rolling steps — a
+// PodCliqueSet of its scaling groups' cliques, whose steps the scaling group takes: the clique
+// has just reached its minimum of Ready pods (its pod group of a gang is Ready again: what a
+// Coherent step waits for below the whole clique), counts other finished pods, or its
+// MinAvailableBreached condition changed status. A step's other progress (a new generation, more
+// Ready pods beyond the minimum, pods at the template) is batched for such a parent: in make
+// bench's rolling update of 100 groups it took each of them at once, and every pass of the
+// PodCliqueSet builds all 100 gangs.
+func CliqueAvailable(old, new client.Object) bool {
+	o, ok1 := old.(*grovev1alpha1.PodClique)
+	n, ok2 := new.(*grovev1alpha1.PodClique)
+	if !ok1 || !ok2 {
+		return false
+	}
+	available := func(p *grovev1alpha1.PodClique) bool { return p.Status.ReadyReplicas >= p.MinAvailableOrReplicas() }
+	return (available(n) && !available(o)) || finishedOrBreached(o.Status, n.Status)
+}
+
+// finishedOrBreached reports whether a clique counts other finished pods (a training gang
+// restarts on a failure) or its MinAvailableBreached condition changed status (gang termination
+// starts or stops its clock).
+func finishedOrBreached(os, ns grovev1alpha1.PodCliqueStatus) bool {
+	return os.FailedReplicas != ns.FailedReplicas || os.SucceededReplicas != ns.SucceededReplicas || breached(os) != breached(ns)
 }
 
 // CliqueWhole is the urgent Prompt of a parent of PodCliques: a clique's status now describes its

@@ -238,6 +238,10 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		c.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: s, Reason: "Counted"}}
 		return c
 	}
+	minAvailable := func(c *grovev1alpha1.PodClique, n int32) *grovev1alpha1.PodClique {
+		c.Spec.MinAvailable = ptr.To(n)
+		return c
+	}
 	reason := func(c *grovev1alpha1.PodClique, r string) *grovev1alpha1.PodClique {
 		c.Status.Conditions[0].Reason = r
 		return c
@@ -271,6 +275,18 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		{"a clique's breach condition rewritten with another reason: batched", CliqueProgressed,
 			breach(clique(1, 4, 4), metav1.ConditionTrue), reason(breach(clique(1, 4, 4), metav1.ConditionTrue), "Other"), false},
 		{"a clique's other status: batched", CliqueProgressed, clique(1, 4, 4), clique(1, 4, 4), false},
+		{"to a parent that takes no step: the clique reaches its minimum of Ready pods", CliqueAvailable, clique(1, 3, 4), clique(1, 4, 4), true},
+		{"to a parent that takes no step: the minimum reached with a lower minAvailable", CliqueAvailable, minAvailable(clique(1, 1, 4), 2), minAvailable(clique(1, 2, 4), 2), true},
+		{"to a parent that takes no step: more Ready pods beyond the minimum: batched", CliqueAvailable, minAvailable(clique(1, 2, 4), 2), minAvailable(clique(1, 3, 4), 2), false},
+		{"to a parent that takes no step: more Ready pods still below it: batched", CliqueAvailable, clique(1, 2, 4), clique(1, 3, 4), false},
+		{"to a parent that takes no step: fewer Ready pods: batched", CliqueAvailable, clique(1, 4, 4), clique(1, 3, 4), false},
+		{"to a parent that takes no step: a new generation: batched", CliqueAvailable, clique(1, 4, 4), clique(2, 4, 4), false},
+		{"to a parent that takes no step: all pods at the template: batched", CliqueAvailable, clique(1, 4, 3), clique(1, 4, 4), false},
+		{"to a parent that takes no step: more Ready pods at the new template: batched", CliqueAvailable, updatedReady(clique(1, 4, 4), 2), updatedReady(clique(1, 4, 4), 3), false},
+		{"to a parent that takes no step: a failed pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 1, 0), true},
+		{"to a parent that takes no step: a succeeded pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 0, 1), true},
+		{"to a parent that takes no step: the minimum breached", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionFalse), breach(clique(1, 2, 4), metav1.ConditionTrue), true},
+		{"to a parent that takes no step: the breach ends", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionTrue), breach(clique(1, 4, 4), metav1.ConditionFalse), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.prompt(tc.old, tc.new))
