@@ -21,7 +21,7 @@ import (
 
 // While the operator creates pods, a clique's status summary waits; what another controller acts
 // on — a breach beginning or ending, a training clique's success, readiness a dependent clique
-// waits for — is written at once.
+// waits for, the clique whole again at the end of a rolling step — is written at once.
 func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *testing.T) {
 	breach := func(status metav1.ConditionStatus, reason string) metav1.Condition {
 		return metav1.Condition{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: status, Reason: reason, ObservedGeneration: 1,
@@ -29,9 +29,12 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 	}
 	wasAvailable := grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 2, WasAvailable: true,
 		Conditions: []metav1.Condition{breach(metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods)}}
-	// healthy but for the scheduled count, which lags
-	healthy := grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 2, ScheduledReplicas: 1, WasAvailable: true,
-		Conditions: []metav1.Condition{breach(metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods)}}
+	// healthy (whole: its pods at its template and Ready) but for the scheduled count, which lags
+	healthy := grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](1), Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2, ScheduledReplicas: 1,
+		WasAvailable: true, Conditions: []metav1.Condition{breach(metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods)}}
+	// a step of a rolling update: its pods at the template, one of them not Ready yet
+	stepping := grovev1alpha1.PodCliqueStatus{ObservedGeneration: ptr.To[int64](1), Replicas: 2, ReadyReplicas: 1, UpdatedReplicas: 2, ScheduledReplicas: 2,
+		WasAvailable: true, Conditions: []metav1.Condition{breach(metav1.ConditionFalse, grovev1alpha1.ReasonSufficientReadyPods)}}
 	breached := grovev1alpha1.PodCliqueStatus{Replicas: 2, ReadyReplicas: 1, WasAvailable: true,
 		Conditions: []metav1.Condition{breach(metav1.ConditionTrue, grovev1alpha1.ReasonInsufficientReadyPods)}}
 	cases := []struct {
@@ -49,6 +52,7 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 		{name: "a breach ends", stored: breached, ready: []bool{true, true}},
 		{name: "a training clique succeeds", phase: corev1.PodSucceeded, ready: []bool{false, false}, training: true},
 		{name: "a clique another starts after", ready: []bool{true, false}, dependent: true},
+		{name: "a clique whole again: the end of a rolling step its parent waits for", stored: stepping, ready: []bool{true, true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

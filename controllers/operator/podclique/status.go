@@ -16,6 +16,7 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 	"github.com/kubegrove/grove/internal/reconcile/conditionlog"
+	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
 // computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or
@@ -115,14 +116,17 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 
 // updateStatus writes the status only when it changed, so a clique at rest costs no writes. A
 // summary nobody acts on waits while this process creates pods (see statuspacing.Holder): held reports
-// that, and the caller comes back after the batch period.
+// that, and the caller comes back after the batch period. What a parent's rolling step waits for
+// (eventbatch.CliqueAwaited) is no such summary.
 func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) (held bool, after time.Duration, err error) {
 	st, after := computeStatus(pclq, active, hash, awaitsQueue, metav1.NewTime(r.clock().Now()))
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
 		return false, after, nil
 	}
 	key := client.ObjectKeyFromObject(pclq)
-	if r.holder.Busy() && !actedOn(pclq.Status, st) {
+	next := *pclq // read only: the status as it would be stored
+	next.Status = st
+	if r.holder.Busy() && !actedOn(pclq.Status, st) && !eventbatch.CliqueAwaited(pclq, &next) {
 		waiting, err := r.hasDependents(ctx, pclq)
 		if err != nil {
 			return false, 0, err

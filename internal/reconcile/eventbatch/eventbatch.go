@@ -200,8 +200,23 @@ func CliqueAvailable(old, new client.Object) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
+	return becameAvailable(o, n) || finishedOrBreached(o.Status, n.Status)
+}
+
+// CliqueAwaited reports a clique's change that a parent's rolling step waits for: the clique
+// whole again (CliqueWhole) or its minimum of Ready pods reached (a Coherent step's gang). Its
+// status write is no summary to hold back (statuspacing): measured in make bench, a group's
+// one-pod leader clique whose pod turned Ready while its worker clique still created pods had
+// its status held for the batch period, and 36 of 100 rolling steps waited 0.7–1.1 s for it.
+func CliqueAwaited(old, new client.Object) bool {
+	o, ok1 := old.(*grovev1alpha1.PodClique)
+	n, ok2 := new.(*grovev1alpha1.PodClique)
+	return ok1 && ok2 && (becameAvailable(o, n) || CliqueWhole(o, n))
+}
+
+func becameAvailable(o, n *grovev1alpha1.PodClique) bool {
 	available := func(p *grovev1alpha1.PodClique) bool { return p.Status.ReadyReplicas >= p.MinAvailableOrReplicas() }
-	return (available(n) && !available(o)) || finishedOrBreached(o.Status, n.Status)
+	return available(n) && !available(o)
 }
 
 // finishedOrBreached reports whether a clique counts other finished pods (a training gang

@@ -238,6 +238,10 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		c.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: s, Reason: "Counted"}}
 		return c
 	}
+	atGeneration1 := func(c *grovev1alpha1.PodClique) *grovev1alpha1.PodClique {
+		c.Generation = 1
+		return c
+	}
 	minAvailable := func(c *grovev1alpha1.PodClique, n int32) *grovev1alpha1.PodClique {
 		c.Spec.MinAvailable = ptr.To(n)
 		return c
@@ -286,6 +290,11 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		{"to a parent that takes no step: a failed pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 1, 0), true},
 		{"to a parent that takes no step: a succeeded pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 0, 1), true},
 		{"to a parent that takes no step: the minimum breached", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionFalse), breach(clique(1, 2, 4), metav1.ConditionTrue), true},
+		{"awaited by a step: the minimum of Ready pods reached", CliqueAwaited, minAvailable(clique(1, 1, 4), 2), minAvailable(clique(1, 2, 4), 2), true},
+		{"awaited by a step: the clique whole again", CliqueAwaited, atGeneration1(minAvailable(clique(1, 2, 3), 2)), atGeneration1(minAvailable(clique(1, 2, 4), 2)), true},
+		{"not awaited: more Ready pods beyond the minimum, the clique already whole", CliqueAwaited, minAvailable(clique(1, 2, 4), 2), minAvailable(clique(1, 3, 4), 2), false},
+		{"not awaited: fewer Ready pods", CliqueAwaited, clique(1, 4, 4), clique(1, 3, 4), false},
+		{"not awaited: a count below the minimum", CliqueAwaited, clique(1, 1, 2), clique(1, 2, 3), false},
 		{"to a parent that takes no step: the breach ends", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionTrue), breach(clique(1, 4, 4), metav1.ConditionFalse), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
