@@ -276,6 +276,37 @@ func podProgressed(old, new client.Object) bool {
 	return ok1 && ok2 && !kueueHolds(o) && kueueHolds(n)
 }
 
+// cliqueAllReady is the urgent Prompt of the clique's pod watch: a pod turned Ready and, as the
+// cache shows them, every pod the clique wants is there and Ready — a rolling step's group whole
+// again, whose status write the parent waits for. It waits for no burst (PromptWindow): no other
+// pod of the clique has anything left to report. Measured in make bench's rolling update of 100
+// groups, the window was a third of the hop from a group's last pod Ready to the next group's
+// first write. The pods are read by name, without copies, and the scan stops at the first pod
+// not Ready: a clique whose pods turn Ready one by one costs little before the last.
+func cliqueAllReady(reader client.Reader) eventbatch.Prompt {
+	return func(old, new client.Object) bool {
+		o, ok1 := old.(*corev1.Pod)
+		n, ok2 := new.(*corev1.Pod)
+		if !ok1 || !ok2 || podCondition(o, corev1.PodReady) || !podCondition(n, corev1.PodReady) || n.DeletionTimestamp != nil {
+			return false
+		}
+		ctx := context.Background()
+		name := n.Labels[grovev1alpha1.LabelPodClique]
+		pclq := &grovev1alpha1.PodClique{}
+		if name == "" || reader.Get(ctx, client.ObjectKey{Namespace: n.Namespace, Name: name}, pclq, client.UnsafeDisableDeepCopy) != nil {
+			return false
+		}
+		for i := range int(pclq.Spec.Replicas) {
+			p := &corev1.Pod{}
+			if err := reader.Get(ctx, client.ObjectKey{Namespace: n.Namespace, Name: grovev1alpha1.PodHostname(name, i)}, p, client.UnsafeDisableDeepCopy); err != nil ||
+				p.DeletionTimestamp != nil || !podCondition(p, corev1.PodReady) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // kueueHolds reports whether Kueue's finalizer holds a pod that is being deleted or has ended.
 func kueueHolds(p *corev1.Pod) bool {
 	ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed

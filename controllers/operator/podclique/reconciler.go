@@ -98,9 +98,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		// Pod transitions come in bursts (a gang is scheduled and turns Ready together): one
 		// reconcile per batch period writes the status once for all of them. A pod turning Ready
 		// or going away (or held by Kueue's finalizer, which a pass must release before it can
-		// go) is what a rolling update's step waits for: its burst is taken promptly.
+		// go) is what a rolling update's step waits for: its burst is taken promptly; the last of
+		// the clique's pods turning Ready (cliqueAllReady), at once.
 		Watches(&corev1.Pod{}, eventbatch.EnqueuePromptly(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodClique"), eventbatch.Period, eventbatch.Low,
-			podProgressed, nil, r.clock()),
+			podProgressed, cliqueAllReady(r.Client), r.clock()),
 			builder.WithPredicates(eventbatch.SkipCreate())).
 		// A PodGang becoming ready lifts the gates of its cliques' pods.
 		Watches(&schedulerv1alpha1.PodGang{}, handler.EnqueueRequestsFromMapFunc(r.cliquesOfPodGang),
