@@ -53,6 +53,7 @@ func TestAStatusSummaryWaitsForPodCreatesInFlightButWhatOthersActOnDoesNot(t *te
 		{name: "a training clique succeeds", phase: corev1.PodSucceeded, ready: []bool{false, false}, training: true},
 		{name: "a clique another starts after", ready: []bool{true, false}, dependent: true},
 		{name: "a clique whole again: the end of a rolling step its parent waits for", stored: stepping, ready: []bool{true, true}},
+		{name: "a clique starting for the first time reaches its minimum: still a summary", ready: []bool{true, true}, wantHeld: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -281,8 +281,11 @@ func podProgressed(old, new client.Object) bool {
 // again, whose status write the parent waits for. It waits for no burst (PromptWindow): no other
 // pod of the clique has anything left to report. Measured in make bench's rolling update of 100
 // groups, the window was a third of the hop from a group's last pod Ready to the next group's
-// first write. The pods are read by name, without copies, and the scan stops at the first pod
-// not Ready: a clique whose pods turn Ready one by one costs little before the last.
+// first write. The pods are read by name, without copies, from the highest index down (pods are
+// created, and turn Ready, roughly in index order), and the scan stops at the first pod not
+// Ready: a clique whose pods turn Ready one by one costs little before the last (pods turning
+// Ready from the highest index down would cost a scan of those above each). It is a hint to hurry,
+// not a decision: the pass that follows reads the pods and their templates itself.
 func cliqueAllReady(reader client.Reader) eventbatch.Prompt {
 	return func(old, new client.Object) bool {
 		o, ok1 := old.(*corev1.Pod)
@@ -296,7 +299,7 @@ func cliqueAllReady(reader client.Reader) eventbatch.Prompt {
 		if name == "" || reader.Get(ctx, client.ObjectKey{Namespace: n.Namespace, Name: name}, pclq, client.UnsafeDisableDeepCopy) != nil {
 			return false
 		}
-		for i := range int(pclq.Spec.Replicas) {
+		for i := int(pclq.Spec.Replicas) - 1; i >= 0; i-- {
 			p := &corev1.Pod{}
 			if err := reader.Get(ctx, client.ObjectKey{Namespace: n.Namespace, Name: grovev1alpha1.PodHostname(name, i)}, p, client.UnsafeDisableDeepCopy); err != nil ||
 				p.DeletionTimestamp != nil || !podCondition(p, corev1.PodReady) {

@@ -31,6 +31,8 @@ func TestTheLastPodOfACliqueTurningReadyIsUrgent(t *testing.T) {
 			old: member(0, false).Obj(), new: member(0, true).Obj(), urgent: true},
 		{name: "a pod turns Ready, another is not Ready", others: []*corev1.Pod{member(1, true).Obj(), member(2, false).Obj()},
 			old: member(0, false).Obj(), new: member(0, true).Obj()},
+		{name: "a pod turns Ready, one below the last is not Ready", others: []*corev1.Pod{member(1, false).Obj(), member(2, true).Obj()},
+			old: member(0, false).Obj(), new: member(0, true).Obj()},
 		{name: "a pod turns Ready, another is not created yet", others: []*corev1.Pod{member(1, true).Obj()},
 			old: member(0, false).Obj(), new: member(0, true).Obj()},
 		{name: "a pod turns Ready, another is being deleted", others: []*corev1.Pod{member(1, true).Obj(), member(2, true).DeletedAt(time.Now()).Finalizers("f").Obj()},

@@ -163,6 +163,10 @@ func TestAScalingGroupsCliqueIsPromptToItsPodCliqueSetOnlyForWhatTheSetWaitsOn(t
 		}
 		return b.Obj()
 	}
+	made := func(c *grovev1alpha1.PodClique, n int32) *grovev1alpha1.PodClique {
+		c.Status.Replicas = n
+		return c
+	}
 	cases := []struct {
 		name     string
 		old, new *grovev1alpha1.PodClique
@@ -173,6 +177,7 @@ func TestAScalingGroupsCliqueIsPromptToItsPodCliqueSetOnlyForWhatTheSetWaitsOn(t
 		{"a group's clique's new generation: its group takes the step", clique("llm-0-prefill", 4, 1), clique("llm-0-prefill", 4, 2), false},
 		{"a group's clique's Ready pod below its minimum: its group takes the step", clique("llm-0-prefill", 2, 1), clique("llm-0-prefill", 3, 1), false},
 		{"a group's clique reaching its minimum: its gang's pod group is Ready", clique("llm-0-prefill", 3, 1), clique("llm-0-prefill", 4, 1), true},
+		{"a new group's clique with all its pods: its gang is Initialized", made(clique("llm-0-prefill", 0, 1), 3), made(clique("llm-0-prefill", 0, 1), 4), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,8 +96,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return b.
 		Named("podcliqueset").
 		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// A scaling group's spec, deletion or condition (a breach, a rolling update's state) changes
-		// what this pass decides: taken at once. Its counts only go into this status: batched.
+		// A scaling group's spec, deletion or condition status (a breach, a rolling update's state)
+		// changes what this pass decides: taken at once. The rest of its status (counts, progress)
+		// only goes into this status: batched.
 		Owns(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SkipCreate(), predicate.Not(groupCountsOnly))).
 		Watches(&grovev1alpha1.PodCliqueScalingGroup{}, eventbatch.EnqueueAfter(eventbatch.ControllerOf(grovev1alpha1.GroupVersion.String(), "PodCliqueSet"), eventbatch.Period, eventbatch.Low),
 			builder.WithPredicates(groupCountsOnly)).
@@ -150,8 +151,9 @@ func podCliqueSetOf(_ context.Context, obj client.Object) []reconcile.Request {
 // cliqueProgressed is the prompt progress of a PodClique to its PodCliqueSet: a standalone
 // clique's steps are the set's own (eventbatch.CliqueProgressed); a scaling group's clique takes
 // its steps from the scaling group, and the set waits on it only for its pod groups' minimum of
-// Ready pods (a Coherent step's gangs), its finished pods and its breach
-// (eventbatch.CliqueAvailable).
+// Ready pods (a Coherent step's gangs), a new clique's pods all made (its gang Initialized), its
+// finished pods and its breach (eventbatch.CliqueAvailable). A clique whole again is urgent for
+// every clique (eventbatch.CliqueWhole).
 func cliqueProgressed(old, new client.Object) bool {
 	if new.GetLabels()[grovev1alpha1.LabelPodCliqueScalingGroup] != "" {
 		return eventbatch.CliqueAvailable(old, new)
@@ -159,8 +161,9 @@ func cliqueProgressed(old, new client.Object) bool {
 	return eventbatch.CliqueProgressed(old, new)
 }
 
-// groupCountsOnly passes the updates of a PodCliqueScalingGroup that change only its status'
-// counts: its generation, labels, annotations, deletion and the status of each condition stay.
+// groupCountsOnly passes the updates of a PodCliqueScalingGroup that change nothing this
+// reconciler acts on — its status' counts and progress, a condition's reason or message — while
+// its generation, labels, annotations, deletion and the status of each condition stay.
 var groupCountsOnly = eventbatch.UpdatesWhere(func(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodCliqueScalingGroup)
 	n, ok2 := new.(*grovev1alpha1.PodCliqueScalingGroup)

@@ -189,29 +189,33 @@ func CliqueProgressed(old, new client.Object) bool {
 // CliqueAvailable is the Prompt of a parent that does not take the clique's rolling steps — a
 // PodCliqueSet of its scaling groups' cliques, whose steps the scaling group takes: the clique
 // has just reached its minimum of Ready pods (its pod group of a gang is Ready again: what a
-// Coherent step waits for below the whole clique), counts other finished pods, or its
-// MinAvailableBreached condition changed status. A step's other progress (a new generation, more
-// Ready pods beyond the minimum, pods at the template) is batched for such a parent: in make
-// bench's rolling update of 100 groups it took each of them at once, and every pass of the
-// PodCliqueSet builds all 100 gangs.
+// Coherent step waits for below the whole clique), a clique never available yet has all its pods
+// (its new gang is Initialized: kube-scheduler's gang mode gets the gang's objects then), it
+// counts other finished pods, or its MinAvailableBreached condition changed status. A step's
+// other progress (a new generation, more Ready pods beyond the minimum, pods at the template) is
+// batched for such a parent: in make bench's rolling update of 100 groups it took each of them
+// at once, and every pass of the PodCliqueSet builds all 100 gangs.
 func CliqueAvailable(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodClique)
 	n, ok2 := new.(*grovev1alpha1.PodClique)
 	if !ok1 || !ok2 {
 		return false
 	}
-	return becameAvailable(o, n) || finishedOrBreached(o.Status, n.Status)
+	podsMade := !n.Status.WasAvailable && o.Status.Replicas < n.Spec.Replicas && n.Status.Replicas >= n.Spec.Replicas
+	return becameAvailable(o, n) || podsMade || finishedOrBreached(o.Status, n.Status)
 }
 
-// CliqueAwaited reports a clique's change that a parent's rolling step waits for: the clique
-// whole again (CliqueWhole) or its minimum of Ready pods reached (a Coherent step's gang). Its
-// status write is no summary to hold back (statuspacing): measured in make bench, a group's
-// one-pod leader clique whose pod turned Ready while its worker clique still created pods had
-// its status held for the batch period, and 36 of 100 rolling steps waited 0.7–1.1 s for it.
+// CliqueAwaited reports a clique's change that a parent's rolling step waits for: a clique that
+// was available before (its status' WasAvailable) whole again (CliqueWhole) or at its minimum of
+// Ready pods again (a Coherent step's gang). Its status write is no summary to hold back
+// (statuspacing): measured in make bench, a group's one-pod leader clique whose pod turned Ready
+// while its worker clique still created pods had its status held for the batch period, and 36
+// of 100 rolling steps waited 0.7–1.1 s for it. A clique starting for the first time is not
+// awaited so: its parent's status only summarises it.
 func CliqueAwaited(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodClique)
 	n, ok2 := new.(*grovev1alpha1.PodClique)
-	return ok1 && ok2 && (becameAvailable(o, n) || CliqueWhole(o, n))
+	return ok1 && ok2 && o.Status.WasAvailable && (becameAvailable(o, n) || CliqueWhole(o, n))
 }
 
 func becameAvailable(o, n *grovev1alpha1.PodClique) bool {

@@ -238,6 +238,14 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		c.Status.Conditions = []metav1.Condition{{Type: grovev1alpha1.ConditionMinAvailableBreached, Status: s, Reason: "Counted"}}
 		return c
 	}
+	made := func(c *grovev1alpha1.PodClique, n int32) *grovev1alpha1.PodClique {
+		c.Status.Replicas = n
+		return c
+	}
+	was := func(c *grovev1alpha1.PodClique) *grovev1alpha1.PodClique {
+		c.Status.WasAvailable = true
+		return c
+	}
 	atGeneration1 := func(c *grovev1alpha1.PodClique) *grovev1alpha1.PodClique {
 		c.Generation = 1
 		return c
@@ -290,11 +298,14 @@ func TestPromptEventsAreTheOnesARollingStepWaitsFor(t *testing.T) {
 		{"to a parent that takes no step: a failed pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 1, 0), true},
 		{"to a parent that takes no step: a succeeded pod", CliqueAvailable, clique(1, 4, 4), finished(clique(1, 3, 4), 0, 1), true},
 		{"to a parent that takes no step: the minimum breached", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionFalse), breach(clique(1, 2, 4), metav1.ConditionTrue), true},
-		{"awaited by a step: the minimum of Ready pods reached", CliqueAwaited, minAvailable(clique(1, 1, 4), 2), minAvailable(clique(1, 2, 4), 2), true},
-		{"awaited by a step: the clique whole again", CliqueAwaited, atGeneration1(minAvailable(clique(1, 2, 3), 2)), atGeneration1(minAvailable(clique(1, 2, 4), 2)), true},
-		{"not awaited: more Ready pods beyond the minimum, the clique already whole", CliqueAwaited, minAvailable(clique(1, 2, 4), 2), minAvailable(clique(1, 3, 4), 2), false},
-		{"not awaited: fewer Ready pods", CliqueAwaited, clique(1, 4, 4), clique(1, 3, 4), false},
-		{"not awaited: a count below the minimum", CliqueAwaited, clique(1, 1, 2), clique(1, 2, 3), false},
+		{"awaited by a step: an available clique's minimum of Ready pods reached again", CliqueAwaited, was(minAvailable(clique(1, 1, 4), 2)), was(minAvailable(clique(1, 2, 4), 2)), true},
+		{"awaited by a step: an available clique whole again", CliqueAwaited, was(atGeneration1(minAvailable(clique(1, 2, 3), 2))), was(atGeneration1(minAvailable(clique(1, 2, 4), 2))), true},
+		{"not awaited: a clique starting for the first time reaches its minimum", CliqueAwaited, minAvailable(clique(1, 1, 4), 2), minAvailable(clique(1, 2, 4), 2), false},
+		{"not awaited: more Ready pods beyond the minimum, the clique already whole", CliqueAwaited, was(atGeneration1(minAvailable(clique(1, 2, 4), 2))), was(atGeneration1(minAvailable(clique(1, 3, 4), 2))), false},
+		{"not awaited: fewer Ready pods", CliqueAwaited, was(clique(1, 4, 4)), was(clique(1, 3, 4)), false},
+		{"not awaited: a count below the minimum", CliqueAwaited, was(clique(1, 1, 2)), was(clique(1, 2, 3)), false},
+		{"to a parent that takes no step: a new clique's pods all made", CliqueAvailable, made(clique(1, 0, 0), 3), made(clique(1, 0, 0), 4), true},
+		{"to a parent that takes no step: an available clique's pods all made again: batched", CliqueAvailable, was(made(clique(1, 3, 3), 3)), was(made(clique(1, 3, 4), 4)), false},
 		{"to a parent that takes no step: the breach ends", CliqueAvailable, breach(clique(1, 4, 4), metav1.ConditionTrue), breach(clique(1, 4, 4), metav1.ConditionFalse), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
