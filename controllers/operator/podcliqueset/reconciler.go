@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -163,12 +164,13 @@ func cliqueProgressed(old, new client.Object) bool {
 
 // groupCountsOnly passes the updates of a PodCliqueScalingGroup that change nothing this
 // reconciler acts on — its status' counts and progress, a condition's reason or message — while
-// its generation, labels, annotations, deletion and the status of each condition stay.
+// its spec, labels and annotations (eventbatch.SpecChanged), deletion and the status of each
+// condition stay.
 var groupCountsOnly = eventbatch.UpdatesWhere(func(old, new client.Object) bool {
 	o, ok1 := old.(*grovev1alpha1.PodCliqueScalingGroup)
 	n, ok2 := new.(*grovev1alpha1.PodCliqueScalingGroup)
-	return ok1 && ok2 && o.Generation == n.Generation && o.DeletionTimestamp.Equal(n.DeletionTimestamp) &&
-		maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) && sameConditionStatuses(o.Status.Conditions, n.Status.Conditions)
+	return ok1 && ok2 && !eventbatch.SpecChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: new}) &&
+		o.DeletionTimestamp.Equal(n.DeletionTimestamp) && sameConditionStatuses(o.Status.Conditions, n.Status.Conditions)
 })
 
 // sameConditionStatuses reports whether two lists have the same conditions with the same status
