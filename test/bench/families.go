@@ -19,8 +19,8 @@ import (
 	"github.com/kubegrove/grove/test/cluster"
 )
 
-// benchMaxRestarts is every recovery contender's restart budget: no round's failure may fail the
-// workload, so it is at least the rounds (TestRecoveryRoundsStayWithinTheRestartBudget).
+// benchMaxRestarts is every recovery contender's restart budget: the issue asks for one of at
+// least 1; each round fails a workload of its own once.
 const benchMaxRestarts = 3
 
 // recovery is issue 38's first family: pods pods in one gang, one of which exits 1. The Training
@@ -28,37 +28,35 @@ const benchMaxRestarts = 3
 // runtime's failurePolicy.maxRestarts becomes its maxRestarts); a JobSet, a TrainJob on the JobSet
 // path and Kubeflow's restart the JobSet (their Jobs fail on the first pod failure, backoffLimit
 // 0, as a gang's must). Every contender replaces every pod, so the time runs until as many new
-// pods run. A recovery of ~40 s moves by ±25% with the machine's noise (the TrainJob on the
-// PodCliqueSet path took 38.5 s and 52.1 s in two full runs of one day), so each rival fails and
-// recovers in rounds, its median round counting; a round needs nothing undone, only the replaced
-// pods gone.
+// pods run. A recovery of ~30 s moves by ±20% between rounds, and the machine drifts over the
+// family's half hour: with three rounds of one rival after the other, the JobSet peer took 26–60 s
+// in seven full runs, and two rivals compared ran up to ten minutes apart. So the rivals take
+// turns (family.turns): every round fails and recovers a workload made for it, each rival once per
+// round, in an order rotated each round (Kubeflow's controller takes the trainer-controller's
+// place for its turn, so rivals cannot share the cluster), and the median round counts.
 func (b *bench) recovery(pods, rounds int) family {
 	kubeflow := func(ctx context.Context, on bool) error { return b.kubeflowTurn(ctx, on) }
-	return family{id: "recovery", desc: fmt.Sprintf("%d pods in one gang, one exits 1", pods), pods: pods, want: pods, writesTarget: true, rounds: rounds,
+	return family{id: "recovery", desc: fmt.Sprintf("%d pods in one gang, one exits 1", pods), pods: pods, want: pods, writesTarget: true, rounds: rounds, turns: true,
 		rivals: []rival{
-			{name: "Training PodCliqueSet", trigger: b.failOnePod, reset: recovered, objs: func(ns string) []client.Object {
+			{name: "Training PodCliqueSet", trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				return []client.Object{recoveryPCS(ns, pods)}
 			}},
-			{name: "TrainJob → PodCliqueSet", against: []string{kubeflowName}, trigger: b.failOnePod, reset: recovered, objs: func(ns string) []client.Object {
+			{name: "TrainJob → PodCliqueSet", against: []string{kubeflowName}, trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				return []client.Object{recoveryRuntime(ns, trainerv1alpha1.WorkloadKindPodCliqueSet), trainJob(ns, "gang", "bench-podcliqueset", pods)}
 			}},
-			{name: "TrainJob → JobSet", against: []string{kubeflowName}, podsByPeer: true, trigger: b.failOnePod, reset: recovered, objs: func(ns string) []client.Object {
+			{name: "TrainJob → JobSet", against: []string{kubeflowName}, podsByPeer: true, trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				return []client.Object{recoveryRuntime(ns, trainerv1alpha1.WorkloadKindJobSet), trainJob(ns, "gang", "bench-jobset", pods)}
 			}},
-			{name: "JobSet", peer: true, trigger: b.failOnePod, reset: recovered, objs: func(ns string) []client.Object {
+			{name: "JobSet", peer: true, trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				js := jobSet(ns, "gang", 1, pods)
 				js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{MaxRestarts: benchMaxRestarts}
 				return []client.Object{js}
 			}},
-			{name: kubeflowName, peer: true, swap: kubeflow, trigger: b.failOnePod, reset: recovered, objs: func(ns string) []client.Object {
+			{name: kubeflowName, peer: true, swap: kubeflow, trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				return []client.Object{recoveryRuntime(ns, trainerv1alpha1.WorkloadKindJobSet), trainJob(ns, "gang", "bench-jobset", pods)}
 			}},
 		}}
 }
-
-// recovered is the reset between recovery rounds: nothing to undo; the next round starts once the
-// replaced pods are gone (resetRound waits for that).
-func recovered(context.Context, string) error { return nil }
 
 // recoveryPCS is a Training PodCliqueSet of one gang of pods long-running pods that may restart.
 func recoveryPCS(ns string, pods int) *grovev1alpha1.PodCliqueSet {
