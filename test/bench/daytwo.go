@@ -54,15 +54,17 @@ type family struct {
 	writesTarget bool
 	// setup and teardown run around the family (a scheduler started, binaries reconfigured).
 	setup, teardown func(ctx context.Context) error
-	// rounds is how often each rival's trigger is timed (reset in between); its time and writes
-	// are the median round's. A change of ~20 s moves by ±25% with the machine's noise.
+	// rounds is how often each rival's trigger is timed (reset in between, or on a workload of
+	// its own with turns); its time and writes are the median round's. A change of ~20 s moves
+	// by ±25% with the machine's noise.
 	rounds int
 	// turns gives every round a workload of its own, made for it and deleted after it, and lets
 	// the rivals take turns: round r runs each rival once, in an order rotated by one from round
 	// r-1's (turnOrder). Rivals that cannot share the cluster (Kubeflow's controller takes the
-	// trainer-controller's place for its turn) are then still timed in the same minutes of the
-	// run: one rival after the other, three rounds each, put ten minutes of the machine's drift
-	// between two rivals compared.
+	// trainer-controller's place for its turn) are then timed a turn or two apart, in both
+	// orders, where one rival after the other, three rounds each, put minutes of the machine's
+	// drift between two rivals compared. Listing each rival next to the peer it is judged
+	// against keeps the two adjacent in every round.
 	turns bool
 }
 
@@ -149,16 +151,21 @@ func (b *bench) runRivals(ctx context.Context, f family) ([]DayTwo, error) {
 	return runs, nil
 }
 
-// runTurns runs a family whose rivals take turns (turnSchedule); each rival's figures are its
-// median round's.
+// runTurns runs a family whose rivals take turns (turnSchedule), each turn through runRival.
 func (b *bench) runTurns(ctx context.Context, f family) ([]DayTwo, error) {
+	return takeTurns(ctx, f, b.runRival)
+}
+
+// takeTurns runs every turn of f through runOne, as a family of one round, and gives each rival
+// the figures of its median round, every round's time in the order they ran.
+func takeTurns(ctx context.Context, f family, runOne func(ctx context.Context, ns string, f family, rv rival) (DayTwo, error)) ([]DayTwo, error) {
 	once := f
 	once.rounds = 1
 	byRival := make([][]DayTwo, len(f.rivals))
 	for _, t := range turnSchedule(f) {
 		rv := f.rivals[t.rival]
 		rv.name = t.label
-		run, err := b.runRival(ctx, t.namespace, once, rv)
+		run, err := runOne(ctx, t.namespace, once, rv)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.label, err)
 		}

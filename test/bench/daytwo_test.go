@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
 )
 
 func TestBestPeerIsTheFastestAndLeanestOfThePeersARivalIsJudgedAgainst(t *testing.T) {
@@ -172,11 +175,59 @@ func TestEveryRecoveryRivalFailsAFreshWorkloadInTurns(t *testing.T) {
 	}
 }
 
-func TestRecoveryRestartBudgetOutlastsAFailure(t *testing.T) {
-	assert.GreaterOrEqual(t, benchMaxRestarts, 1, "the issue asks for maxRestarts ≥ 1; a round fails its workload once")
-	for name, sz := range map[string]sizes{"full": full, "smoke": smoke} {
-		assert.GreaterOrEqual(t, sz.RecoveryRounds, 2, "%s: a median needs rounds, and every turn order runs in each run", name)
+func TestEveryRecoveryWorkloadOutlastsItsFailure(t *testing.T) {
+	pcs := recoveryPCS("ns", 10)
+	require.NotNil(t, pcs.Spec.TrainingSpec)
+	assert.GreaterOrEqual(t, *pcs.Spec.TrainingSpec.MaxRestarts, int32(1), "the Training PodCliqueSet would fail instead of restarting")
+	for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindPodCliqueSet, trainerv1alpha1.WorkloadKindJobSet} {
+		rt := recoveryRuntime("ns", kind)
+		require.NotNil(t, rt.Spec.Template.Spec.FailurePolicy, kind)
+		assert.GreaterOrEqual(t, rt.Spec.Template.Spec.FailurePolicy.MaxRestarts, int32(1), "the %s runtime's TrainJob would fail instead of restarting", kind)
 	}
+	for name, sz := range map[string]sizes{"full": full, "smoke": smoke} {
+		assert.GreaterOrEqual(t, sz.RecoveryRounds, 2, "%s: a median needs rounds, and the rotation runs in every run, smoke included", name)
+	}
+}
+
+func TestTakingTurnsGivesEachRivalItsMedianRoundUnderItsOwnName(t *testing.T) {
+	f := family{id: "recovery", rounds: 3, rivals: []rival{{name: "peer", peer: true}, {name: "ours"}}}
+	seconds := map[string]float64{ // by namespace: ours is slowest in round 1, fastest in round 3
+		"recovery-0-r1": 30, "recovery-1-r1": 40,
+		"recovery-1-r2": 35, "recovery-0-r2": 31,
+		"recovery-0-r3": 29, "recovery-1-r3": 20,
+	}
+	var ran []string
+	runOne := func(_ context.Context, ns string, once family, rv rival) (DayTwo, error) {
+		assert.Equal(t, 1, once.rounds, "a turn is one round on its own workload: no reset between rounds")
+		ran = append(ran, ns)
+		return DayTwo{Contender: rv.name, Seconds: seconds[ns], Writes: int(seconds[ns])}, nil
+	}
+	runs, err := takeTurns(context.Background(), f, runOne)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"recovery-0-r1", "recovery-1-r1", "recovery-1-r2", "recovery-0-r2", "recovery-0-r3", "recovery-1-r3"}, ran)
+	require.Len(t, runs, 2)
+	assert.Equal(t, "peer", runs[0].Contender)
+	assert.Equal(t, 30.0, runs[0].Seconds)
+	assert.Equal(t, []float64{30, 31, 29}, runs[0].RoundSeconds, "every round's time, in the order the rounds ran")
+	assert.Equal(t, "ours", runs[1].Contender, "not the turn's label")
+	assert.Equal(t, 35.0, runs[1].Seconds)
+	assert.Equal(t, 35, runs[1].Writes, "the median round's writes with its time")
+	assert.Equal(t, []float64{40, 35, 20}, runs[1].RoundSeconds)
+}
+
+func TestTakingTurnsStopsAtAFailedTurn(t *testing.T) {
+	f := family{id: "recovery", rounds: 2, rivals: []rival{{name: "a"}, {name: "b"}}}
+	calls := 0
+	_, err := takeTurns(context.Background(), f, func(_ context.Context, ns string, _ family, rv rival) (DayTwo, error) {
+		calls++
+		if ns == "recovery-1-r1" {
+			return DayTwo{}, errors.New("pods not Running")
+		}
+		return DayTwo{Contender: rv.name, Seconds: 1}, nil
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "b (round 1 of 2)", "the error names the rival and the round")
+	assert.Equal(t, 2, calls, "no turn runs after a failed one: its namespace is kept for its logs")
 }
 
 func TestTurnsGiveEveryRivalEachRoundANamespaceOfItsOwn(t *testing.T) {

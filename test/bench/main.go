@@ -55,8 +55,8 @@ type sizes struct {
 	// median round counts) and held to LeaderWorkerSet's time and writes.
 	RolloutGroups      rolloutShape
 	RolloutGroupRounds int
-	// Recovery is the recovery family's gang, failed and recovered RecoveryRounds times;
-	// Placement the placement family's gang.
+	// Recovery is the recovery family's gang, made RecoveryRounds times for each rival and
+	// failed and recovered once each time; Placement the placement family's gang.
 	Recovery, RecoveryRounds, Placement int
 	// ScaleGroups groups of ScaleSize pods are doubled by the scale-out family, ScaleRounds times
 	// (scaled back in between; the median round counts).
