@@ -179,6 +179,9 @@ func TestEveryRecoveryWorkloadOutlastsItsFailure(t *testing.T) {
 	pcs := recoveryPCS("ns", 10)
 	require.NotNil(t, pcs.Spec.TrainingSpec)
 	assert.GreaterOrEqual(t, *pcs.Spec.TrainingSpec.MaxRestarts, int32(1), "the Training PodCliqueSet would fail instead of restarting")
+	js := recoveryJobSet("ns", 10)
+	require.NotNil(t, js.Spec.FailurePolicy)
+	assert.GreaterOrEqual(t, js.Spec.FailurePolicy.MaxRestarts, int32(1), "the JobSet would fail instead of restarting")
 	for _, kind := range []trainerv1alpha1.WorkloadKind{trainerv1alpha1.WorkloadKindPodCliqueSet, trainerv1alpha1.WorkloadKindJobSet} {
 		rt := recoveryRuntime("ns", kind)
 		require.NotNil(t, rt.Spec.Template.Spec.FailurePolicy, kind)

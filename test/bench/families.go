@@ -40,9 +40,7 @@ func (b *bench) recovery(pods, rounds int) family {
 	return family{id: "recovery", desc: fmt.Sprintf("%d pods in one gang, one exits 1", pods), pods: pods, want: pods, writesTarget: true, rounds: rounds, turns: true,
 		rivals: []rival{
 			{name: "JobSet", peer: true, trigger: b.failOnePod, objs: func(ns string) []client.Object {
-				js := jobSet(ns, "gang", 1, pods)
-				js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{MaxRestarts: benchMaxRestarts}
-				return []client.Object{js}
+				return []client.Object{recoveryJobSet(ns, pods)}
 			}},
 			{name: "Training PodCliqueSet", trigger: b.failOnePod, objs: func(ns string) []client.Object {
 				return []client.Object{recoveryPCS(ns, pods)}
@@ -64,6 +62,13 @@ func recoveryPCS(ns string, pods int) *grovev1alpha1.PodCliqueSet {
 	p := trainingPCS(ns, "gang", int32(pods), "87600h")
 	p.Spec.TrainingSpec = &grovev1alpha1.TrainingSpec{MaxRestarts: ptr.To[int32](benchMaxRestarts)}
 	return p
+}
+
+// recoveryJobSet is the JobSet peer: one gang of pods pods that restarts as a whole.
+func recoveryJobSet(ns string, pods int) *jobsetv1alpha2.JobSet {
+	js := jobSet(ns, "gang", 1, pods)
+	js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{MaxRestarts: benchMaxRestarts}
+	return js
 }
 
 // recoveryRuntime is the peers' runtime building kind, whose JobSet restarts on a failed Job.
