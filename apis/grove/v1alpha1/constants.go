@@ -162,6 +162,10 @@ const (
 const (
 	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
 	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
+	// ReasonReplacedPodsTerminating: a Training PodClique that replaces one a restart deleted
+	// creates no pod while a pod of the one it replaces remains (as JobSet recreates a restarted
+	// gang): its pods need their names, and on a node their devices.
+	ReasonReplacedPodsTerminating = "ReplacedPodsTerminating"
 )
 
 // Reasons of the ClusterTopologyBinding condition SchedulerTopologyDrift.

@@ -64,16 +64,16 @@ func TestLastScheduledIsStampedWhenTheCliqueTurnsScheduledAndNeverCleared(t *tes
 		Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Obj()
 	unbound := builders.Pod("", "").Phase(corev1.PodPending).Obj()
 
-	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false, metav1.Now())
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", waits{}, metav1.Now())
 	assert.Nil(t, pclq.Status.LastScheduled, "not scheduled yet")
 
-	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", false, metav1.Now())
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", waits{}, metav1.Now())
 	require.NotNil(t, pclq.Status.LastScheduled, "stamped when PodCliqueScheduled turns True")
 	first := *pclq.Status.LastScheduled
 	assert.Equal(t, meta.FindStatusCondition(pclq.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled).LastTransitionTime, first)
 
-	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", false, metav1.Now())
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{bound}, "h", waits{}, metav1.Now())
 	assert.Equal(t, first, *pclq.Status.LastScheduled, "not moved while it stays True")
-	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", false, metav1.Now())
+	pclq.Status, _ = computeStatus(pclq, []*corev1.Pod{unbound}, "h", waits{}, metav1.Now())
 	assert.Equal(t, first, *pclq.Status.LastScheduled, "never cleared")
 }

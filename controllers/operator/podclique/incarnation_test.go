@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
@@ -93,4 +96,89 @@ func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) 
 	pass()
 	err := c.Get(context.Background(), client.ObjectKeyFromObject(unowned), &corev1.Pod{})
 	assert.False(t, apierrors.IsNotFound(err), "left alone")
+}
+
+// A Training restart recreates the whole gang: the new clique creates none of its pods until every
+// pod of the one it replaces is gone, as JobSet recreates a restarted gang (the gang cannot run
+// before its last pod exists, whose name the last old pod frees), and says so in a condition, an
+// event and a log line — once, however many old pods go meanwhile. An inference clique recreates
+// each pod as its name frees.
+func TestARestartedTrainingCliqueCreatesItsGangOnceEveryReplacedPodIsGone(t *testing.T) {
+	cases := []struct {
+		name         string
+		training     bool
+		wantFirstPod bool
+	}{
+		{name: "training: nothing created while one replaced pod remains", training: true},
+		{name: "inference: each pod created as its name frees", wantFirstPod: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			b := builders.PodClique("ns", "job-0-trainer").UID("new").InGang("g").Replicas(2, 2).PodSpec(corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
+			})
+			if tc.training {
+				b.Training()
+			}
+			pclq := b.Obj()
+			old0, old1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
+			for _, p := range []*corev1.Pod{old0, old1} {
+				p.Finalizers = []string{"example.com/kubelet"} // the kubelet's confirmation, as the pod's grace period
+			}
+			statusWrites := 0
+			c := fakeClient(t).WithObjects(pclq, old0, old1, podGangOf(time.Now(), 2, old0.Name, old1.Name)).
+				WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: countStatusWrites(&statusWrites)}).Build()
+			r := reconcilerFor(t, c)
+			recorder := r.Recorder.(*events.FakeRecorder)
+			pass := func() {
+				t.Helper()
+				_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)})
+				require.NoError(t, err)
+			}
+			gone := func(p *corev1.Pod) {
+				t.Helper()
+				require.NoError(t, c.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: p.Name}},
+					client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))))
+			}
+			ownedBy := func(name string) bool {
+				got := &corev1.Pod{}
+				err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, got)
+				if apierrors.IsNotFound(err) {
+					return false
+				}
+				require.NoError(t, err)
+				return metav1.IsControlledBy(got, pclq)
+			}
+
+			pass() // deletes the replaced pods
+			pass() // they terminate
+			gone(old0)
+			pass()
+			assert.Equal(t, tc.wantFirstPod, ownedBy(old0.Name), "pod 0 once its name is free")
+			if !tc.wantFirstPod {
+				got := &grovev1alpha1.PodClique{}
+				require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(pclq), got))
+				cond := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled)
+				require.NotNil(t, cond, "the wait is in the status")
+				assert.Equal(t, grovev1alpha1.ReasonReplacedPodsTerminating, cond.Reason)
+				assert.Equal(t, metav1.ConditionFalse, cond.Status)
+				require.Len(t, recorder.Events, 1, "one event for the wait")
+				assert.Contains(t, <-recorder.Events, grovev1alpha1.ReasonReplacedPodsTerminating)
+
+				writes := statusWrites
+				pass()
+				assert.Equal(t, writes, statusWrites, "quiet while the wait goes on")
+				assert.Empty(t, recorder.Events, "no second event")
+			}
+
+			gone(old1)
+			pass()
+			assert.True(t, ownedBy(old0.Name), "pod 0 created")
+			assert.True(t, ownedBy(old1.Name), "pod 1 created")
+			for len(recorder.Events) > 0 {
+				assert.NotContains(t, <-recorder.Events, grovev1alpha1.ReasonReplacedPodsTerminating)
+			}
+		})
+	}
 }

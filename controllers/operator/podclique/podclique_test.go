@@ -319,7 +319,7 @@ func TestACliqueWhosePodsAreAllBeingReplacedIsRolledNotBreached(t *testing.T) {
 	pclq.Status.WasAvailable, pclq.Status.CurrentPodTemplateHash = true, ptr.To("old")
 	now := metav1.NewTime(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
 
-	st, _ := computeStatus(pclq, []*corev1.Pod{pod(0, "new", false), pod(1, "new", false)}, "new", false, now)
+	st, _ := computeStatus(pclq, []*corev1.Pod{pod(0, "new", false), pod(1, "new", false)}, "new", waits{}, now)
 
 	breach := meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 	require.NotNil(t, breach)
@@ -331,7 +331,7 @@ func TestACliqueWhosePodsAreAllBeingReplacedIsRolledNotBreached(t *testing.T) {
 
 	// Once the replacements are Ready the update ends and the clique is judged as usual.
 	pclq.Status = st
-	st, _ = computeStatus(pclq, []*corev1.Pod{pod(0, "new", true), pod(1, "new", true)}, "new", false, now)
+	st, _ = computeStatus(pclq, []*corev1.Pod{pod(0, "new", true), pod(1, "new", true)}, "new", waits{}, now)
 	breach = meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionMinAvailableBreached)
 	assert.Equal(t, metav1.ConditionFalse, breach.Status, breach.Message)
 	assert.NotNil(t, st.UpdateProgress.UpdateEndedAt)

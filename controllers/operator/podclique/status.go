@@ -19,9 +19,17 @@ import (
 	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
-// computeStatus derives the clique's status from its pods; awaitsQueue says Kueue holds or
-// evicted the clique's gang (see setMinAvailableBreached).
-func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool, now metav1.Time) (grovev1alpha1.PodCliqueStatus, time.Duration) {
+// waits are what a pass saw the clique's pods wait for besides the scheduler.
+type waits struct {
+	// queue: Kueue has not admitted the clique's gang, or evicted it (see setMinAvailableBreached).
+	queue bool
+	// replacedPods: the pods of the restarted PodClique this one replaces are still there, and
+	// none of its own is created before they are gone (see holdsBackCreates).
+	replacedPods bool
+}
+
+// computeStatus derives the clique's status from its pods and what they wait for.
+func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, w waits, now metav1.Time) (grovev1alpha1.PodCliqueStatus, time.Duration) {
 	st := *pclq.Status.DeepCopy()
 	var outdated, updatedReady, updatedScheduled int32
 	st.ObservedGeneration = &pclq.Generation
@@ -82,15 +90,19 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	if p := st.UpdateProgress; p != nil && p.UpdateEndedAt == nil {
 		p.UpdatedScheduledReplicas = updatedScheduled
 	}
-	setMinAvailableBreached(pclq, &st, available, failed, awaitsQueue)
+	setMinAvailableBreached(pclq, &st, available, failed, w.queue)
 	cond := metav1.Condition{
 		Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse,
 		Reason: grovev1alpha1.ReasonInsufficientScheduledPods, ObservedGeneration: pclq.Generation,
+		Message: scheduledMessage(st.ScheduledReplicas, minAvailable(pclq)),
 	}
-	if st.ScheduledReplicas >= minAvailable(pclq) {
+	switch {
+	case st.ScheduledReplicas >= minAvailable(pclq):
 		cond.Status, cond.Reason = metav1.ConditionTrue, grovev1alpha1.ReasonSufficientScheduledPods
+	case w.replacedPods:
+		// No count in the message: each old pod's removal would otherwise cost a status write.
+		cond.Reason, cond.Message = grovev1alpha1.ReasonReplacedPodsTerminating, replacedPodsMessage
 	}
-	cond.Message = scheduledMessage(st.ScheduledReplicas, minAvailable(pclq))
 	wasScheduled := meta.IsStatusConditionTrue(st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled)
 	meta.SetStatusCondition(&st.Conditions, cond)
 	if cond.Status == metav1.ConditionTrue && !wasScheduled {
@@ -100,6 +112,9 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 	}
 	return st, after
 }
+
+const replacedPodsMessage = "pods of the restarted PodClique this one replaces are still being deleted: " +
+	"its own pods are created once every one is gone"
 
 func scheduledMessage(scheduled, min int32) string {
 	return fmt.Sprintf("%d of minAvailable %d pods scheduled", scheduled, min)
@@ -118,8 +133,8 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 // summary nobody acts on waits while this process creates pods (see statuspacing.Holder): held reports
 // that, and the caller comes back after the batch period. What a parent's rolling step waits for
 // (eventbatch.CliqueAwaited) is no such summary.
-func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, awaitsQueue bool) (held bool, after time.Duration, err error) {
-	st, after := computeStatus(pclq, active, hash, awaitsQueue, metav1.NewTime(r.clock().Now()))
+func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash string, w waits) (held bool, after time.Duration, err error) {
+	st, after := computeStatus(pclq, active, hash, w, metav1.NewTime(r.clock().Now()))
 	if equality.Semantic.DeepEqual(st, pclq.Status) {
 		return false, after, nil
 	}
@@ -145,6 +160,9 @@ func (r *Reconciler) updateStatus(ctx context.Context, pclq *grovev1alpha1.PodCl
 	if stalled(before, st.Conditions) {
 		r.Recorder.Eventf(pclq, nil, corev1.EventTypeWarning, grovev1alpha1.ReasonProgressDeadlineExceeded, "Update", "%s",
 			meta.FindStatusCondition(st.Conditions, grovev1alpha1.ConditionUpdateInProgress).Message)
+	}
+	if becameReason(before, st.Conditions, grovev1alpha1.ConditionPodCliqueScheduled, grovev1alpha1.ReasonReplacedPodsTerminating) {
+		r.Recorder.Eventf(pclq, nil, corev1.EventTypeNormal, grovev1alpha1.ReasonReplacedPodsTerminating, "Create", "%s", replacedPodsMessage)
 	}
 	r.pending.ExpectWrite(key, replaced)
 	return false, after, nil
@@ -236,7 +254,11 @@ func setSucceeded(pclq *grovev1alpha1.PodClique, st *grovev1alpha1.PodCliqueStat
 
 // stalled reports UpdateInProgress turning ProgressDeadlineExceeded between two condition lists.
 func stalled(before, after []metav1.Condition) bool {
-	c := meta.FindStatusCondition(after, grovev1alpha1.ConditionUpdateInProgress)
-	o := meta.FindStatusCondition(before, grovev1alpha1.ConditionUpdateInProgress)
-	return c != nil && c.Reason == grovev1alpha1.ReasonProgressDeadlineExceeded && (o == nil || o.Reason != c.Reason)
+	return becameReason(before, after, grovev1alpha1.ConditionUpdateInProgress, grovev1alpha1.ReasonProgressDeadlineExceeded)
+}
+
+// becameReason reports whether condition t has reason now and had another (or none) before.
+func becameReason(before, after []metav1.Condition, t, reason string) bool {
+	c, o := meta.FindStatusCondition(after, t), meta.FindStatusCondition(before, t)
+	return c != nil && c.Reason == reason && (o == nil || o.Reason != reason)
 }
