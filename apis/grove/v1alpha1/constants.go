@@ -163,8 +163,9 @@ const (
 	ReasonSufficientScheduledPods   = "SufficientScheduledPods"
 	ReasonInsufficientScheduledPods = "InsufficientScheduledPods"
 	// ReasonReplacedPodsTerminating: a Training PodClique that replaces one a restart deleted
-	// creates no pod while a pod of the one it replaces remains (as JobSet recreates a restarted
-	// gang): its pods need their names, and on a node their devices.
+	// creates no pod while more pods of the one it replaces remain than it may go without (its
+	// replicas less minAvailable), as JobSet recreates a restarted gang once the old one is gone:
+	// its pods need their names, and on a node their devices.
 	ReasonReplacedPodsTerminating = "ReplacedPodsTerminating"
 )
 

@@ -45,7 +45,8 @@ func TestPodsOfAnEarlierPodCliqueOfTheSameNameAreStale(t *testing.T) {
 // their names forever (found by the chaos suite: a restart stalled while the kube-controller-
 // manager, restarted during API server restarts, missed the deletion for minutes). While an old
 // pod holds a name (its kubelet has not confirmed the deletion) no create is sent under it: it
-// would be refused (a 1000-pod restart in make bench sent 600-700 such creates).
+// would be refused (a 1000-pod restart in make bench sent 600-700 such creates). The clique here is
+// not Training: it creates each pod as its name frees (a Training one waits for the old pods, below).
 func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) {
 	ctx := context.Background()
 	pclq := builders.PodClique("ns", "job-0-trainer").UID("new").InGang("g").Replicas(2, 2).PodSpec(corev1.PodSpec{
@@ -98,36 +99,47 @@ func TestRecreatedPodCliqueReplacesThePodsOfItsEarlierIncarnation(t *testing.T) 
 	assert.False(t, apierrors.IsNotFound(err), "left alone")
 }
 
-// A Training restart recreates the whole gang: the new clique creates none of its pods until every
-// pod of the one it replaces is gone, as JobSet recreates a restarted gang (the gang cannot run
-// before its last pod exists, whose name the last old pod frees), and says so in a condition, an
-// event and a log line — once, however many old pods go meanwhile. An inference clique recreates
-// each pod as its name frees.
-func TestARestartedTrainingCliqueCreatesItsGangOnceEveryReplacedPodIsGone(t *testing.T) {
+// A Training restart recreates the whole gang: the new clique creates none of its pods while more
+// pods of the one it replaces remain than it may go without (replicas less minAvailable), as JobSet
+// recreates a restarted gang once the old one is gone — it could not run sooner — and says so in a
+// condition, an event and a log line, once, however many old pods go meanwhile. Below that count
+// the pods whose names are free are created, so a pod stuck terminating on a lost node does not
+// hold back a gang that can run without it. An inference clique recreates each pod as its name frees.
+func TestARestartedTrainingCliqueCreatesItsPodsOnceItCouldRunWithoutTheReplacedOnes(t *testing.T) {
 	cases := []struct {
-		name         string
-		training     bool
-		wantFirstPod bool
+		name          string
+		training      bool
+		replicas, min int32
+		// created[k] are the indices of the clique's pods once old pods 0..k are gone.
+		created [][]int
+		waits   bool
 	}{
-		{name: "training: nothing created while one replaced pod remains", training: true},
-		{name: "inference: each pod created as its name frees", wantFirstPod: true},
+		{name: "training: nothing created while one replaced pod remains", training: true, replicas: 2, min: 2,
+			created: [][]int{nil}, waits: true},
+		{name: "training with minAvailable below replicas: the free names once it can run without the rest", training: true,
+			replicas: 3, min: 2, created: [][]int{nil, {0, 1}}, waits: true},
+		{name: "inference: each pod created as its name frees", replicas: 2, min: 2, created: [][]int{{0}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			b := builders.PodClique("ns", "job-0-trainer").UID("new").InGang("g").Replicas(2, 2).PodSpec(corev1.PodSpec{
+			b := builders.PodClique("ns", "job-0-trainer").UID("new").InGang("g").Replicas(tc.replicas, tc.min).PodSpec(corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "t"}},
 			})
 			if tc.training {
 				b.Training()
 			}
 			pclq := b.Obj()
-			old0, old1 := podOf(pclq.Name, 0, "old"), podOf(pclq.Name, 1, "old")
-			for _, p := range []*corev1.Pod{old0, old1} {
+			objs := []client.Object{pclq}
+			var old []*corev1.Pod
+			var names []string
+			for i := range int(tc.replicas) {
+				p := podOf(pclq.Name, i, "old")
 				p.Finalizers = []string{"example.com/kubelet"} // the kubelet's confirmation, as the pod's grace period
+				old, names, objs = append(old, p), append(names, p.Name), append(objs, p)
 			}
 			statusWrites := 0
-			c := fakeClient(t).WithObjects(pclq, old0, old1, podGangOf(time.Now(), 2, old0.Name, old1.Name)).
+			c := fakeClient(t).WithObjects(append(objs, podGangOf(time.Now(), 2, names...))...).
 				WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: countStatusWrites(&statusWrites)}).Build()
 			r := reconcilerFor(t, c)
 			recorder := r.Recorder.(*events.FakeRecorder)
@@ -141,41 +153,58 @@ func TestARestartedTrainingCliqueCreatesItsGangOnceEveryReplacedPodIsGone(t *tes
 				require.NoError(t, c.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: p.Name}},
 					client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))))
 			}
-			ownedBy := func(name string) bool {
-				got := &corev1.Pod{}
-				err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, got)
-				if apierrors.IsNotFound(err) {
-					return false
+			created := func() []int {
+				t.Helper()
+				var out []int
+				for i, name := range names {
+					got := &corev1.Pod{}
+					err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, got)
+					if !apierrors.IsNotFound(err) {
+						require.NoError(t, err)
+						if metav1.IsControlledBy(got, pclq) {
+							out = append(out, i)
+						}
+					}
 				}
-				require.NoError(t, err)
-				return metav1.IsControlledBy(got, pclq)
+				return out
+			}
+			scheduled := func() string {
+				t.Helper()
+				got := &grovev1alpha1.PodClique{}
+				require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(pclq), got))
+				cond := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled)
+				require.NotNil(t, cond)
+				assert.Equal(t, metav1.ConditionFalse, cond.Status)
+				return cond.Reason
 			}
 
 			pass() // deletes the replaced pods
 			pass() // they terminate
-			gone(old0)
-			pass()
-			assert.Equal(t, tc.wantFirstPod, ownedBy(old0.Name), "pod 0 once its name is free")
-			if !tc.wantFirstPod {
-				got := &grovev1alpha1.PodClique{}
-				require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(pclq), got))
-				cond := meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionPodCliqueScheduled)
-				require.NotNil(t, cond, "the wait is in the status")
-				assert.Equal(t, grovev1alpha1.ReasonReplacedPodsTerminating, cond.Reason)
-				assert.Equal(t, metav1.ConditionFalse, cond.Status)
+			writes := statusWrites
+			if tc.waits {
+				assert.Equal(t, grovev1alpha1.ReasonReplacedPodsTerminating, scheduled(), "the wait is in the status")
 				require.Len(t, recorder.Events, 1, "one event for the wait")
 				assert.Contains(t, <-recorder.Events, grovev1alpha1.ReasonReplacedPodsTerminating)
-
-				writes := statusWrites
+			}
+			for k, want := range tc.created {
+				gone(old[k])
 				pass()
-				assert.Equal(t, writes, statusWrites, "quiet while the wait goes on")
-				assert.Empty(t, recorder.Events, "no second event")
+				assert.Equal(t, want, created(), "once %d of %d old pods are gone", k+1, len(old))
+				if tc.waits && len(want) == 0 {
+					assert.Equal(t, writes, statusWrites, "quiet while old pods go")
+					assert.Empty(t, recorder.Events, "no second event")
+				}
 			}
 
-			gone(old1)
+			for _, p := range old[len(tc.created):] {
+				gone(p)
+			}
 			pass()
-			assert.True(t, ownedBy(old0.Name), "pod 0 created")
-			assert.True(t, ownedBy(old1.Name), "pod 1 created")
+			assert.Len(t, created(), int(tc.replicas), "every pod once the old ones are gone")
+			pass()
+			if tc.waits {
+				assert.Equal(t, grovev1alpha1.ReasonInsufficientScheduledPods, scheduled(), "the wait is over")
+			}
 			for len(recorder.Events) > 0 {
 				assert.NotContains(t, <-recorder.Events, grovev1alpha1.ReasonReplacedPodsTerminating)
 			}

@@ -23,8 +23,8 @@ import (
 type waits struct {
 	// queue: Kueue has not admitted the clique's gang, or evicted it (see setMinAvailableBreached).
 	queue bool
-	// replacedPods: the pods of the restarted PodClique this one replaces are still there, and
-	// none of its own is created before they are gone (see holdsBackCreates).
+	// replacedPods: pods of the restarted PodClique this one replaces are still there, more than
+	// it may go without, and none of its own is created meanwhile (see holdsBackCreates).
 	replacedPods bool
 }
 
@@ -114,7 +114,7 @@ func computeStatus(pclq *grovev1alpha1.PodClique, active []*corev1.Pod, hash str
 }
 
 const replacedPodsMessage = "pods of the restarted PodClique this one replaces are still being deleted: " +
-	"its own pods are created once every one is gone"
+	"its own pods are created once no more of them remain than minAvailable allows"
 
 func scheduledMessage(scheduled, min int32) string {
 	return fmt.Sprintf("%d of minAvailable %d pods scheduled", scheduled, min)
