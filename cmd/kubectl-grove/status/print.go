@@ -109,9 +109,19 @@ func updating(conds []metav1.Condition) string {
 	return ", updating: " + c.Message
 }
 
+// replacing says that a restarted Training clique waits for the pods of the one it replaces.
+func replacing(conds []metav1.Condition) string {
+	if c := meta.FindStatusCondition(conds, grovev1alpha1.ConditionPodCliqueScheduled); c != nil &&
+		c.Reason == grovev1alpha1.ReasonReplacedPodsTerminating {
+		return ", restarting: " + c.Message
+	}
+	return ""
+}
+
 func addPodClique(parent *tree.Node, v *View, pclq *grovev1alpha1.PodClique) {
-	line := fmt.Sprintf("PodClique %s: %d/%d ready (minAvailable %d), %d gated%s%s", pclq.Name, pclq.Status.ReadyReplicas, pclq.Spec.Replicas,
-		pclq.MinAvailableOrReplicas(), pclq.Status.ScheduleGatedReplicas, breached(pclq.Status.Conditions), updating(pclq.Status.Conditions))
+	line := fmt.Sprintf("PodClique %s: %d/%d ready (minAvailable %d), %d gated%s%s%s", pclq.Name, pclq.Status.ReadyReplicas, pclq.Spec.Replicas,
+		pclq.MinAvailableOrReplicas(), pclq.Status.ScheduleGatedReplicas, breached(pclq.Status.Conditions), updating(pclq.Status.Conditions),
+		replacing(pclq.Status.Conditions))
 	if meta.IsStatusConditionTrue(pclq.Status.Conditions, grovev1alpha1.ConditionSucceeded) {
 		line += ", succeeded"
 	}

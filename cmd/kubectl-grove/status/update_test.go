@@ -34,6 +34,26 @@ func TestAComponentBeingRolledSaysSoAndAStalledOneSaysWhy(t *testing.T) {
 	}
 }
 
+func TestARestartedCliqueSaysItWaitsForThePodsItReplaces(t *testing.T) {
+	cond := func(reason, msg string) []metav1.Condition {
+		return []metav1.Condition{{Type: grovev1alpha1.ConditionPodCliqueScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: msg}}
+	}
+	for _, tc := range []struct {
+		name  string
+		conds []metav1.Condition
+		want  string
+	}{
+		{"no condition yet", nil, ""},
+		{"pods not scheduled yet", cond(grovev1alpha1.ReasonInsufficientScheduledPods, "0 of minAvailable 2 pods scheduled"), ""},
+		{"the old pods still there", cond(grovev1alpha1.ReasonReplacedPodsTerminating, "pods of the restarted PodClique are still being deleted"),
+			", restarting: pods of the restarted PodClique are still being deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, replacing(tc.conds))
+		})
+	}
+}
+
 func TestAScaledGangsGatedPodSaysItWaitsForItsBaseGang(t *testing.T) {
 	scaled := builders.PodGang("ns", "inf-0-g-0").Generation(1).AcknowledgedAt(1).PodGroup("inf-0-g-1-m", 1, "inf-0-g-1-m-0").Obj()
 	pclq := builders.PodClique("ns", "inf-0-g-1-m").InGang("inf-0-g-0").Obj()
