@@ -387,7 +387,7 @@ func (r *Reconciler) createAndUngateShare(ctx context.Context, p *pass, backend 
 	switch {
 	case !share.Current:
 	case p.replacing:
-		log.FromContext(ctx).V(1).Info("the restarted PodClique's pods are still being deleted: no pod is created until all are gone",
+		log.FromContext(ctx).V(1).Info("pods of the restarted PodClique are still being deleted: none is created while more remain than minAvailable allows",
 			"replacedPods", len(p.stale)+len(p.leaving))
 	default:
 		missing = slices.DeleteFunc(missingIndices(p.all, int(share.From+share.Replicas)), func(i int) bool {
