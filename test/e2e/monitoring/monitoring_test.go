@@ -448,7 +448,30 @@ func requireNeverActive(t *testing.T, alert string, start time.Time) {
 	t.Helper()
 	window := int(math.Ceil(time.Since(start).Seconds()))
 	seen := query(t, fmt.Sprintf(`count_over_time(ALERTS{alertname=%q}[%ds])`, alert, window))
-	require.Emptyf(t, seen, "%s was pending or firing before its scenario: %v", alert, seen)
+	if len(seen) == 0 {
+		return
+	}
+	// Say when, and which scrapes failed meanwhile: the cluster's logs are kept for that time.
+	active := samplesOver(t, fmt.Sprintf(`ALERTS{alertname=%q}[%ds]`, alert, window))
+	failed := samplesOver(t, fmt.Sprintf(`(up == 0)[%ds:1s]`, window))
+	require.Failf(t, "alert active before its scenario", "%s was pending or firing before its scenario: %v\nactive at: %s\nfailed scrapes: %s", alert, seen, active, failed)
+}
+
+// samplesOver runs a range query and lists each series with the times of its samples.
+func samplesOver(t *testing.T, q string) string {
+	t.Helper()
+	v, _, err := prom.API.Query(context.Background(), q, time.Now())
+	require.NoError(t, err, "query %s", q)
+	m, ok := v.(model.Matrix)
+	require.Truef(t, ok, "query %s returns a %s, not a matrix", q, v.Type())
+	var b strings.Builder
+	for _, s := range m {
+		fmt.Fprintf(&b, "\n  %s:", s.Metric)
+		for _, p := range s.Values {
+			fmt.Fprintf(&b, " %s", p.Timestamp.Time().UTC().Format("15:04:05.000"))
+		}
+	}
+	return b.String()
 }
 
 func waitFiring(t *testing.T, alert string) {
