@@ -40,8 +40,6 @@ type rival struct {
 	// trigger is the write the time runs from, made once the workload's first pods all run; nil:
 	// the creates are.
 	trigger func(ctx context.Context, ns string) error
-	// reset undoes the trigger between rounds (the family's pods run again, none more).
-	reset func(ctx context.Context, ns string) error
 }
 
 // family is one day-two scenario: pods pods run before the trigger, want new pods must run after
@@ -54,18 +52,16 @@ type family struct {
 	writesTarget bool
 	// setup and teardown run around the family (a scheduler started, binaries reconfigured).
 	setup, teardown func(ctx context.Context) error
-	// rounds is how often each rival's trigger is timed (reset in between, or on a workload of
-	// its own with turns); its time and writes are the median round's. A change of ~20 s moves
-	// by ±25% with the machine's noise.
+	// rounds is how often each rival is timed; its time and writes are the median round's. A
+	// change of ~20 s moves by ±25% with the machine's noise. The rivals take turns: every round
+	// is a workload of its own, made for it and deleted after it, and round r runs each rival
+	// once, in an order rotated by one from round r-1's (turnOrder). Rivals that cannot share the
+	// cluster (Kubeflow's controller takes the trainer-controller's place for its turn) are then
+	// timed a turn or two apart, in both orders, where one rival after the other, three rounds
+	// each, put minutes of the machine's drift between two rivals compared (scale-out's scaling
+	// group met its target at 0.81× in one full run and missed it at 1.08× in the next). Listing
+	// each rival next to the peer it is judged against keeps the two adjacent in every round.
 	rounds int
-	// turns gives every round a workload of its own, made for it and deleted after it, and lets
-	// the rivals take turns: round r runs each rival once, in an order rotated by one from round
-	// r-1's (turnOrder). Rivals that cannot share the cluster (Kubeflow's controller takes the
-	// trainer-controller's place for its turn) are then timed a turn or two apart, in both
-	// orders, where one rival after the other, three rounds each, put minutes of the machine's
-	// drift between two rivals compared. Listing each rival next to the peer it is judged
-	// against keeps the two adjacent in every round.
-	turns bool
 }
 
 // DayTwo is one rival's run of a day-two family.
@@ -105,11 +101,7 @@ func (b *bench) runFamily(ctx context.Context, f family) (err error) {
 			return err
 		}
 	}
-	run := b.runRivals
-	if f.turns {
-		run = b.runTurns
-	}
-	runs, err := run(ctx, f)
+	runs, err := takeTurns(ctx, f, b.runRival)
 	if err != nil {
 		return err
 	}
@@ -138,34 +130,14 @@ func (b *bench) runFamily(ctx context.Context, f family) (err error) {
 	return nil
 }
 
-// runRivals runs a family one rival after the other, each on one workload through all its rounds.
-func (b *bench) runRivals(ctx context.Context, f family) ([]DayTwo, error) {
-	runs := make([]DayTwo, 0, len(f.rivals))
-	for i, rv := range f.rivals {
-		run, err := b.runRival(ctx, fmt.Sprintf("%s-%d", f.id, i), f, rv)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", rv.name, err)
-		}
-		runs = append(runs, run)
-	}
-	return runs, nil
-}
-
-// runTurns runs a family whose rivals take turns (turnSchedule), each turn through runRival.
-func (b *bench) runTurns(ctx context.Context, f family) ([]DayTwo, error) {
-	return takeTurns(ctx, f, b.runRival)
-}
-
-// takeTurns runs every turn of f through runOne, as a family of one round, and gives each rival
-// the figures of its median round, every round's time in the order they ran.
+// takeTurns runs every turn of f (turnSchedule) through runOne and gives each rival the figures
+// of its median round, every round's time in the order they ran.
 func takeTurns(ctx context.Context, f family, runOne func(ctx context.Context, ns string, f family, rv rival) (DayTwo, error)) ([]DayTwo, error) {
-	once := f
-	once.rounds = 1
 	byRival := make([][]DayTwo, len(f.rivals))
 	for _, t := range turnSchedule(f) {
 		rv := f.rivals[t.rival]
 		rv.name = t.label
-		run, err := runOne(ctx, t.namespace, once, rv)
+		run, err := runOne(ctx, t.namespace, f, rv)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.label, err)
 		}
@@ -193,8 +165,11 @@ func turnSchedule(f family) []turn {
 	out := make([]turn, 0, rounds*len(f.rivals))
 	for round := 1; round <= rounds; round++ {
 		for _, i := range turnOrder(len(f.rivals), round) {
-			out = append(out, turn{rival: i, namespace: fmt.Sprintf("%s-%d-r%d", f.id, i, round),
-				label: fmt.Sprintf("%s (round %d of %d)", f.rivals[i].name, round, rounds)})
+			label := f.rivals[i].name
+			if rounds > 1 {
+				label = fmt.Sprintf("%s (round %d of %d)", label, round, rounds)
+			}
+			out = append(out, turn{rival: i, namespace: fmt.Sprintf("%s-%d-r%d", f.id, i, round), label: label})
 		}
 	}
 	return out
@@ -230,7 +205,7 @@ func (b *bench) runRival(ctx context.Context, ns string, f family, rv rival) (_ 
 	if _, err := b.namespace(ctx, ns); err != nil {
 		return DayTwo{}, err
 	}
-	run, err := b.timeRounds(ctx, ns, f, rv)
+	run, err := b.timeRival(ctx, ns, f, rv)
 	if err != nil {
 		return DayTwo{}, err
 	}
@@ -240,9 +215,9 @@ func (b *bench) runRival(ctx context.Context, ns string, f family, rv rival) (_ 
 	return run, b.namespaceGone(ctx, ns)
 }
 
-// timeRounds creates the rival's workload and times it: its creates, or each round of its trigger
-// once its first pods all run (the median round's figures, with every round's time).
-func (b *bench) timeRounds(ctx context.Context, ns string, f family, rv rival) (DayTwo, error) {
+// timeRival creates the rival's workload and times it: its creates, or its trigger once its first
+// pods all run.
+func (b *bench) timeRival(ctx context.Context, ns string, f family, rv rival) (DayTwo, error) {
 	begin, before := time.Now(), b.allUsage()
 	list := rv.objs(ns)
 	if err := parallel(len(list), applyParallelism, func(i int) error { return b.k8s().Create(ctx, list[i]) }); err != nil {
@@ -254,25 +229,12 @@ func (b *bench) timeRounds(ctx context.Context, ns string, f family, rv rival) (
 	if _, err := b.w.waitPhases(ctx, ns, f.pods, begin, 10*time.Minute); err != nil {
 		return DayTwo{}, fmt.Errorf("before the trigger: %w", err)
 	}
-	var rounds []DayTwo
-	for round := range max(f.rounds, 1) {
-		if round > 0 {
-			if err := b.resetRound(ctx, ns, f, rv); err != nil {
-				return DayTwo{}, err
-			}
-		}
-		time.Sleep(3 * time.Second) // the controllers' last status writes of the creation (or reset)
-		begin, before := time.Now(), b.allUsage()
-		if err := rv.trigger(ctx, ns); err != nil {
-			return DayTwo{}, fmt.Errorf("trigger: %w", err)
-		}
-		r, err := b.timeRound(ctx, ns, f, rv, begin, before)
-		if err != nil {
-			return DayTwo{}, err
-		}
-		rounds = append(rounds, r)
+	time.Sleep(3 * time.Second) // the controllers' last status writes of the creation
+	begin, before = time.Now(), b.allUsage()
+	if err := rv.trigger(ctx, ns); err != nil {
+		return DayTwo{}, fmt.Errorf("trigger: %w", err)
 	}
-	return medianRound(rounds), nil
+	return b.timeRound(ctx, ns, f, rv, begin, before)
 }
 
 // timeRound waits until the family's new pods run after begin (the trigger, or the creates) and
@@ -295,20 +257,6 @@ func (b *bench) timeRound(ctx context.Context, ns string, f family, rv rival, be
 	}
 	run.WritesPerPod = float64(run.Writes) / float64(run.Pods)
 	return run, nil
-}
-
-// resetRound undoes a round's trigger and waits until only the family's first pods are left.
-func (b *bench) resetRound(ctx context.Context, ns string, f family, rv rival) error {
-	if rv.reset == nil {
-		return fmt.Errorf("%s: %d rounds and no reset between them", rv.name, f.rounds)
-	}
-	if err := rv.reset(ctx, ns); err != nil {
-		return fmt.Errorf("reset: %w", err)
-	}
-	if err := b.waitPodCount(ctx, ns, f.pods); err != nil {
-		return fmt.Errorf("reset to %d pods: %w", f.pods, err)
-	}
-	return nil
 }
 
 // waitPodCount waits until ns holds exactly n pods (those being deleted count until gone).

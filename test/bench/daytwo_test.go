@@ -157,21 +157,22 @@ func TestARivalRunInRoundsCountsItsMedianRound(t *testing.T) {
 	}
 }
 
-func TestEveryScaleOutRivalScalesBackBetweenRounds(t *testing.T) {
-	f := (&bench{}).scaleOut(100, 10, 3)
-	assert.Equal(t, 3, f.rounds)
-	for _, rv := range f.rivals {
-		assert.NotNil(t, rv.trigger, rv.name)
-		assert.NotNil(t, rv.reset, rv.name+" has no reset: a second round would find its pods doubled already")
-	}
-}
-
-func TestEveryRecoveryRivalFailsAFreshWorkloadInTurns(t *testing.T) {
-	f := (&bench{}).recovery(1000, 3)
-	assert.Equal(t, 3, f.rounds)
-	assert.True(t, f.turns, "one rival after the other, the machine's drift decides the ratios")
-	for _, rv := range f.rivals {
-		assert.NotNil(t, rv.trigger, rv.name)
+func TestEveryRivalOfARoundedFamilyIsTriggeredOnAFreshWorkloadEachRound(t *testing.T) {
+	b := &bench{}
+	for _, f := range []family{b.recovery(1000, 3), b.scaleOut(100, 10, 3)} {
+		t.Run(f.id, func(t *testing.T) {
+			assert.Equal(t, 3, f.rounds)
+			for _, rv := range f.rivals {
+				assert.NotNil(t, rv.trigger, "%s: with no trigger its creates are timed, not the change", rv.name)
+			}
+			schedule := turnSchedule(f)
+			assert.Len(t, schedule, 3*len(f.rivals), "each rival once a round")
+			namespaces := map[string]bool{}
+			for _, tr := range schedule {
+				assert.False(t, namespaces[tr.namespace], "%s: a second round would find the first one's pods", tr.namespace)
+				namespaces[tr.namespace] = true
+			}
+		})
 	}
 }
 
@@ -200,8 +201,7 @@ func TestTakingTurnsGivesEachRivalItsMedianRoundUnderItsOwnName(t *testing.T) {
 		"recovery-0-r3": 29, "recovery-1-r3": 20,
 	}
 	var ran []string
-	runOne := func(_ context.Context, ns string, once family, rv rival) (DayTwo, error) {
-		assert.Equal(t, 1, once.rounds, "a turn is one round on its own workload: no reset between rounds")
+	runOne := func(_ context.Context, ns string, _ family, rv rival) (DayTwo, error) {
 		ran = append(ran, ns)
 		return DayTwo{Contender: rv.name, Seconds: seconds[ns], Writes: int(seconds[ns])}, nil
 	}
@@ -257,6 +257,7 @@ func TestTurnsWithoutRoundsRunEachRivalOnce(t *testing.T) {
 	assert.Len(t, got, 2)
 	assert.Equal(t, 0, got[0].rival)
 	assert.Equal(t, 1, got[1].rival)
+	assert.Equal(t, "a", got[0].label, "no round in the label when there is one")
 }
 
 func TestRolloutRoundsRotateWhoGoesFirst(t *testing.T) {

@@ -58,8 +58,8 @@ type sizes struct {
 	// Recovery is the recovery family's gang, made RecoveryRounds times for each rival and
 	// failed and recovered once each time; Placement the placement family's gang.
 	Recovery, RecoveryRounds, Placement int
-	// ScaleGroups groups of ScaleSize pods are doubled by the scale-out family, ScaleRounds times
-	// (scaled back in between; the median round counts).
+	// ScaleGroups groups of ScaleSize pods are doubled by the scale-out family, made ScaleRounds
+	// times for each rival (the median round counts).
 	ScaleGroups, ScaleSize, ScaleRounds int
 	// OverlapDeletions lets each peer namespace's deletion run while the next contender runs
 	// (smoke: the harness, not the numbers).
