@@ -738,3 +738,14 @@ func (b *bench) componentRestarts() []string {
 	defer b.restartsMu.Unlock()
 	return slices.Clone(b.restarts)
 }
+
+// waitPodCount waits until ns holds exactly n pods (those being deleted count until gone).
+func (b *bench) waitPodCount(ctx context.Context, ns string, n int) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &corev1.PodList{}
+		if err := b.k8s().List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return len(list.Items) == n, nil
+	})
+}

@@ -24,9 +24,9 @@ var (
 	trainerStatus string
 )
 
-// alertFor is every alert's `for` here. It outlasts the few missed scrapes a loaded machine
-// causes: each scrape has a second to answer, and at 3 s a webhook that missed four in a row
-// (two e2e clusters sharing 2 cores) fired GroveWebhookDown before its scenario stopped it.
+// alertFor is every alert's `for` here. It outlasts the missed scrapes of a loaded machine (each
+// scrape has a second to answer): at 3 s, GroveWebhookDown fired before its scenario stopped the
+// webhook, while two e2e clusters shared the 2 cores.
 const alertFor = 10 * time.Second
 
 // nodes is the cluster's size: two nodes of 8 GPUs, so a gang of three 8-GPU pods waits until a
