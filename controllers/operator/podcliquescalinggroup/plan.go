@@ -62,6 +62,8 @@ type groupInput struct {
 	// gangs are, under Coherent, the PodGangs of the replica's PodGangMap.
 	gangs []coherent.Gang
 	now   time.Time
+	// podSpecs shortens comparing a member with what it wants (nil: compared in full).
+	podSpecs *children.PodSpecs
 }
 
 // decideGroup is a pure function of the group, its PodCliqueSet, its observed PodCliques and
@@ -145,7 +147,7 @@ func (p *groupPlan) members(in groupInput) {
 		case in.have[name] == nil:
 			p.creates = append(p.creates, w)
 		case allowUpdate && turn[j]:
-			if updated, changed := children.Updated(in.have[name], w, children.CliqueSpec); changed {
+			if updated, changed := in.podSpecs.UpdatedClique(in.pcs, in.have[name], w); changed {
 				p.update(in.have[name], updated)
 			}
 		}
@@ -176,7 +178,7 @@ func (p *groupPlan) coherentMember(in groupInput, name string, w *grovev1alpha1.
 			// Sizes hold while the update runs (grove-webhook refuses a change of them, ours too).
 			w.Spec.Replicas, w.Spec.TemplateReplicas = have.Spec.Replicas, children.Copied(have.Spec.TemplateReplicas)
 		}
-		if updated, changed := children.Updated(have, w, children.CliqueSpec); changed {
+		if updated, changed := in.podSpecs.UpdatedClique(in.pcs, have, w); changed {
 			p.update(have, updated)
 		}
 	}

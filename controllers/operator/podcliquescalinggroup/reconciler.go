@@ -57,6 +57,7 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	expectations cachesync.Expectations // PodCliques created that the cache does not show yet
+	podSpecs     *children.PodSpecs     // members found at their pod template (a shortcut only)
 }
 
 func (r *Reconciler) clock() clock.PassiveClock {
@@ -75,6 +76,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	r.expectations.Clock = r.clock()
+	r.podSpecs = children.NewPodSpecs()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podcliquescalinggroup").
 		For(&grovev1alpha1.PodCliqueScalingGroup{}, builder.WithPredicates(eventbatch.SpecChanged())).
@@ -148,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.FromContext(ctx).V(1).Info("waiting for the replica's PodGangMap")
 		return ctrl.Result{}, nil
 	}
-	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, readyPods: ready, unseen: unseen, gangs: gangs, now: r.clock().Now()})
+	p := decideGroup(groupInput{pcs: pcs, pcsg: pcsg, replica: replica, have: have, readyPods: ready, unseen: unseen, gangs: gangs, now: r.clock().Now(), podSpecs: r.podSpecs})
 	var errs []error
 	if err := r.recycle(ctx, pcsg, &p); err != nil {
 		errs = append(errs, err)
