@@ -62,3 +62,27 @@ func TestPodsAreIndexedByTheirPodCliqueSetOnlyWhenTheOperatorManagesThem(t *test
 		})
 	}
 }
+
+func TestPodCliquesAreIndexedByTheGangsWhoseEventsConcernThem(t *testing.T) {
+	clique := func() *builders.PodCliqueBuilder { return builders.PodClique("ns", "c").OfReplica("inf", "1") }
+	coherent := func() *builders.PodCliqueBuilder { return clique().UpdateStrategy(grovev1alpha1.CoherentStrategy) }
+	for _, tc := range []struct {
+		name string
+		pclq *grovev1alpha1.PodClique
+		want []string
+	}{
+		{"a clique of a base gang", clique().InGang("inf-1").Obj(), []string{"inf-1"}},
+		{"a clique of a scaled gang, waiting for its base gang", clique().InGang("inf-1-prefill-0").Label(grovev1alpha1.LabelBasePodGang, "inf-1").Obj(),
+			[]string{"inf-1-prefill-0", "inf-1"}},
+		{"a Coherent scaling-group member, under the gang its group gave it", coherent().OfGroupReplica("inf-1-prefill", "0").InGang("inf-1-200").Obj(),
+			[]string{"inf-1-200"}},
+		{"a Coherent member its group has not placed yet", coherent().OfGroupReplica("inf-1-prefill", "0").Obj(), nil},
+		{"a Coherent standalone clique, under its replica's key (its map shares its pods out)", coherent().Obj(),
+			[]string{CoherentStandaloneKey("inf", "1")}},
+		{"a clique of no gang", clique().Obj(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, extractor(t, CliquesOfPodGang)(tc.pclq))
+		})
+	}
+}

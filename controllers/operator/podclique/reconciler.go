@@ -121,19 +121,8 @@ func (r *Reconciler) cliquesOfPodGang(ctx context.Context, obj client.Object) []
 		// the gangs of the entries it depends on.
 		return r.cliquesOfCoherentGang(ctx, obj)
 	}
-	var reqs []reconcile.Request
 	// Its own cliques, and those of the scaled gangs it is the base of (they wait for it).
-	for _, label := range []string{grovev1alpha1.LabelPodGang, grovev1alpha1.LabelBasePodGang} {
-		list := &grovev1alpha1.PodCliqueList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{label: obj.GetName()},
-			client.UnsafeDisableDeepCopy); err != nil { // only names are read
-			return nil
-		}
-		for _, p := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
-		}
-	}
-	return reqs
+	return r.cliquesUnder(ctx, obj.GetNamespace(), []string{obj.GetName()}, func(*grovev1alpha1.PodClique) bool { return true })
 }
 
 // cliquesOfReplica maps an object of a PodCliqueSet replica (its PodGangMap created or deleted, a

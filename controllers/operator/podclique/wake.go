@@ -2,6 +2,8 @@ package podclique
 
 import (
 	"context"
+	"slices"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,6 +15,7 @@ import (
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/coherent"
+	"github.com/kubegrove/grove/controllers/operator/fieldindex"
 )
 
 // Under Coherent a replica's PodGangMap and its PodGangs change at every step of an update, and
@@ -54,15 +57,36 @@ func (r *Reconciler) mapChanges() handler.EventHandler {
 }
 
 // cliquesWhoseSharesMoved are the replica's Coherent cliques whose shares differ between two
-// versions of its PodGangMap.
+// versions of its PodGangMap. A scaling-group member's share is its own gang and what that gang
+// waits for: only members of gangs whose dependencies changed (or that came or went) are read,
+// with the replica's standalone cliques.
 func (r *Reconciler) cliquesWhoseSharesMoved(ctx context.Context, old, now *grovev1alpha1.PodGangMap) []reconcile.Request {
 	pcs, replica, ok := replicaOf(now)
 	if !ok {
 		return nil
 	}
 	before, after := coherent.Gangs(pcs, replica, old.Spec.Entries), coherent.Gangs(pcs, replica, now.Spec.Entries)
-	return r.replicaCliquesWhere(ctx, now, func(pclq *grovev1alpha1.PodClique) bool {
-		return pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy &&
+	keys := []string{fieldindex.CoherentStandaloneKey(pcs, strconv.Itoa(replica))}
+	afterOf := func(gangs []coherent.Gang) map[string][]string {
+		m := make(map[string][]string, len(gangs))
+		for _, g := range gangs {
+			m[g.Name] = g.After
+		}
+		return m
+	}
+	was, is := afterOf(before), afterOf(after)
+	for name, deps := range is {
+		if prev, ok := was[name]; !ok || !slices.Equal(prev, deps) {
+			keys = append(keys, name)
+		}
+	}
+	for name := range was {
+		if _, ok := is[name]; !ok {
+			keys = append(keys, name)
+		}
+	}
+	return r.cliquesUnder(ctx, now.Namespace, keys, func(pclq *grovev1alpha1.PodClique) bool {
+		return pclq.Spec.UpdateStrategy == grovev1alpha1.CoherentStrategy && inReplica(pclq, now) &&
 			!equality.Semantic.DeepEqual(coherentShares(pclq, before), coherentShares(pclq, after))
 	})
 }
@@ -82,18 +106,24 @@ func (r *Reconciler) cliquesOfCoherentGang(ctx context.Context, gang client.Obje
 	}
 	gangs := coherent.Gangs(pcs, replica, pgm.Spec.Entries)
 	name := gang.GetName()
-	return r.replicaCliquesWhere(ctx, gang, func(pclq *grovev1alpha1.PodClique) bool {
+	// Its own cliques, those of the gangs waiting for it, and the replica's standalone cliques
+	// (their shares say which gangs their pods join).
+	keys := []string{name, fieldindex.CoherentStandaloneKey(pcs, strconv.Itoa(replica))}
+	for _, g := range gangs {
+		if slices.Contains(g.After, name) {
+			keys = append(keys, g.Name)
+		}
+	}
+	return r.cliquesUnder(ctx, gang.GetNamespace(), keys, func(pclq *grovev1alpha1.PodClique) bool {
+		if !inReplica(pclq, gang) {
+			return false
+		}
 		if pclq.Spec.UpdateStrategy != grovev1alpha1.CoherentStrategy {
 			return pclq.Labels[grovev1alpha1.LabelPodGang] == name || pclq.Labels[grovev1alpha1.LabelBasePodGang] == name
 		}
 		for _, s := range coherentShares(pclq, gangs) {
-			if s.PodGang == name {
+			if s.PodGang == name || slices.Contains(s.After, name) {
 				return true
-			}
-			for _, a := range s.After {
-				if a == name {
-					return true
-				}
 			}
 		}
 		return false
@@ -107,19 +137,35 @@ func replicaOf(obj client.Object) (string, int, bool) {
 	return pcs, replica, pcs != "" && ok
 }
 
-// replicaCliquesWhere are the requests of the cached PodCliques of obj's replica that match.
-func (r *Reconciler) replicaCliquesWhere(ctx context.Context, obj client.Object, match func(*grovev1alpha1.PodClique) bool) []reconcile.Request {
-	list := &grovev1alpha1.PodCliqueList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{
-		grovev1alpha1.LabelPartOf:                   obj.GetLabels()[grovev1alpha1.LabelPartOf],
-		grovev1alpha1.LabelPodCliqueSetReplicaIndex: obj.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex]},
-		client.UnsafeDisableDeepCopy); err != nil { // read only
-		return nil
-	}
+// inReplica reports whether a PodClique belongs to the PodCliqueSet replica obj is labelled with.
+func inReplica(pclq *grovev1alpha1.PodClique, obj client.Object) bool {
+	l := obj.GetLabels()
+	return pclq.Labels[grovev1alpha1.LabelPartOf] == l[grovev1alpha1.LabelPartOf] &&
+		pclq.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex] == l[grovev1alpha1.LabelPodCliqueSetReplicaIndex]
+}
+
+// cliquesUnder are the requests of the cached PodCliques of a namespace indexed under any of keys
+// (fieldindex.CliquesOfPodGang) that match, each once.
+func (r *Reconciler) cliquesUnder(ctx context.Context, namespace string, keys []string, match func(*grovev1alpha1.PodClique) bool) []reconcile.Request {
+	listed, seen := map[string]bool{}, map[string]bool{}
 	var reqs []reconcile.Request
-	for i := range list.Items {
-		if match(&list.Items[i]) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	for _, key := range keys {
+		if listed[key] {
+			continue
+		}
+		listed[key] = true
+		list := &grovev1alpha1.PodCliqueList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.CliquesOfPodGang: key},
+			client.UnsafeDisableDeepCopy); err != nil { // read only
+			return nil
+		}
+		for i := range list.Items {
+			pclq := &list.Items[i]
+			if seen[pclq.Name] || !match(pclq) {
+				continue
+			}
+			seen[pclq.Name] = true
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pclq.Namespace, Name: pclq.Name}})
 		}
 	}
 	return reqs

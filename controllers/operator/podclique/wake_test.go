@@ -164,3 +164,19 @@ func TestAPodGangMapCreatedOrDeletedWakesTheWholeReplicaAndAnUnchangedUpdateNone
 		})
 	}
 }
+
+func TestAReplicasGangAndMapWakeNoCliqueOfAnotherReplica(t *testing.T) {
+	otherRouter := builders.PodClique("ns", "inf-1-router").OfReplica("inf", "1").Replicas(5, 1).
+		UpdateStrategy(grovev1alpha1.CoherentStrategy).GenerationHash("v2").Obj()
+	r := reconcilerFor(t, fakeClient(t).WithObjects(append(replicaCliques(), labelledMap(), otherRouter)...).Build())
+
+	gang := builders.PodGang("ns", "inf-0-100").OfReplica("inf", "0").Label(grovev1alpha1.LabelEpoch, "1").Obj()
+	assert.Equal(t, []string{"inf-0-prefill-1-leader", "inf-0-router"}, requestNames(r.cliquesOfPodGang(context.Background(), gang)))
+
+	old := labelledMap()
+	now := old.DeepCopy()
+	now.Spec.Entries[0].PodCliques["inf-0-router"] = 2
+	now.Spec.Entries = append(now.Spec.Entries, grovev1alpha1.PodGangEntry{Epoch: "300", PodCliqueSetGenerationHash: "v2",
+		Role: grovev1alpha1.PodGangRoleAnchor, PodCliques: map[string]int32{"inf-0-router": 1}})
+	assert.Equal(t, []string{"inf-0-router"}, requestNames(r.cliquesWhoseSharesMoved(context.Background(), old, now)))
+}
