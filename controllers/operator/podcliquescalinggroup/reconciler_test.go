@@ -2,7 +2,9 @@ package podcliquescalinggroup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/controllers/operator/children"
@@ -406,6 +409,79 @@ func TestAPodCliqueIsRealisedOnlyOnceItsStatusDescribesTheNewRevision(t *testing
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, realised(tc.clique, "b"))
+		})
+	}
+}
+
+// staleMembers are group replica 0's leader and worker on an older image.
+func staleMembers(set *grovev1alpha1.PodCliqueSet, g *grovev1alpha1.PodCliqueScalingGroup) []client.Object {
+	var out []client.Object
+	for _, clique := range []string{"leader", "worker"} {
+		m := children.PodClique(set, 0, children.Template(set, clique), &children.ScalingGroup{Name: g.Name, ConfigName: "prefill", TemplateNumPods: 4}, "inf-0")
+		m.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(g, grovev1alpha1.GroupVersion.WithKind("PodCliqueScalingGroup"))}
+		m.Spec.PodSpec.Containers[0].Image = "old"
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestAGroupReplicasMembersAreUpdatedSideBySideAndEachFailureIsReturned(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		failing string // the member whose update the API server refuses
+	}{
+		{name: "both written, neither waiting for the other"},
+		{name: "the leader's refused: the worker is written all the same", failing: "inf-0-prefill-0-leader"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := pcs()
+			g := group(set, 1, 1).Obj()
+			scheme := runtime.NewScheme()
+			require.NoError(t, clientgoscheme.AddToScheme(scheme))
+			require.NoError(t, grovev1alpha1.AddToScheme(scheme))
+			b := fake.NewClientBuilder().WithScheme(scheme)
+			for _, i := range fieldindex.All {
+				b = b.WithIndex(i.Object, i.Field, i.Extract)
+			}
+			// Each update waits until both have been sent: written one after the other, the first
+			// would wait in vain.
+			var arrived sync.WaitGroup
+			arrived.Add(2)
+			c := b.WithObjects(append(staleMembers(set, g), set, g)...).
+				WithStatusSubresource(&grovev1alpha1.PodCliqueScalingGroup{}, &grovev1alpha1.PodClique{}).
+				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					if _, ok := obj.(*grovev1alpha1.PodClique); ok {
+						arrived.Done()
+						waited := make(chan struct{})
+						go func() { arrived.Wait(); close(waited) }()
+						select {
+						case <-waited:
+						case <-time.After(10 * time.Second):
+							return errors.New("the other member's update never came while this one was in flight")
+						}
+						if obj.GetName() == tc.failing {
+							return errors.New("refused")
+						}
+					}
+					return c.Update(ctx, obj, opts...)
+				}}).Build()
+			r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10), Clock: clocktesting.NewFakePassiveClock(time.Now())}
+
+			_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "inf-0-prefill"}})
+
+			got := cliques(t, c)
+			for _, name := range []string{"inf-0-prefill-0-leader", "inf-0-prefill-0-worker"} {
+				want := "busybox"
+				if name == tc.failing {
+					want = "old"
+				}
+				assert.Equal(t, want, got[name].Spec.PodSpec.Containers[0].Image, name)
+			}
+			if tc.failing == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, "refused", "the refusal is returned")
+			}
 		})
 	}
 }
