@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	"github.com/kubegrove/grove/internal/reconcile/eventbatch"
 )
 
@@ -56,4 +57,41 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 	require.NoError(t, err)
 	assert.Equal(t, 3, creates)
 	assert.Equal(t, 1, statusWrites, "once the cache shows them, the status is written with them")
+}
+
+// A pass that runs before the cache shows the deletion of a pod the previous pass deleted does
+// not delete it again; once the cache shows a newer version of the pod, it is its own again.
+func TestAPassBeforeTheCacheShowsADeletionDoesNotDeleteThePodAgain(t *testing.T) {
+	pclq := gatedClique().Replicas(2, 2).Obj()
+	podOf := func(i int) *corev1.Pod {
+		return podBuilder("ns", "c", i, PodTemplateHash(pclq), true).Label(grovev1alpha1.LabelPodClique, "c").Label(grovev1alpha1.LabelPodGang, "g").
+			ControlledBy(pclq, "PodClique").Obj()
+	}
+	var deletes []string
+	// The API server takes every delete; the cache (the fake client, unchanged) does not show it.
+	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1"), podOf(0), podOf(1), podOf(2)).
+		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
+			deletes = append(deletes, obj.GetName())
+			return nil
+		},
+	}).Build()
+	r := reconcilerFor(t, c)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pclq)}
+
+	_, err := r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c-2"}, deletes, "the pod beyond spec.replicas is deleted")
+
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c-2"}, deletes, "a pass whose cache lags does not delete it again")
+
+	surplus := &corev1.Pod{}
+	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "c-2"}, surplus))
+	surplus.Labels["touched"] = "by another writer"
+	require.NoError(t, c.Update(context.Background(), surplus))
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c-2", "c-2"}, deletes, "a newer version without a deletion is deleted again")
 }

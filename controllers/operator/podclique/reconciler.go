@@ -314,10 +314,16 @@ func (r *Reconciler) deleteUnwantedPods(ctx context.Context, p *pass) {
 	default:
 		victims = append(victims, rollingVictims(p.pclq, p.active, victims, p.hash)...)
 	}
-	if err := r.deletePods(ctx, p.pclq, append(p.stale, victims...), p.hash); err != nil {
+	// A pod this reconciler deleted whose deletion the cache does not show yet is not deleted
+	// again; it counts as a change of the pass all the same (its status waits for it).
+	planned := len(victims) + len(p.stale)
+	doomed := slices.DeleteFunc(append(slices.Clone(p.stale), victims...), func(pod *corev1.Pod) bool {
+		return r.pending.DeleteUnseen(client.ObjectKeyFromObject(pod), pod.ResourceVersion)
+	})
+	if err := r.deletePods(ctx, p.pclq, doomed, p.hash); err != nil {
 		p.errs = append(p.errs, err)
 	}
-	p.changedPods = p.changedPods || len(victims)+len(p.stale) > 0
+	p.changedPods = p.changedPods || planned > 0
 }
 
 // createAndUngate creates the missing indices once the PodGang allows (gated or not, see
@@ -541,6 +547,7 @@ func (r *Reconciler) deletePods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 				}
 				return err
 			}
+			r.pending.ExpectDelete(client.ObjectKeyFromObject(p), p.ResourceVersion)
 			log.FromContext(ctx).Info("deleted pod", "pod", klog.KObj(p), "reason", deleteReason(pclq, p, hash))
 			podsDeleted.Inc()
 			return nil

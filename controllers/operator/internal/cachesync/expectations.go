@@ -35,8 +35,9 @@ type Expectations struct {
 	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
 	// training clique) starts with nothing pending.
 	parents map[types.UID]*pendingChildren
-	// writes are this process's updates of existing objects the cache does not show yet.
-	writes map[client.ObjectKey]pendingWrite
+	// writes are this process's updates of existing objects the cache does not show yet;
+	// deletes its deletions (of pods, whose names a PodClique's could be).
+	writes, deletes map[client.ObjectKey]pendingWrite
 	// Clock is the clock expectations age by; nil: the real clock (tests set a fake one).
 	Clock clock.PassiveClock
 }
@@ -105,10 +106,7 @@ func (p *Expectations) Unseen(parent types.UID, seen sets.Set[string]) sets.Set[
 func (p *Expectations) ExpectWrite(key client.ObjectKey, resourceVersion string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.writes == nil {
-		p.writes = map[client.ObjectKey]pendingWrite{}
-	}
-	p.writes[key] = pendingWrite{replaced: resourceVersion, until: p.now().Add(CacheTimeout)}
+	p.writes = p.expect(p.writes, key, resourceVersion)
 }
 
 // WriteUnseen reports whether cached, the resourceVersion the cache shows for key, is the one
@@ -116,12 +114,56 @@ func (p *Expectations) ExpectWrite(key client.ObjectKey, resourceVersion string)
 func (p *Expectations) WriteUnseen(key client.ObjectKey, cached string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, ok := p.writes[key]
+	return p.unseen(p.writes, key, cached)
+}
+
+// ExpectDelete records that this process deleted the object key at resourceVersion. Until the
+// cache shows the deletion (the object gone, or a newer version with its deletionTimestamp), a
+// pass sees the object as it was and would delete it again — measured in make bench's rolling
+// updates, a step's pods were deleted twice, each a request the API server answered for nothing
+// while the pass waited for it. As forgiving as ExpectWrite.
+func (p *Expectations) ExpectDelete(key client.ObjectKey, resourceVersion string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deletes = p.expect(p.deletes, key, resourceVersion)
+}
+
+// DeleteUnseen reports whether cached, the resourceVersion the cache shows for key, is the one
+// this process deleted: the cache has not seen the deletion yet.
+func (p *Expectations) DeleteUnseen(key client.ObjectKey, cached string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unseen(p.deletes, key, cached)
+}
+
+// sweepAbove is the number of entries past which recording one also drops the expired: an
+// entry is otherwise dropped only when it is looked up, and a deleted pod whose deletion the
+// cache showed is never looked up again.
+const sweepAbove = 1024
+
+func (p *Expectations) expect(m map[client.ObjectKey]pendingWrite, key client.ObjectKey, resourceVersion string) map[client.ObjectKey]pendingWrite {
+	now := p.now()
+	if m == nil {
+		m = map[client.ObjectKey]pendingWrite{}
+	}
+	if len(m) > sweepAbove {
+		for k, e := range m {
+			if now.After(e.until) {
+				delete(m, k)
+			}
+		}
+	}
+	m[key] = pendingWrite{replaced: resourceVersion, until: now.Add(CacheTimeout)}
+	return m
+}
+
+func (p *Expectations) unseen(m map[client.ObjectKey]pendingWrite, key client.ObjectKey, cached string) bool {
+	e, ok := m[key]
 	if !ok {
 		return false
 	}
 	if e.replaced != cached || p.now().After(e.until) {
-		delete(p.writes, key)
+		delete(m, key)
 		return false
 	}
 	return true

@@ -1,6 +1,7 @@
 package cachesync
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,4 +47,36 @@ func TestAWriteIsUnseenWhileTheCacheShowsTheVersionItReplaced(t *testing.T) {
 	s.ExpectWrite(key, "7")
 	clk.SetTime(clk.Now().Add(CacheTimeout + time.Millisecond))
 	assert.False(t, s.WriteUnseen(key, "7"), "past the timeout the cache is trusted again")
+}
+
+func TestADeletionIsUnseenWhileTheCacheShowsTheVersionDeleted(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clk := clocktesting.NewFakePassiveClock(now)
+	s := &Expectations{Clock: clk}
+	pod := client.ObjectKey{Namespace: "ns", Name: "c-0"}
+
+	assert.False(t, s.DeleteUnseen(pod, "5"), "never deleted")
+	s.ExpectDelete(pod, "5")
+	assert.False(t, s.WriteUnseen(pod, "5"), "a deletion is not a write of an object of the same name")
+	assert.True(t, s.DeleteUnseen(pod, "5"), "the cache still shows the version deleted")
+	assert.False(t, s.DeleteUnseen(pod, "6"), "a newer version (its deletionTimestamp) is the deletion seen")
+	assert.False(t, s.DeleteUnseen(pod, "5"), "and the deletion is forgotten")
+
+	s.ExpectDelete(pod, "7")
+	clk.SetTime(now.Add(CacheTimeout + time.Millisecond))
+	assert.False(t, s.DeleteUnseen(pod, "7"), "past the timeout the deletion is no longer trusted: deleting again is harmless")
+}
+
+func TestDeletionsTheCacheShowedAreDroppedOnceManyArePending(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clk := clocktesting.NewFakePassiveClock(now)
+	s := &Expectations{Clock: clk}
+	for i := range sweepAbove + 1 {
+		s.ExpectDelete(client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("old-%d", i)}, "1")
+	}
+	clk.SetTime(now.Add(CacheTimeout + time.Millisecond))
+	s.ExpectDelete(client.ObjectKey{Namespace: "ns", Name: "new"}, "1")
+
+	assert.Len(t, s.deletes, 1, "the expired deletions went; the new one stays")
+	assert.True(t, s.DeleteUnseen(client.ObjectKey{Namespace: "ns", Name: "new"}, "1"))
 }
