@@ -9,14 +9,11 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
-// PodSpecs remembers which PodCliques were found to carry the pod template the PodCliqueSet's
-// template gives them, by the generations of both: a PodClique's spec does not change without
-// its metadata.generation changing, nor a PodCliqueSet's template without its own. A scaling
-// group's pass compares each member with what it wants, and walking every member's pod template
-// with equality.Semantic took half of that pass's CPU in make bench's Coherent rollout (200
-// members, a CPU profile); a member found equal once is then compared without it until either
-// side changes. What it remembers is only a shortcut: forgotten (a restart, an eviction from
-// the bounded cache), the comparison is made in full again.
+// PodSpecs remembers, per PodClique, the generations (its own, and its PodCliqueSet's) at which
+// its pod template was found equal to the PodCliqueSet's: neither changes without its
+// generation changing. A scaling group compares every member on each pass, and the pod template
+// was most of that comparison (make bench, bench/README.md). A lost entry costs a full
+// comparison only.
 type PodSpecs struct {
 	seen *lru.Cache
 }
@@ -37,10 +34,9 @@ func NewPodSpecs() *PodSpecs {
 	return &PodSpecs{seen: lru.New(podSpecsSize)}
 }
 
-// UpdatedClique is Updated for a PodClique wanted from pcs's template (want's pod template a copy
-// of it), with what p remembers: a PodClique whose pod template was found equal to that
-// template, at the generations both are at now, has the rest of its spec compared only. A nil
-// or zero p compares in full.
+// UpdatedClique is Updated(have, want, CliqueSpec) without comparing the pod templates when
+// both generations are those remembered; want's pod template must be pcs's. A nil or zero p
+// compares in full.
 func (p *PodSpecs) UpdatedClique(pcs *grovev1alpha1.PodCliqueSet, have, want *grovev1alpha1.PodClique) (*grovev1alpha1.PodClique, bool) {
 	at := podSpecAt{generation: have.Generation, pcs: pcs.UID, pcsGeneration: pcs.Generation}
 	// Without generations (an object not read from an API server) nothing tells a change.

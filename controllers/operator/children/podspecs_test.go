@@ -40,6 +40,10 @@ func TestPodSpecsComparesAMemberInFullUntilItWasFoundAtItsTemplate(t *testing.T)
 			have.Generation++
 			have.Spec.PodSpec.Containers[0].Image = "edited"
 		}, true, "a member whose generation moved is compared in full and brought back"},
+		{"another PodCliqueSet of the name at the same generation (deleted and made again)", func(pcs *grovev1alpha1.PodCliqueSet, _, want *grovev1alpha1.PodClique) {
+			pcs.UID = "pcs-uid-2"
+			want.Spec.PodSpec.Containers[0].Image = "img:2"
+		}, true, "another PodCliqueSet's template is compared in full"},
 		{"the template changed (a new PodCliqueSet generation)", func(pcs *grovev1alpha1.PodCliqueSet, _, want *grovev1alpha1.PodClique) {
 			pcs.Generation++
 			want.Spec.PodSpec.Containers[0].Image = "img:2"
@@ -99,6 +103,7 @@ func TestPodSpecsRemembersNothingWithoutGenerations(t *testing.T) {
 		{"a member without a generation", func(_ *grovev1alpha1.PodCliqueSet, have *grovev1alpha1.PodClique) { have.Generation = 0 }},
 		{"a member without a UID", func(_ *grovev1alpha1.PodCliqueSet, have *grovev1alpha1.PodClique) { have.UID = "" }},
 		{"a PodCliqueSet without a generation", func(pcs *grovev1alpha1.PodCliqueSet, _ *grovev1alpha1.PodClique) { pcs.Generation = 0 }},
+		{"a PodCliqueSet without a UID", func(pcs *grovev1alpha1.PodCliqueSet, _ *grovev1alpha1.PodClique) { pcs.UID = "" }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

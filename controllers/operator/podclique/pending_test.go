@@ -2,6 +2,7 @@ package podclique
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,11 +68,14 @@ func TestAPassBeforeTheCacheShowsADeletionDoesNotDeleteThePodAgain(t *testing.T)
 		return podBuilder("ns", "c", i, PodTemplateHash(pclq), true).Label(grovev1alpha1.LabelPodClique, "c").Label(grovev1alpha1.LabelPodGang, "g").
 			ControlledBy(pclq, "PodClique").Obj()
 	}
+	var mu sync.Mutex
 	var deletes []string
 	// The API server takes every delete; the cache (the fake client, unchanged) does not show it.
 	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1"), podOf(0), podOf(1), podOf(2)).
 		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
 		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
+			mu.Lock()
+			defer mu.Unlock()
 			deletes = append(deletes, obj.GetName())
 			return nil
 		},

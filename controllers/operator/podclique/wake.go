@@ -3,7 +3,6 @@ package podclique
 import (
 	"context"
 	"slices"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -66,7 +66,7 @@ func (r *Reconciler) cliquesWhoseSharesMoved(ctx context.Context, old, now *grov
 		return nil
 	}
 	before, after := coherent.Gangs(pcs, replica, old.Spec.Entries), coherent.Gangs(pcs, replica, now.Spec.Entries)
-	keys := []string{fieldindex.CoherentStandaloneKey(pcs, strconv.Itoa(replica))}
+	keys := []string{fieldindex.CoherentStandaloneKey(pcs, now.Labels[grovev1alpha1.LabelPodCliqueSetReplicaIndex])}
 	afterOf := func(gangs []coherent.Gang) map[string][]string {
 		m := make(map[string][]string, len(gangs))
 		for _, g := range gangs {
@@ -108,7 +108,7 @@ func (r *Reconciler) cliquesOfCoherentGang(ctx context.Context, gang client.Obje
 	name := gang.GetName()
 	// Its own cliques, those of the gangs waiting for it, and the replica's standalone cliques
 	// (their shares say which gangs their pods join).
-	keys := []string{name, fieldindex.CoherentStandaloneKey(pcs, strconv.Itoa(replica))}
+	keys := []string{name, fieldindex.CoherentStandaloneKey(pcs, gang.GetLabels()[grovev1alpha1.LabelPodCliqueSetReplicaIndex])}
 	for _, g := range gangs {
 		if slices.Contains(g.After, name) {
 			keys = append(keys, g.Name)
@@ -145,7 +145,8 @@ func inReplica(pclq *grovev1alpha1.PodClique, obj client.Object) bool {
 }
 
 // cliquesUnder are the requests of the cached PodCliques of a namespace indexed under any of keys
-// (fieldindex.CliquesOfPodGang) that match, each once.
+// (fieldindex.CliquesOfPodGang) that match, each once. A key the cache cannot list is logged and
+// skipped: the others' cliques are still woken.
 func (r *Reconciler) cliquesUnder(ctx context.Context, namespace string, keys []string, match func(*grovev1alpha1.PodClique) bool) []reconcile.Request {
 	listed, seen := map[string]bool{}, map[string]bool{}
 	var reqs []reconcile.Request
@@ -157,7 +158,8 @@ func (r *Reconciler) cliquesUnder(ctx context.Context, namespace string, keys []
 		list := &grovev1alpha1.PodCliqueList{}
 		if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.CliquesOfPodGang: key},
 			client.UnsafeDisableDeepCopy); err != nil { // read only
-			return nil
+			log.FromContext(ctx).Error(err, "listing the PodCliques a PodGang event concerns", "key", key)
+			continue
 		}
 		for i := range list.Items {
 			pclq := &list.Items[i]

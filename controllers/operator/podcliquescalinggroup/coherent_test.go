@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -44,4 +45,38 @@ func TestUnderCoherentTheGroupReplicasTheUpdateMovedTakeTheTemplateAndNoOthers(t
 	assert.Equal(t, []string{"inf-0-prefill-0-leader"}, updated)
 	assert.Equal(t, []string{"inf-0-prefill-0-worker"}, created, "a replica still at the old revision is not recreated at the new one")
 	assert.Empty(t, p.deletes)
+}
+
+func TestAGroupRemembersMembersAtTheirTemplateAndStillSeesWhatChanged(t *testing.T) {
+	set := pcs()
+	set.Spec.UpdateStrategy = &grovev1alpha1.PodCliqueSetUpdateStrategy{Type: grovev1alpha1.CoherentStrategy}
+	set.UID, set.Generation = "pcs-uid", 4
+	gangs := coherent.Gangs("inf", 0, []grovev1alpha1.PodGangEntry{
+		{Epoch: "100", PodCliqueSetGenerationHash: children.GenerationHash(set), Role: grovev1alpha1.PodGangRoleAnchor, PCSGReplicaIndices: map[string][]int32{"prefill": {0, 1}}},
+	})
+	g := group(set, 2, 1).Obj()
+	have := Members(set, g, 0, gangs)
+	for name, m := range have {
+		m.UID, m.Generation = types.UID("uid-"+name), 3
+	}
+	specs := children.NewPodSpecs()
+	pass := func() []string {
+		p := decideGroup(groupInput{pcs: set, pcsg: g, have: have, gangs: gangs, unseen: sets.New[string](), now: time.Now(), podSpecs: specs})
+		var updated []string
+		for _, u := range p.updates {
+			updated = append(updated, u.Name)
+		}
+		return updated
+	}
+
+	assert.Empty(t, pass(), "every member at its template")
+	assert.Empty(t, pass(), "and found so again from what the group remembers")
+
+	have["inf-0-prefill-1-leader"].Labels[grovev1alpha1.LabelPodGang] = "elsewhere"
+	assert.Equal(t, []string{"inf-0-prefill-1-leader"}, pass(), "a label changed is seen")
+	have["inf-0-prefill-1-leader"].Labels[grovev1alpha1.LabelPodGang] = "inf-0-100"
+
+	have["inf-0-prefill-0-worker"].Spec.PodSpec.Containers[0].Image = "edited"
+	have["inf-0-prefill-0-worker"].Generation++
+	assert.Equal(t, []string{"inf-0-prefill-0-worker"}, pass(), "a pod template edited by hand (its generation moved) is brought back")
 }

@@ -13,15 +13,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CacheTimeout bounds how long an expectation (a creation or a write) is trusted: past it the
-// cache is assumed to have caught up (or the object changed meanwhile), and creating or writing
-// again is harmless.
+// CacheTimeout bounds how long an expectation (a creation, a write or a deletion) is trusted:
+// past it the cache is assumed to have caught up (or the object changed meanwhile), and creating,
+// writing or deleting again is harmless.
 const CacheTimeout = 5 * time.Second
 
 // Expectations are the operator's one mechanism for what it created or wrote that the cache does
 // not show yet, as the Job and ReplicaSet controllers' expectations. For creations: per parent,
 // the names of the children a pass created, until the cache shows them, so the next pass neither
-// creates them again nor summarises a view without them (for writes, see ExpectWrite). Children have deterministic names, so the expectation is the
+// creates them again nor summarises a view without them (for writes and deletions, see
+// ExpectWrite and ExpectDelete). Children have deterministic names, so the expectation is the
 // set of names rather than a count. Waiting for the cache instead (a worker held until it
 // catches up) was measured in make bench under load: the wait was as long as the creates
 // themselves, and a scale-out of a hundred small cliques queued behind it.
@@ -35,9 +36,11 @@ type Expectations struct {
 	// parents are keyed by UID: a parent deleted and created again under its name (a restarted
 	// training clique) starts with nothing pending.
 	parents map[types.UID]*pendingChildren
-	// writes are this process's updates of existing objects the cache does not show yet;
-	// deletes its deletions (of pods, whose names a PodClique's could be).
+	// writes are this process's updates of existing objects the cache does not show yet, and
+	// deletes its pod deletions: apart, as a pod and a PodClique may share a namespace and name.
 	writes, deletes map[client.ObjectKey]pendingWrite
+	// swept is when expired entries were last dropped (see expect).
+	swept time.Time
 	// Clock is the clock expectations age by; nil: the real clock (tests set a fake one).
 	Clock clock.PassiveClock
 }
@@ -136,9 +139,9 @@ func (p *Expectations) DeleteUnseen(key client.ObjectKey, cached string) bool {
 	return p.unseen(p.deletes, key, cached)
 }
 
-// sweepAbove is the number of entries past which recording one also drops the expired: an
-// entry is otherwise dropped only when it is looked up, and a deleted pod whose deletion the
-// cache showed is never looked up again.
+// sweepAbove is the number of entries past which recording one also drops the expired, at most
+// once per CacheTimeout (none can have expired sooner): an entry is otherwise dropped only when
+// it is looked up, and a deleted pod whose deletion the cache showed is never looked up again.
 const sweepAbove = 1024
 
 func (p *Expectations) expect(m map[client.ObjectKey]pendingWrite, key client.ObjectKey, resourceVersion string) map[client.ObjectKey]pendingWrite {
@@ -146,10 +149,13 @@ func (p *Expectations) expect(m map[client.ObjectKey]pendingWrite, key client.Ob
 	if m == nil {
 		m = map[client.ObjectKey]pendingWrite{}
 	}
-	if len(m) > sweepAbove {
-		for k, e := range m {
-			if now.After(e.until) {
-				delete(m, k)
+	if len(m) > sweepAbove && now.Sub(p.swept) >= CacheTimeout {
+		p.swept = now
+		for _, pending := range []map[client.ObjectKey]pendingWrite{p.writes, p.deletes} {
+			for k, e := range pending {
+				if now.After(e.until) {
+					delete(pending, k)
+				}
 			}
 		}
 	}
