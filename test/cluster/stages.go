@@ -69,6 +69,9 @@ func kwokConfig() ([]byte, error) {
 			if err == nil {
 				data, err = setDelay(data, AnnotationReadyAfter)
 			}
+			if err == nil {
+				data, err = keepPodIP(data)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -109,6 +112,28 @@ func setDelay(stage []byte, annotation string) ([]byte, error) {
 		"durationMilliseconds": 0,
 		"durationFrom":         map[string]any{"expressionFrom": fmt.Sprintf(`.metadata.annotations["%s"]`, annotation)},
 	}
+	return yaml.Marshal(obj)
+}
+
+// keepPodIP makes the pod-ready stage leave a pod's IP alone once it has one. kwok can apply the
+// stage twice to a pod (a later event still showing the pod Pending), and the second time it
+// picks another IP: merged with the first, the pod's status then lists two IPv4 addresses, the
+// API server refuses it (status.podIPs: "may specify no more than one IP for each IP family"),
+// and the pod never turns Ready — seen in make test's compat e2e, a startup-ordered pod stuck
+// not Ready for minutes.
+func keepPodIP(stage []byte) ([]byte, error) {
+	obj := map[string]any{}
+	if err := yaml.Unmarshal(stage, &obj); err != nil {
+		return nil, err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	next, _ := spec["next"].(map[string]any)
+	tmpl, _ := next["statusTemplate"].(string)
+	const with = "{{ with $podIPs }}"
+	if strings.Count(tmpl, with) != 1 {
+		return nil, fmt.Errorf("kwok's pod-ready stage: want one %q in its status template", with)
+	}
+	next["statusTemplate"] = strings.Replace(tmpl, with, `{{ if .status.podIP }}{{ $podIPs = "" }}{{ end }}`+with, 1)
 	return yaml.Marshal(obj)
 }
 
