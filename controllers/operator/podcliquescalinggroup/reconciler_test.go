@@ -49,8 +49,8 @@ func reconcile(t *testing.T, objs ...client.Object) (client.Client, *events.Fake
 	return reconcileAt(t, time.Now(), objs...)
 }
 
-// reconcileAt runs one reconcile with the clock at now.
-func reconcileAt(t *testing.T, now time.Time, objs ...client.Object) (client.Client, *events.FakeRecorder) {
+// fakeClient is a fake client builder with the kinds and the cache indexes the operator has.
+func fakeClient(t *testing.T) *fake.ClientBuilder {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
@@ -59,7 +59,13 @@ func reconcileAt(t *testing.T, now time.Time, objs ...client.Object) (client.Cli
 	for _, i := range fieldindex.All {
 		b = b.WithIndex(i.Object, i.Field, i.Extract)
 	}
-	c := b.WithObjects(objs...).
+	return b
+}
+
+// reconcileAt runs one reconcile with the clock at now.
+func reconcileAt(t *testing.T, now time.Time, objs ...client.Object) (client.Client, *events.FakeRecorder) {
+	t.Helper()
+	c := fakeClient(t).WithObjects(objs...).
 		WithStatusSubresource(&grovev1alpha1.PodCliqueScalingGroup{}, &grovev1alpha1.PodClique{}).Build()
 	rec := events.NewFakeRecorder(10)
 	r := &Reconciler{Client: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}
@@ -436,18 +442,11 @@ func TestAGroupReplicasMembersAreUpdatedSideBySideAndEachFailureIsReturned(t *te
 		t.Run(tc.name, func(t *testing.T) {
 			set := pcs()
 			g := group(set, 1, 1).Obj()
-			scheme := runtime.NewScheme()
-			require.NoError(t, clientgoscheme.AddToScheme(scheme))
-			require.NoError(t, grovev1alpha1.AddToScheme(scheme))
-			b := fake.NewClientBuilder().WithScheme(scheme)
-			for _, i := range fieldindex.All {
-				b = b.WithIndex(i.Object, i.Field, i.Extract)
-			}
 			// Each update waits until both have been sent: written one after the other, the first
 			// would wait in vain.
 			var arrived sync.WaitGroup
 			arrived.Add(2)
-			c := b.WithObjects(append(staleMembers(set, g), set, g)...).
+			c := fakeClient(t).WithObjects(append(staleMembers(set, g), set, g)...).
 				WithStatusSubresource(&grovev1alpha1.PodCliqueScalingGroup{}, &grovev1alpha1.PodClique{}).
 				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 					if _, ok := obj.(*grovev1alpha1.PodClique); ok {
