@@ -115,12 +115,14 @@ func setDelay(stage []byte, annotation string) ([]byte, error) {
 	return yaml.Marshal(obj)
 }
 
-// keepPodIP makes the pod-ready stage leave a pod's IP alone once it has one. kwok can apply the
-// stage twice to a pod (a later event still showing the pod Pending), and the second time it
-// picks another IP: merged with the first, the pod's status then lists two IPv4 addresses, the
-// API server refuses it (status.podIPs: "may specify no more than one IP for each IP family"),
-// and the pod never turns Ready — seen in make test's compat e2e, a startup-ordered pod stuck
-// not Ready for minutes.
+// keepPodIP makes the pod-ready stage leave a pod's IP alone when the copy of the pod it renders
+// already has one. kwok can apply the stage twice to a pod (two events queued while the pod was
+// Pending), and the second time it picks another IP: merged with the first, the pod's status
+// lists two IPv4 addresses, the API server refuses it (status.podIPs: "may specify no more than
+// one IP for each IP family") and the pod never turns Ready — seen in make test's compat e2e, a
+// startup-ordered pod stuck not Ready for minutes. kwok renders from the copy it queued, so this
+// covers a second application queued after the first gave the IP, not two queued before it
+// (docs/testing.md).
 func keepPodIP(stage []byte) ([]byte, error) {
 	obj := map[string]any{}
 	if err := yaml.Unmarshal(stage, &obj); err != nil {
