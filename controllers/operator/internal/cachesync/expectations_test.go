@@ -80,3 +80,34 @@ func TestDeletionsTheCacheShowedAreDroppedOnceManyArePending(t *testing.T) {
 	assert.Len(t, s.deletes, 1, "the expired deletions went; the new one stays")
 	assert.True(t, s.DeleteUnseen(client.ObjectKey{Namespace: "ns", Name: "new"}, "1"))
 }
+
+func TestASweepDropsExpiredWritesTooAndComesAtMostOncePerTimeout(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	s := &Expectations{Clock: clk}
+	at := func(d time.Duration) { clk.SetTime(t0.Add(d)) }
+	add := func(kind string, n int) {
+		for i := range n {
+			s.ExpectDelete(client.ObjectKey{Namespace: "ns", Name: fmt.Sprintf("%s-%d", kind, i)}, "1")
+		}
+	}
+
+	add("a", sweepAbove-9) // expire at CacheTimeout
+	s.ExpectWrite(client.ObjectKey{Namespace: "ns", Name: "written"}, "1")
+	at(CacheTimeout / 2)
+	add("b", 10) // expire at 1.5 × CacheTimeout; sweepAbove+1 entries now, no sweep yet
+	at(CacheTimeout + time.Millisecond)
+	add("c", 1) // the first sweep
+	assert.Len(t, s.deletes, 11, "the expired deletions went, the b's stay")
+	assert.Empty(t, s.writes, "and the expired write with them")
+
+	at(CacheTimeout + 2*time.Millisecond)
+	add("d", sweepAbove+1)
+	at(CacheTimeout * 8 / 5) // the b's have expired, but the last sweep was less than a timeout ago
+	add("e", 1)
+	assert.Len(t, s.deletes, 11+sweepAbove+1+1, "no second sweep within a timeout of the first")
+
+	at(2*CacheTimeout + 10*time.Millisecond)
+	add("f", 1)
+	assert.Len(t, s.deletes, 2, "a timeout later the next sweep drops every expired one")
+}
