@@ -320,6 +320,9 @@ func (r *Reconciler) deleteUnwantedPods(ctx context.Context, p *pass) {
 	doomed := slices.DeleteFunc(append(slices.Clone(p.stale), victims...), func(pod *corev1.Pod) bool {
 		return r.pending.DeleteUnseen(client.ObjectKeyFromObject(pod), pod.ResourceVersion)
 	})
+	if skipped := planned - len(doomed); skipped > 0 {
+		log.FromContext(ctx).V(1).Info("pods deleted by an earlier pass, their deletion not in the cache yet: not deleted again", "count", skipped)
+	}
 	if err := r.deletePods(ctx, p.pclq, doomed, p.hash); err != nil {
 		p.errs = append(p.errs, err)
 	}
