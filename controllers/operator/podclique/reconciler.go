@@ -72,6 +72,7 @@ type Reconciler struct {
 	// pending are pods created and status writes made that the cache does not show yet.
 	pending cachesync.Expectations
 	holder  statuspacing.Holder
+	creates slowstart.Budget // pod creates in flight across all PodCliques
 }
 
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques,verbs=get;list;watch
@@ -578,7 +579,9 @@ func deleteReason(pclq *grovev1alpha1.PodClique, p *corev1.Pod, hash string) str
 }
 
 // createPods creates the pods of the missing indices; a pod that may be scheduled at once is born
-// without the gate, saving the write that would lift it.
+// without the gate, saving the write that would lift it. Each create takes a slot of the budget
+// every PodClique shares (slowstart.SharedPodCreates), so a hundred cliques created at once do not
+// slow the API server's answers to the scheduler and the kubelets.
 func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodClique, indices []int, hash string, backend backends.PodPreparer, s schedulable, podGang string) error {
 	pods := make([]client.Object, len(indices))
 	for i, index := range indices {
@@ -597,7 +600,12 @@ func (r *Reconciler) createPods(ctx context.Context, pclq *grovev1alpha1.PodCliq
 	var sent []string
 	done := r.holder.Creating()
 	created, err := slowstart.Run(ctx, len(pods), func(ctx context.Context, i int) error {
-		err := r.Client.Create(ctx, pods[i])
+		release, err := r.creates.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		err = r.Client.Create(ctx, pods[i])
+		release()
 		if err == nil || apierrors.IsAlreadyExists(err) { // AlreadyExists: the cache was behind
 			mu.Lock()
 			sent = append(sent, pods[i].GetName())
