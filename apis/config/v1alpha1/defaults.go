@@ -22,7 +22,8 @@ const (
 	DefaultConcurrentSyncs    = 10
 	// DefaultPodCliqueConcurrentSyncs is higher: a PodClique worker spends its time waiting for
 	// pod creates, and a scale-out of a hundred small cliques is paced by how many are in flight
-	// (measured in make bench S3: 20 workers keep ~35 creates in flight, 10 kept ~20).
+	// (measured in make bench S3: 20 workers kept ~35 creates in flight, 10 kept ~20); the
+	// PodClique reconciler bounds them at 32 across all workers (podCreatesInFlight).
 	DefaultPodCliqueConcurrentSyncs = 20
 	DefaultServerCertDir            = "/etc/grove/webhook-certs"
 	// DefaultTrainerStatusPort, QPS and burst are Kubeflow Trainer v2.3's status server defaults.

@@ -17,7 +17,7 @@ func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
 		size int64
 		want int32
 	}{
-		{name: "the zero value holds SharedPodCreates", want: SharedPodCreates},
+		{name: "the zero value holds MaxInFlight", want: MaxInFlight},
 		{name: "a set size", size: 5, want: 5},
 	}
 	for _, tt := range tests {
@@ -26,8 +26,9 @@ func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
 			var inFlight, peak atomic.Int32
 			release := make(chan struct{})
 			var wg sync.WaitGroup
-			// Ten Runs of 20 calls: alone, each would put its whole window (InitialBatch and more) in flight.
-			for range 10 {
+			// Twenty Runs of 20 calls: alone, each would put its whole window (InitialBatch and
+			// more) in flight, 160 at first.
+			for range 20 {
 				wg.Go(func() {
 					_, err := Run(context.Background(), 20, func(ctx context.Context, _ int) error {
 						done, err := b.Acquire(ctx)
@@ -46,25 +47,29 @@ func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
 				})
 			}
 			require.Eventually(t, func() bool { return inFlight.Load() == tt.want }, time.Second, time.Millisecond)
-			time.Sleep(50 * time.Millisecond)
-			assert.Equal(t, tt.want, inFlight.Load(), "no call starts beyond the budget while all are in flight")
 			close(release)
 			wg.Wait()
-			assert.Equal(t, tt.want, peak.Load())
+			assert.Equal(t, tt.want, peak.Load(), "no call started beyond the budget")
 		})
 	}
 }
 
-func TestBudgetAcquireEndsWithTheContext(t *testing.T) {
+func TestBudgetWaitsForAFreeSlotOnlyAsLongAsItsCaller(t *testing.T) {
 	b := &Budget{Size: 1}
-	done, err := b.Acquire(context.Background())
+	release, err := b.Acquire(context.Background())
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
 	_, err = b.Acquire(ctx)
-	assert.ErrorIs(t, err, context.Canceled, "a full budget waits only as long as its caller")
-	done()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a full budget waits until its caller gives up")
+
+	release()
+	release() // a second call gives back nothing more
 	again, err := b.Acquire(context.Background())
 	require.NoError(t, err, "a released slot is taken again")
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = b.Acquire(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the slot given back twice was given back once")
 	again()
 }

@@ -19,7 +19,8 @@ const InitialBatch = 8
 // MaxInFlight bounds the window. The operator's client sends at most its QPS (100 by default) a
 // second: more in flight only means the API server answers slower than that and queues them, and
 // priority and fairness refuses a client's requests with 429 once its queues are full (measured
-// in make bench: 84 of a 1000-pod clique's creates, each retried by client-go).
+// in make bench: 84 of a 1000-pod clique's creates, each retried by client-go). Pod creates are
+// held lower still, across all PodCliques, by a shared Budget; this bounds the other writes.
 const MaxInFlight = 100
 
 // Run runs fn for every item, InitialBatch at a time at first and one more at a time for every
