@@ -17,18 +17,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/inflight"
 )
 
 func TestPodCreatesOfManyCliquesShareOneBudget(t *testing.T) {
 	const cliques, pods = 20, 10 // as a scaling group's scale-out: each clique's window alone is 8
-	var inFlight, most atomic.Int32
+	var creates inflight.Counter
 	release := make(chan struct{})
 	c := fakeClient(t).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			n := inFlight.Add(1)
-			defer inFlight.Add(-1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
+			creates.Enter()
+			defer creates.Leave()
 			<-release
 			return c.Create(ctx, obj, opts...)
 		},
@@ -45,11 +44,11 @@ func TestPodCreatesOfManyCliquesShareOneBudget(t *testing.T) {
 			assert.NoError(t, r.createPods(context.Background(), pclq, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, "h", backend, schedulable{}, ""))
 		})
 	}
-	require.Eventually(t, func() bool { return inFlight.Load() == podCreatesInFlight }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return creates.Now() == podCreatesInFlight }, 5*time.Second, time.Millisecond)
 	close(release)
 	wg.Wait()
 
-	assert.Equal(t, int32(podCreatesInFlight), most.Load(), "creates in flight across all cliques")
+	assert.Equal(t, int32(podCreatesInFlight), creates.Most(), "creates in flight across all cliques")
 	created := &corev1.PodList{}
 	require.NoError(t, c.List(context.Background(), created))
 	assert.Len(t, created.Items, cliques*pods)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubegrove/grove/controllers/operator/internal/slowstart"
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/inflight"
 )
 
 func TestDeletingPodsOfAPass(t *testing.T) {
@@ -56,7 +57,8 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 					objs = append(objs, p.DeepCopy())
 				}
 			}
-			var calls, inFlight, most atomic.Int32
+			var calls atomic.Int32
+			var deletes inflight.Counter
 			// Accepted deletes wait until MaxInFlight are in flight together, then all go on:
 			// the most seen in flight is the limit when the deletes go side by side and stay
 			// within it.
@@ -68,10 +70,8 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 					if tc.refuse != nil {
 						return tc.refuse
 					}
-					n := inFlight.Add(1)
-					defer inFlight.Add(-1)
-					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-					}
+					n := deletes.Enter()
+					defer deletes.Leave()
 					if n >= slowstart.MaxInFlight {
 						fullOnce.Do(func() { close(full) })
 					}
@@ -96,7 +96,7 @@ func TestDeletingPodsOfAPass(t *testing.T) {
 			}
 			assert.LessOrEqual(t, int(calls.Load()), tc.wantCallsAtMost)
 			if tc.refuse == nil {
-				assert.Equal(t, int32(slowstart.MaxInFlight), most.Load(), "deletes in flight together")
+				assert.Equal(t, int32(slowstart.MaxInFlight), deletes.Most(), "deletes in flight together")
 			}
 			left := &corev1.PodList{}
 			require.NoError(t, c.List(context.Background(), left))

@@ -3,12 +3,13 @@ package slowstart
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubegrove/grove/test/inflight"
 )
 
 func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
@@ -23,7 +24,7 @@ func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &Budget{Size: tt.size}
-			var inFlight, peak atomic.Int32
+			var calls inflight.Counter
 			release := make(chan struct{})
 			var wg sync.WaitGroup
 			// Twenty Runs of 20 calls: alone, each would put its whole window (InitialBatch and
@@ -36,20 +37,18 @@ func TestBudgetBoundsCallsInFlightAcrossRunsSharingIt(t *testing.T) {
 							return err
 						}
 						defer done()
-						n := inFlight.Add(1)
-						for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-						}
+						calls.Enter()
 						<-release
-						inFlight.Add(-1)
+						calls.Leave()
 						return nil
 					})
 					assert.NoError(t, err)
 				})
 			}
-			require.Eventually(t, func() bool { return inFlight.Load() == tt.want }, time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return calls.Now() == tt.want }, time.Second, time.Millisecond)
 			close(release)
 			wg.Wait()
-			assert.Equal(t, tt.want, peak.Load(), "no call started beyond the budget")
+			assert.Equal(t, tt.want, calls.Most(), "no call started beyond the budget")
 		})
 	}
 }

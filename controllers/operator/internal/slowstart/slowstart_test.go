@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubegrove/grove/test/inflight"
 )
 
 func TestSlowStartStartsAWindowThatGrowsWithEverySuccess(t *testing.T) {
@@ -53,25 +55,23 @@ func TestSlowStartKeepsAtMostMaxInFlightCallsInFlight(t *testing.T) {
 	// The first 2×MaxInFlight calls succeed at once and widen the window past the limit; the
 	// rest stay in flight until released.
 	quick := 2 * MaxInFlight
-	var inFlight, most atomic.Int32
+	var calls inflight.Counter
 	release := make(chan struct{})
 	result := make(chan int)
 	go func() {
 		done, _ := Run(context.Background(), quick+2*MaxInFlight, func(_ context.Context, i int) error {
-			n := inFlight.Add(1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
+			calls.Enter()
 			if i >= quick {
 				<-release
 			}
-			inFlight.Add(-1)
+			calls.Leave()
 			return nil
 		})
 		result <- done
 	}()
-	require.Eventually(t, func() bool { return inFlight.Load() == MaxInFlight }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return calls.Now() == MaxInFlight }, 5*time.Second, time.Millisecond,
 		"the held calls fill the window")
 	close(release)
 	assert.Equal(t, quick+2*MaxInFlight, <-result)
-	assert.LessOrEqual(t, most.Load(), int32(MaxInFlight), "the window stops growing at MaxInFlight")
+	assert.LessOrEqual(t, calls.Most(), int32(MaxInFlight), "the window stops growing at MaxInFlight")
 }
