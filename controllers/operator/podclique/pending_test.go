@@ -3,6 +3,7 @@ package podclique
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,13 +22,14 @@ import (
 // create and writes no status from its stale view; once the cache shows them, status is written.
 func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *testing.T) {
 	pclq := gatedClique().Replicas(3, 3).Obj()
-	lagging := true // the cache does not show pods yet
-	creates, statusWrites := 0, 0
+	lagging := true          // the cache does not show pods yet
+	var creates atomic.Int32 // the pods are created side by side
+	statusWrites := 0
 	c := fakeClient(t).WithObjects(pclq, podGangOf(time.Now(), 2, "c-0", "c-1", "c-2")).
 		WithStatusSubresource(pclq).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*corev1.Pod); ok {
-				creates++
+				creates.Add(1)
 			}
 			return c.Create(ctx, obj, opts...)
 		},
@@ -44,19 +46,19 @@ func TestAPassBeforeTheCacheShowsNewPodsNeitherRecreatesThemNorWritesStatus(t *t
 
 	res, err := r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, 3, creates, "the first pass creates the three pods")
+	assert.Equal(t, int32(3), creates.Load(), "the first pass creates the three pods")
 	assert.Equal(t, eventbatch.StatusPass(), res)
 
 	res, err = r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, 3, creates, "a pass whose cache lags creates nothing again")
+	assert.Equal(t, int32(3), creates.Load(), "a pass whose cache lags creates nothing again")
 	assert.Zero(t, statusWrites, "nor writes a status without the pods")
 	assert.Equal(t, eventbatch.StatusPass(), res, "it looks again later")
 
 	lagging = false
 	_, err = r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, 3, creates)
+	assert.Equal(t, int32(3), creates.Load())
 	assert.Equal(t, 1, statusWrites, "once the cache shows them, the status is written with them")
 }
 

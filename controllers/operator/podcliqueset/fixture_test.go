@@ -3,6 +3,7 @@ package podcliqueset
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
@@ -41,6 +42,7 @@ type fixture struct {
 	c            client.Client
 	r            *Reconciler
 	rec          *events.FakeRecorder
+	mu           sync.Mutex // a pass logs from the goroutines that write its children side by side
 	lines        []string
 	statusWrites int
 }
@@ -68,7 +70,11 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 // running operator.)
 func (f *fixture) reconcile(t *testing.T, name string) ctrl.Result {
 	t.Helper()
-	logger := funcr.New(func(_, args string) { f.lines = append(f.lines, args) }, funcr.Options{})
+	logger := funcr.New(func(_, args string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.lines = append(f.lines, args)
+	}, funcr.Options{})
 	res, err := f.r.Reconcile(log.IntoContext(context.Background(), logger), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: name}})
 	require.NoError(t, err)
 	return res
