@@ -76,7 +76,7 @@ func main() {
 			}
 			// Queued gangs of this backend get their Kueue Workloads from this instance.
 			if err := servedapis.Check(mgr.GetRESTMapper(), "kueue.enabled is on: install Kueue (its CRDs), or turn the integration off",
-				kueuegang.WorkloadGVK, kueuev1beta2.GroupVersion.WithKind("LocalQueue")); err != nil {
+				kueuegang.WorkloadGVK, kueuev1beta2.SchemeGroupVersion.WithKind("LocalQueue")); err != nil {
 				return err
 			}
 			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)

@@ -20,7 +20,7 @@ import (
 // KueueNamespace is where the Kueue controller runs (its default).
 const KueueNamespace = "kueue-system"
 
-// kueueMetricsCertDir is where Kueue v0.17 always reads a metrics certificate when it does not
+// kueueMetricsCertDir is where Kueue (v0.17 to v0.19) always reads a metrics certificate when it does not
 // manage certificates itself (cmd/kueue/main.go), even with metrics off.
 const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
 
@@ -169,7 +169,7 @@ func (c *Cluster) writeKueueMetricsCert() error {
 		return err
 	}
 	if err := kp.WriteTLS(kueueMetricsCertDir); err != nil {
-		return fmt.Errorf("writing the metrics certificate Kueue v0.17 reads from %s whatever its configuration (this user cannot write there): %w", kueueMetricsCertDir, err)
+		return fmt.Errorf("writing the metrics certificate Kueue reads from %s whatever its configuration (this user cannot write there): %w", kueueMetricsCertDir, err)
 	}
 	return nil
 }

@@ -328,7 +328,7 @@ func TestAnAdmittedGangThatShrankIsAdmittedAnewWhenKueueRefusesASmallerCount(t *
 	// Kueue without its ElasticJobsViaWorkloadSlices gate: its webhook denies the smaller count.
 	refusing := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 		if _, ok := obj.(*kueuev1beta2.Workload); ok {
-			return apierrors.NewForbidden(kueuev1beta2.GroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
+			return apierrors.NewForbidden(kueuev1beta2.SchemeGroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
 				errors.New(`admission webhook "vworkload.kb.io" denied the request: spec.podSets.0: Invalid value: {}: field is immutable`))
 		}
 		return c.Update(ctx, obj, opts...)
@@ -358,7 +358,7 @@ func TestAShrinkWaitingForPodsLearnsAtOnceThatKueueRefusesASmallerCount(t *testi
 	refusing := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 		if _, ok := obj.(*kueuev1beta2.Workload); ok {
 			dryRuns++
-			return apierrors.NewForbidden(kueuev1beta2.GroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
+			return apierrors.NewForbidden(kueuev1beta2.SchemeGroupVersion.WithResource("workloads").GroupResource(), obj.GetName(),
 				errors.New(`admission webhook "vworkload.kb.io" denied the request: spec.podSets.0: Invalid value: {}: field is immutable`))
 		}
 		return c.Update(ctx, obj, opts...)

@@ -57,7 +57,7 @@ const (
 )
 
 // WorkloadGVK is the kind the backend-controller keeps per queued gang.
-var WorkloadGVK = kueuev1beta2.GroupVersion.WithKind("Workload")
+var WorkloadGVK = kueuev1beta2.SchemeGroupVersion.WithKind("Workload")
 
 // Workload is the prebuilt Workload of a queued PodGang: the PodGang's name, its queue, one
 // podSet per pod group sorted by name (Kueue matches the pods' role hashes to them in that order)
