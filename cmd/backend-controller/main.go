@@ -79,7 +79,8 @@ func main() {
 				kueuegang.WorkloadGVK, kueuev1beta2.SchemeGroupVersion.WithKind("LocalQueue")); err != nil {
 				return err
 			}
-			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Backend: string(b.Name())}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
+			return (&kueueworkload.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Backend: string(b.Name()),
+				Recorder: mgr.GetEventRecorder("backend-controller")}).SetupWithManager(mgr, *cfg.Controllers.PodGang.ConcurrentSyncs)
 		},
 	})
 }

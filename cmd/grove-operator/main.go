@@ -76,7 +76,8 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 	}
 	c := cfg.Controllers
 	if err := (&podcliqueset.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Backends: registry,
-		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled, AutoMNNVL: cfg.Network.AutoMNNVLEnabled}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
+		TopologyAwareScheduling: cfg.TopologyAwareScheduling.Enabled, AutoMNNVL: cfg.Network.AutoMNNVLEnabled,
+		ClusterName: cfg.Kueue.MultiKueue.ClusterName}).SetupWithManager(mgr, *c.PodCliqueSet.ConcurrentSyncs); err != nil {
 		return err
 	}
 	if err := (&podcliquescalinggroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr, *c.PodCliqueScalingGroup.ConcurrentSyncs); err != nil {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -34,8 +35,9 @@ import (
 
 func main() {
 	app.Main(app.Options{Name: "grove-webhook", WebhookServer: true, Setup: setup,
-		// Volcano's Queue, which the volcano backend's admission checks read.
-		AddToScheme: []func(*runtime.Scheme) error{volcanov1beta1.AddToScheme},
+		// Volcano's Queue, which the volcano backend's admission checks read; Kueue's queues and
+		// admission checks, which tell whether MultiKueue dispatches a PodCliqueSet.
+		AddToScheme: []func(*runtime.Scheme) error{volcanov1beta1.AddToScheme, kueuev1beta2.AddToScheme},
 		// What admission reads from the cache on every create: PodCliqueSets (name overlaps, the
 		// authorizer's owners) and the runtimes TrainJobs name.
 		Informers: []client.Object{&grovev1alpha1.PodCliqueSet{}, &trainerv1alpha1.TrainingRuntime{}, &trainerv1alpha1.ClusterTrainingRuntime{}}})

@@ -37,7 +37,7 @@ func BenchmarkDefaultingACreate(b *testing.B) {
 	if err := grovev1alpha1.AddToScheme(scheme); err != nil {
 		b.Fatal(err)
 	}
-	h := defaultingHandler(scheme, kubeOnly)
+	h := defaultingHandler(scheme, kubeOnly, nil)
 	req := createRequest(b)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
@@ -20,11 +21,19 @@ import (
 type Defaulter struct {
 	// Backends decide the default scheduler name of pods that name none.
 	Backends *backends.Registry[backends.Admitter]
+	// Queues reads Kueue's LocalQueues, ClusterQueues and AdmissionChecks, to mark a new
+	// PodCliqueSet whose queue leads to MultiKueue (spec.managedBy); nil: none is marked (the
+	// Kueue integration is off).
+	Queues client.Reader
 }
 
 // Default applies the defaults; it is idempotent.
 func (d *Defaulter) Default(ctx context.Context, pcs *grovev1alpha1.PodCliqueSet) error {
-	DefaultUpdate(pcs, storedObject(ctx), d.Backends)
+	old := storedObject(ctx)
+	DefaultUpdate(pcs, old, d.Backends)
+	if old == nil {
+		return d.defaultManagedBy(ctx, pcs)
+	}
 	return nil
 }
 

@@ -64,6 +64,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 	errs = append(errs, overlapErrs...)
 	errs = append(errs, validateMNNVLCreate(pcs, v.AutoMNNVL)...)
 	errs = append(errs, validateQueueCreate(pcs, v.Kueue, v.Backends)...)
+	errs = append(errs, validateMultiKueueCreate(pcs)...)
 	templateErrs, err := validateTemplatesExist(ctx, v.ClaimTemplates, pcs)
 	if err != nil {
 		return nil, err
@@ -126,6 +127,7 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, pcs *grovev1alpha1.
 	errs = append(errs, validateStrategySwitch(old, pcs)...)
 	errs = append(errs, validateMNNVLUpdate(old, pcs)...)
 	errs = append(errs, validateQueueUpdate(old, pcs)...)
+	errs = append(errs, validateMultiKueueUpdate(old, pcs)...)
 	errs = append(errs, validateCliqueMetadata(pcs, old)...)
 	errs = append(errs, validateTrainingCreate(pcs)...)
 	errs = append(errs, validateTrainingUpdate(old, pcs)...)

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/kubegrove/grove/apis/config/v1alpha1"
@@ -19,10 +20,16 @@ import (
 
 // +kubebuilder:rbac:groups=grove.io,resources=clustertopologybindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=queues,verbs=get
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues;clusterqueues;admissionchecks,verbs=get
 
 // SetupWithManager serves the PodCliqueSet defaulting and validating webhooks.
 func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration, registry *backends.Registry[backends.Admitter]) error {
-	mgr.GetWebhookServer().Register(MutatePath, defaultingHandler(mgr.GetScheme(), registry))
+	var queues client.Reader
+	if cfg.Kueue.Enabled {
+		// Read through: a queue applied just before its workloads is seen.
+		queues = mgr.GetAPIReader()
+	}
+	mgr.GetWebhookServer().Register(MutatePath, defaultingHandler(mgr.GetScheme(), registry, queues))
 	return ctrl.NewWebhookManagedBy(mgr, &grovev1alpha1.PodCliqueSet{}).
 		WithValidator(&Validator{
 			Backends:                registry,
@@ -44,8 +51,8 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 }
 
 // defaultingHandler is the served defaulting webhook.
-func defaultingHandler(scheme *runtime.Scheme, registry *backends.Registry[backends.Admitter]) *admission.Webhook {
-	defaulting := admission.WithDefaulter(scheme, admission.Defaulter[*grovev1alpha1.PodCliqueSet](&Defaulter{Backends: registry}))
+func defaultingHandler(scheme *runtime.Scheme, registry *backends.Registry[backends.Admitter], queues client.Reader) *admission.Webhook {
+	defaulting := admission.WithDefaulter(scheme, admission.Defaulter[*grovev1alpha1.PodCliqueSet](&Defaulter{Backends: registry, Queues: queues}))
 	defaulting.Handler = &SchemaDecidesUndecodable{Next: defaulting.Handler}
 	return defaulting
 }

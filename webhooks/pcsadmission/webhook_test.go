@@ -28,7 +28,7 @@ func TestUndecodableObjectsPassDefaultingUnchangedForTheSchemaToReject(t *testin
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := defaultingHandler(scheme, kubeOnly).Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			resp := defaultingHandler(scheme, kubeOnly, nil).Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 				UID: "1", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(tc.object)},
 				Kind: metav1.GroupVersionKind{Group: "grove.io", Version: "v1alpha1", Kind: "PodCliqueSet"},
 			}})
@@ -56,7 +56,7 @@ func FuzzAdmissionReview(f *testing.F) {
 	if err := grovev1alpha1.AddToScheme(scheme); err != nil {
 		f.Fatal(err)
 	}
-	mutating := defaultingHandler(scheme, kubeOnly)
+	mutating := defaultingHandler(scheme, kubeOnly, nil)
 	validating := admission.WithValidator(scheme, admission.Validator[*grovev1alpha1.PodCliqueSet](&Validator{Backends: kubeOnly}))
 	for _, w := range []*admission.Webhook{mutating, validating} {
 		w.WithRecoverPanic(false)

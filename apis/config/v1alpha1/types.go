@@ -83,6 +83,17 @@ type KueueConfiguration struct {
 	// served: the backend-controller refuses to start otherwise. Off: a queued PodCliqueSet is
 	// refused at admission.
 	Enabled bool `json:"enabled,omitempty"`
+	// MultiKueue configures this cluster's part in Kueue's MultiKueue.
+	MultiKueue MultiKueueConfiguration `json:"multiKueue,omitempty"`
+}
+
+// MultiKueueConfiguration configures a worker cluster of Kueue's MultiKueue (docs/kueue.md,
+// Multi-cluster).
+type MultiKueueConfiguration struct {
+	// ClusterName is this cluster's name in the manager's MultiKueueClusters. A PodCliqueSet
+	// MultiKueue copied here reports it in its Dispatched condition, which MultiKueue copies back
+	// to the manager's object; empty: the condition says only that it runs on a worker.
+	ClusterName string `json:"clusterName,omitempty"`
 }
 
 // DebuggingConfiguration serves net/http/pprof's /debug/pprof/ endpoints. Off by default: a

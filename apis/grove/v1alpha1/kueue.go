@@ -51,3 +51,36 @@ func QueueNameOf(pcs *PodCliqueSet) string {
 	}
 	return ""
 }
+
+// MultiKueue (docs/kueue.md, Multi-cluster): a PodCliqueSet whose queue leads to a MultiKueue
+// admission check is marked spec.managedBy kueue.x-k8s.io/multikueue at admission. Kueue's
+// MultiKueue then copies it to the worker cluster that admits its first gang (the copy without
+// managedBy, labelled with MultiKueue's origin) and copies the copy's status back.
+const (
+	// ManagedByGroveOperator is spec.managedBy of a PodCliqueSet the grove-operator runs (as when unset).
+	ManagedByGroveOperator = "grove.io/grove-operator"
+	// ManagedByMultiKueue is spec.managedBy of a PodCliqueSet Kueue's MultiKueue runs on a worker.
+	ManagedByMultiKueue = "kueue.x-k8s.io/multikueue"
+	// LabelMultiKueueOrigin is MultiKueue's label on the copies it makes on a worker cluster.
+	LabelMultiKueueOrigin = "kueue.x-k8s.io/multikueue-origin"
+
+	// ConditionDispatched on a PodCliqueSet MultiKueue runs says on which cluster it runs: the
+	// worker's copy writes it (True, RunsOnWorker, naming the cluster by the worker's
+	// kueue.multiKueue.clusterName), and MultiKueue copies it back to the manager's object.
+	ConditionDispatched = "Dispatched"
+	// ReasonRunsOnWorker: this PodCliqueSet is MultiKueue's copy running on a worker cluster.
+	ReasonRunsOnWorker = "RunsOnWorker"
+)
+
+// DispatchedByMultiKueue reports whether Kueue's MultiKueue runs the PodCliqueSet on a worker
+// cluster: on this cluster only its gangs' Workloads are kept.
+func DispatchedByMultiKueue(pcs *PodCliqueSet) bool {
+	return pcs.Spec.ManagedBy != nil && *pcs.Spec.ManagedBy == ManagedByMultiKueue
+}
+
+// MultiKueueCopy reports whether the PodCliqueSet is the copy MultiKueue made on this (worker)
+// cluster of one on the manager cluster.
+func MultiKueueCopy(pcs *PodCliqueSet) bool {
+	_, ok := pcs.Labels[LabelMultiKueueOrigin]
+	return ok
+}

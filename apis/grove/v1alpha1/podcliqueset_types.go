@@ -55,6 +55,7 @@ const (
 
 // PodCliqueSetSpec is the desired state of a PodCliqueSet.
 // +kubebuilder:validation:XValidation:rule="!has(self.trainingSpec) || self.workloadType == 'Training'",message="trainingSpec is only allowed with workloadType Training",fieldPath=".trainingSpec",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.managedBy) == has(self.managedBy)",message="managedBy is immutable",fieldPath=".managedBy"
 type PodCliqueSetSpec struct {
 	// Replicas is the number of gang replicas.
 	// +kubebuilder:default=1
@@ -84,6 +85,17 @@ type PodCliqueSetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="queueAdmission is immutable"
 	// +optional
 	QueueAdmission QueueAdmission `json:"queueAdmission,omitempty"`
+
+	// ManagedBy names who runs the PodCliqueSet, as JobSet's spec.managedBy does (this project's
+	// addition to upstream Grove's wire format): unset or grove.io/grove-operator, the
+	// grove-operator of this cluster; kueue.x-k8s.io/multikueue, Kueue's MultiKueue, which runs a
+	// copy on a worker cluster and copies its status back — on this cluster only the gangs'
+	// Kueue Workloads are kept (docs/kueue.md, Multi-cluster). grove-webhook sets it on create
+	// when the PodCliqueSet's queue leads to a MultiKueue admission check. Immutable.
+	// +kubebuilder:validation:Enum=grove.io/grove-operator;kueue.x-k8s.io/multikueue
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="managedBy is immutable"
+	// +optional
+	ManagedBy *string `json:"managedBy,omitempty"`
 
 	// Template describes every replica.
 	Template PodCliqueSetTemplateSpec `json:"template"`

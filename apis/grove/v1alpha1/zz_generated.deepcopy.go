@@ -769,6 +769,11 @@ func (in *PodCliqueSetSpec) DeepCopyInto(out *PodCliqueSetSpec) {
 		*out = new(TrainingSpec)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.ManagedBy != nil {
+		in, out := &in.ManagedBy, &out.ManagedBy
+		*out = new(string)
+		**out = **in
+	}
 	in.Template.DeepCopyInto(&out.Template)
 }
 

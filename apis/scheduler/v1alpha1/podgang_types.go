@@ -75,6 +75,35 @@ type PodGangSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SchedulerQueueName string `json:"schedulerQueueName,omitempty"`
+
+	// MultiKueue is set on the gangs of a PodCliqueSet that Kueue's MultiKueue runs on a worker
+	// cluster (docs/kueue.md, Multi-cluster); nil otherwise.
+	// +optional
+	MultiKueue *PodGangMultiKueue `json:"multiKueue,omitempty"`
+}
+
+// MultiKueueRole says which side of MultiKueue a gang is on.
+// +kubebuilder:validation:Enum=Manager;Worker
+type MultiKueueRole string
+
+const (
+	// MultiKueueManager: the gang runs on a worker cluster; on this cluster only its Workload is
+	// kept, for MultiKueue to dispatch. It has no pods here.
+	MultiKueueManager MultiKueueRole = "Manager"
+	// MultiKueueWorker: the gang runs here, admitted under the Workload MultiKueue copied from
+	// the manager cluster: the backend-controller adopts that Workload and never creates one.
+	MultiKueueWorker MultiKueueRole = "Worker"
+)
+
+// PodGangMultiKueue is how MultiKueue takes part in a gang's admission.
+type PodGangMultiKueue struct {
+	// Role is the side of MultiKueue this cluster is on for the gang.
+	Role MultiKueueRole `json:"role"`
+	// PlacedAfter (Manager only) names the gang whose Workload must have been placed on a worker
+	// before this gang's Workload is created: MultiKueue then sends it to that worker only, so
+	// every gang of the PodCliqueSet lands on one cluster. Empty for the first gang.
+	// +optional
+	PlacedAfter string `json:"placedAfter,omitempty"`
 }
 
 // PodGroup is the set of pods of one PodClique within a gang.
@@ -196,6 +225,28 @@ const (
 	ReasonQueueInadmissible = "Inadmissible"
 	// ReasonWorkloadSyncFailed: the backend-controller could not write the gang's Workload.
 	ReasonWorkloadSyncFailed = "WorkloadSyncFailed"
+	// ReasonAwaitingMultiKueueWorkload (worker cluster): the gang's Workload is the one MultiKueue
+	// copies from the manager cluster, and it is not here (yet, or any more).
+	ReasonAwaitingMultiKueueWorkload = "AwaitingMultiKueueWorkload"
+)
+
+// ConditionDispatched (backend-controller, manager cluster, for a gang whose PodCliqueSet
+// MultiKueue runs on a worker): on which worker cluster the gang's Workload was admitted, or why
+// it is on none.
+const ConditionDispatched = "Dispatched"
+
+// Reasons of Dispatched.
+const (
+	// ReasonRunsOnWorker: MultiKueue placed the gang on the worker cluster the message names.
+	ReasonRunsOnWorker = "RunsOnWorker"
+	// ReasonAwaitingWorker: MultiKueue has not placed the gang on a worker yet.
+	ReasonAwaitingWorker = "AwaitingWorker"
+	// ReasonAwaitingFirstGang: the gang's Workload is created once the PodCliqueSet's first gang
+	// is placed, so that MultiKueue sends it to the same worker.
+	ReasonAwaitingFirstGang = "AwaitingFirstGang"
+	// ReasonLeftWorker: the gang ran on the worker the message names and left it (evicted,
+	// preempted, the worker lost); it waits to be placed again, maybe elsewhere.
+	ReasonLeftWorker = "LeftWorker"
 )
 
 // Reasons of the PodGang conditions.
@@ -367,4 +418,12 @@ func (pg *PodGang) SharedSchedulingGroups() map[string][]string {
 		}
 	}
 	return members
+}
+
+// MultiKueueRoleOf is the gang's side of MultiKueue, "" when MultiKueue takes no part.
+func (pg *PodGang) MultiKueueRoleOf() MultiKueueRole {
+	if pg == nil || pg.Spec.MultiKueue == nil {
+		return ""
+	}
+	return pg.Spec.MultiKueue.Role
 }

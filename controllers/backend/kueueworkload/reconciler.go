@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -55,6 +56,9 @@ type Reconciler struct {
 	// Backend is the scheduler backend whose PodGangs this instance serves (their
 	// grove.io/scheduler-name label).
 	Backend string
+	// Recorder emits, on a manager cluster of MultiKueue, an event on a dispatched PodCliqueSet
+	// each time one of its gangs is placed on a worker or leaves one; nil: none.
+	Recorder events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
@@ -62,6 +66,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues;resourceflavors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager watches the backend's queued PodGangs, their Workloads (Kueue's decisions are
 // status writes) and LocalQueues (a queue created late wakes the gangs that name it).
@@ -78,6 +85,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&kueuev1beta2.Workload{}, builder.MatchEveryOwner).
 		Watches(&kueuev1beta2.LocalQueue{}, handler.EnqueueRequestsFromMapFunc(r.gangsOfQueue),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		// MultiKueue (multikueue.go): a manager's gang placed on a worker lets its siblings'
+		// Workloads be created; a worker's PodCliqueSet copy that ended finishes its Workloads.
+		Watches(&kueuev1beta2.Workload{}, handler.EnqueueRequestsFromMapFunc(r.dispatchedSiblings),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetAnnotations()[kueuegang.AnnotationJobOwnerGVK] != "" }))).
+		Watches(&kueuev1beta2.Workload{}, handler.EnqueueRequestsFromMapFunc(copiedForGang),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[kueuev1beta2.MultiKueueOriginLabel] != "" }))).
+		Watches(&grovev1alpha1.PodCliqueSet{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.gangsOfPodCliqueSet(ctx, o.GetNamespace(), o.GetName())
+		}), builder.WithPredicates(endedCopy)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(requeue.OnTransient(r))
 }
@@ -99,6 +115,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	switch pg.MultiKueueRoleOf() {
+	case schedulerv1alpha1.MultiKueueManager:
+		return ctrl.Result{}, r.reconcileDispatched(ctx, pg, queueExists, tas)
+	case schedulerv1alpha1.MultiKueueWorker:
+		return ctrl.Result{}, r.reconcileCopied(ctx, pg, queueExists)
+	}
 	wl, again, syncErr := r.syncWorkload(ctx, pg, tas)
 	cond := kueuegang.Admission(pg, wl, queueExists)
 	if syncErr != nil {
@@ -113,6 +135,68 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: again}, syncErr
+}
+
+// endedCopy passes a worker's PodCliqueSet copy whose phase changed: once it has ended, its gangs'
+// Workloads are finished.
+var endedCopy = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return copyOf(e.Object) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*grovev1alpha1.PodCliqueSet)
+		pcs, ok := e.ObjectNew.(*grovev1alpha1.PodCliqueSet)
+		return ok && oldOK && grovev1alpha1.MultiKueueCopy(pcs) && old.Status.Phase != pcs.Status.Phase
+	},
+}
+
+func copyOf(o client.Object) bool {
+	pcs, ok := o.(*grovev1alpha1.PodCliqueSet)
+	return ok && grovev1alpha1.MultiKueueCopy(pcs)
+}
+
+// reconcileDispatched keeps a manager cluster's gang Workload and reports its admission and
+// placement (multikueue.go).
+func (r *Reconciler) reconcileDispatched(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists, tas bool) error {
+	priority, err := r.priority(ctx, pg)
+	if err != nil {
+		return err
+	}
+	wl, waitsFor, syncErr := r.syncDispatched(ctx, pg, kueuegang.Workload(pg, priority, tas))
+	cond := kueuegang.Admission(pg, wl, queueExists)
+	switch {
+	case syncErr != nil:
+		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
+	case waitsFor != "":
+		cond.Message = fmt.Sprintf("waiting for gang %s to be placed on a worker cluster before the gang's Workload is queued in LocalQueue %s", waitsFor, pg.Spec.QueueName)
+	}
+	placement := dispatched(pg, wl, waitsFor)
+	before := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionDispatched)
+	if before != nil {
+		before = before.DeepCopy()
+	}
+	if err := r.report(ctx, pg, cond, placement); err != nil {
+		return err
+	}
+	r.tellMoves(pg, before, placement)
+	return syncErr
+}
+
+// reconcileCopied adopts a worker cluster's gang Workload, MultiKueue's copy, and reports Kueue's
+// decision on it (multikueue.go).
+func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists bool) error {
+	wl, syncErr := r.syncCopied(ctx, pg)
+	cond := kueuegang.Admission(pg, wl, queueExists)
+	switch {
+	case syncErr != nil:
+		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
+	case wl == nil:
+		cond = copiedWorkloadPending(pg)
+	}
+	if err := r.report(ctx, pg, cond); err != nil {
+		return err
+	}
+	return syncErr
 }
 
 // shrinkWaitMin and shrinkWaitMax bound how long a Workload shrinking in place waits before it
@@ -303,14 +387,23 @@ func (r *Reconciler) replace(ctx context.Context, wl *kueuev1beta2.Workload, why
 	return nil
 }
 
-// report writes QueueAdmitted when it changed, as this controller's own field manager.
-func (r *Reconciler) report(ctx context.Context, pg *schedulerv1alpha1.PodGang, cond metav1.Condition) error {
+// report writes QueueAdmitted (and, on a manager of MultiKueue, Dispatched) when one changed, as
+// this controller's own field manager: each write names every condition it owns.
+func (r *Reconciler) report(ctx context.Context, pg *schedulerv1alpha1.PodGang, owned ...metav1.Condition) error {
 	before := pg.Status.Conditions
 	conds := slices.Clone(before)
-	if !meta.SetStatusCondition(&conds, cond) {
+	changed := false
+	for _, cond := range owned {
+		changed = meta.SetStatusCondition(&conds, cond) || changed
+	}
+	if !changed {
 		return nil
 	}
-	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, podgangstatus.Part{Conditions: []metav1.Condition{*meta.FindStatusCondition(conds, cond.Type)}}); err != nil {
+	part := podgangstatus.Part{}
+	for _, cond := range owned {
+		part.Conditions = append(part.Conditions, *meta.FindStatusCondition(conds, cond.Type))
+	}
+	if err := podgangstatus.Apply(ctx, r.Client, pg, Manager, part); err != nil {
 		return err
 	}
 	conditionlog.Transitions(log.FromContext(ctx), before, pg.Status.Conditions)

@@ -57,6 +57,9 @@ type Reconciler struct {
 	AutoMNNVL bool
 	// Clock stamps the PodGangs' condition times; nil means the wall clock.
 	Clock clock.PassiveClock
+	// ClusterName is this cluster's name among MultiKueue's workers (kueue.multiKueue.clusterName):
+	// a PodCliqueSet MultiKueue copied here names it in its Dispatched condition.
+	ClusterName string
 
 	// expectations are children created (kind/name) and PodGangs written that the cache does
 	// not show yet.
@@ -214,6 +217,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obs, err := r.observe(ctx, pcs)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if grovev1alpha1.DispatchedByMultiKueue(pcs) {
+		// MultiKueue runs it on a worker and copies the status back: only the gangs are kept
+		// here, for the backend-controller's Workloads, which MultiKueue dispatches.
+		return ctrl.Result{}, r.keepDispatchedGangs(ctx, pcs, obs)
 	}
 	if r.mapsUnseen(obs) {
 		// A PodGangMap this reconciler wrote is not in the cache yet: a step decided from the

@@ -64,6 +64,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, pcs *grovev1alpha1.PodCli
 		meta.RemoveStatusCondition(&st.Conditions, grovev1alpha1.ConditionQueueAdmitted)
 	}
 	meta.SetStatusCondition(&st.Conditions, collisionCondition(pcs, obs.collisions))
+	setDispatched(pcs, &st, r.ClusterName)
 	trackUpdate(pcs, &st, ro, obs, metav1.NewTime(r.clock().Now()), cp)
 
 	st.LastErrors = lastErrors(pcs.Status.LastErrors, errs, r.clock().Now())

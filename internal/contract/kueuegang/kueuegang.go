@@ -52,6 +52,10 @@ const (
 	// PodConditionTerminationTarget is the condition Kueue sets on a pod it stops because its
 	// Workload was evicted, before deleting it.
 	PodConditionTerminationTarget corev1.PodConditionType = "TerminationTarget"
+	// AnnotationJobOwnerGVK and AnnotationJobOwnerName name the object a Workload of several
+	// belongs to (Kueue's own annotations): MultiKueue finds its adapter through them.
+	AnnotationJobOwnerGVK  = "kueue.x-k8s.io/job-owner-gvk"
+	AnnotationJobOwnerName = "kueue.x-k8s.io/job-owner-name"
 	// MaxPodSets is Kueue's limit of podSets per Workload: a gang has at most this many pod groups.
 	MaxPodSets = 8
 )
@@ -105,6 +109,9 @@ func Workload(pg *schedulerv1alpha1.PodGang, priority *int32, tas bool) *kueuev1
 			QueueName: kueuev1beta2.LocalQueueName(pg.Spec.QueueName),
 		},
 	}
+	if pg.MultiKueueRoleOf() == schedulerv1alpha1.MultiKueueManager {
+		dispatchedBy(wl, pg)
+	}
 	if pg.Spec.PriorityClassName != "" && priority != nil {
 		wl.Spec.PriorityClassRef = &kueuev1beta2.PriorityClassRef{
 			Group: kueuev1beta2.PodPriorityClassGroup, Kind: kueuev1beta2.PodPriorityClassKind, Name: pg.Spec.PriorityClassName,
@@ -112,6 +119,26 @@ func Workload(pg *schedulerv1alpha1.PodGang, priority *int32, tas bool) *kueuev1
 		wl.Spec.Priority = ptr.To(*priority)
 	}
 	return wl
+}
+
+// PodCliqueSetGVK is the kind MultiKueue dispatches for a gang's Workload on the manager cluster.
+var PodCliqueSetGVK = grovev1alpha1.GroupVersion.WithKind("PodCliqueSet")
+
+// dispatchedBy makes a manager cluster's gang Workload one of its PodCliqueSet's component
+// Workloads, as Kueue's LeaderWorkerSet integration makes a group's: Kueue's owner annotations,
+// which lead MultiKueue to its adapter for PodCliqueSets (multiKueue.externalFrameworks), and an
+// owner reference to the PodCliqueSet (not as controller), through which MultiKueue sends the
+// PodCliqueSet's other Workloads to the worker one of them was placed on.
+func dispatchedBy(wl *kueuev1beta2.Workload, pg *schedulerv1alpha1.PodGang) {
+	owner := metav1.GetControllerOfNoCopy(pg)
+	if owner == nil || owner.Kind != PodCliqueSetGVK.Kind {
+		return
+	}
+	wl.Annotations[AnnotationJobOwnerGVK] = PodCliqueSetGVK.String()
+	wl.Annotations[AnnotationJobOwnerName] = owner.Name
+	wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
+		APIVersion: PodCliqueSetGVK.GroupVersion().String(), Kind: PodCliqueSetGVK.Kind, Name: owner.Name, UID: owner.UID,
+	})
 }
 
 // TopologyRequests maps a gang's pack constraints onto Kueue's topology-aware scheduling, one

@@ -20,6 +20,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.NamespacedNameApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodGang"):
 		return &schedulerv1alpha1.PodGangApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodGangMultiKueue"):
+		return &schedulerv1alpha1.PodGangMultiKueueApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodGangSpec"):
 		return &schedulerv1alpha1.PodGangSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodGangStatus"):

@@ -504,6 +504,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.kubegrove.grove.apis.grove.v1alpha1.PodCliqueSetSpec
   map:
     fields:
+    - name: managedBy
+      type:
+        scalar: string
     - name: queueAdmission
       type:
         namedType: com.github.kubegrove.grove.apis.grove.v1alpha1.QueueAdmission

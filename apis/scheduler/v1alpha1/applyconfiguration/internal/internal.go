@@ -23,6 +23,8 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.kubegrove.grove.apis.scheduler.v1alpha1.MultiKueueRole
+  scalar: string
 - name: com.github.kubegrove.grove.apis.scheduler.v1alpha1.NamespacedName
   map:
     fields:
@@ -50,11 +52,23 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.kubegrove.grove.apis.scheduler.v1alpha1.PodGangStatus
+- name: com.github.kubegrove.grove.apis.scheduler.v1alpha1.PodGangMultiKueue
+  map:
+    fields:
+    - name: placedAfter
+      type:
+        scalar: string
+    - name: role
+      type:
+        namedType: com.github.kubegrove.grove.apis.scheduler.v1alpha1.MultiKueueRole
 - name: com.github.kubegrove.grove.apis.scheduler.v1alpha1.PodGangPhase
   scalar: string
 - name: com.github.kubegrove.grove.apis.scheduler.v1alpha1.PodGangSpec
   map:
     fields:
+    - name: multiKueue
+      type:
+        namedType: com.github.kubegrove.grove.apis.scheduler.v1alpha1.PodGangMultiKueue
     - name: podgroups
       type:
         list:

@@ -25,6 +25,13 @@ type PodCliqueSetSpecApplyConfiguration struct {
 	// under Kueue's TrainJob integration), so its gangs carry the queue but hold no quota of their
 	// own. Immutable.
 	QueueAdmission *grovev1alpha1.QueueAdmission `json:"queueAdmission,omitempty"`
+	// ManagedBy names who runs the PodCliqueSet, as JobSet's spec.managedBy does (this project's
+	// addition to upstream Grove's wire format): unset or grove.io/grove-operator, the
+	// grove-operator of this cluster; kueue.x-k8s.io/multikueue, Kueue's MultiKueue, which runs a
+	// copy on a worker cluster and copies its status back — on this cluster only the gangs'
+	// Kueue Workloads are kept (docs/kueue.md, Multi-cluster). grove-webhook sets it on create
+	// when the PodCliqueSet's queue leads to a MultiKueue admission check. Immutable.
+	ManagedBy *string `json:"managedBy,omitempty"`
 	// Template describes every replica.
 	Template *PodCliqueSetTemplateSpecApplyConfiguration `json:"template,omitempty"`
 }
@@ -72,6 +79,14 @@ func (b *PodCliqueSetSpecApplyConfiguration) WithTrainingSpec(value *TrainingSpe
 // If called multiple times, the QueueAdmission field is set to the value of the last call.
 func (b *PodCliqueSetSpecApplyConfiguration) WithQueueAdmission(value grovev1alpha1.QueueAdmission) *PodCliqueSetSpecApplyConfiguration {
 	b.QueueAdmission = &value
+	return b
+}
+
+// WithManagedBy sets the ManagedBy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ManagedBy field is set to the value of the last call.
+func (b *PodCliqueSetSpecApplyConfiguration) WithManagedBy(value string) *PodCliqueSetSpecApplyConfiguration {
+	b.ManagedBy = &value
 	return b
 }
 

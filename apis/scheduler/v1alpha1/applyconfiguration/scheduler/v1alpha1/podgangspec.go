@@ -30,6 +30,9 @@ type PodGangSpecApplyConfiguration struct {
 	// the PodCliqueSet's scheduling.grove.io/volcano-queue annotation); empty: the scheduler's
 	// default. Unrelated to Kueue's QueueName.
 	SchedulerQueueName *string `json:"schedulerQueueName,omitempty"`
+	// MultiKueue is set on the gangs of a PodCliqueSet that Kueue's MultiKueue runs on a worker
+	// cluster (docs/kueue.md, Multi-cluster); nil otherwise.
+	MultiKueue *PodGangMultiKueueApplyConfiguration `json:"multiKueue,omitempty"`
 }
 
 // PodGangSpecApplyConfiguration constructs a declarative configuration of the PodGangSpec type for use with
@@ -109,5 +112,13 @@ func (b *PodGangSpecApplyConfiguration) WithQueueAdmittedByOwner(value bool) *Po
 // If called multiple times, the SchedulerQueueName field is set to the value of the last call.
 func (b *PodGangSpecApplyConfiguration) WithSchedulerQueueName(value string) *PodGangSpecApplyConfiguration {
 	b.SchedulerQueueName = &value
+	return b
+}
+
+// WithMultiKueue sets the MultiKueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MultiKueue field is set to the value of the last call.
+func (b *PodGangSpecApplyConfiguration) WithMultiKueue(value *PodGangMultiKueueApplyConfiguration) *PodGangSpecApplyConfiguration {
+	b.MultiKueue = value
 	return b
 }
