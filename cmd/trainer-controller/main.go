@@ -72,7 +72,7 @@ func setup(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguration) error {
 		return err
 	}
 	r := &trainjob.Reconciler{Client: mgr.GetClient(), Recorder: terminating.Recorder(mgr.GetEventRecorder("trainer-controller"), mgr.GetClient()),
-		Coscheduling: cfg.Scheduler.SchedulerPlugins()}
+		Coscheduling: cfg.Scheduler.SchedulerPlugins(), ClusterName: cfg.Kueue.MultiKueue.ClusterName}
 	if cfg.Server.TrainerStatus.Enabled {
 		if err := addStatusServer(mgr, cfg); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -140,7 +141,7 @@ func (v *TrainJobValidator) ValidateDelete(context.Context, *trainerv1alpha1.Tra
 
 // ValidateTrainJob checks the fields of a TrainJob on their own.
 func ValidateTrainJob(tj *trainerv1alpha1.TrainJob) field.ErrorList {
-	var errs field.ErrorList
+	errs := validateMultiKueue(tj)
 	ref := field.NewPath("spec", "runtimeRef")
 	if g := tj.Spec.RuntimeRef.APIGroup; g != nil && *g != trainerv1alpha1.GroupVersion.Group {
 		errs = append(errs, field.NotSupported(ref.Child("apiGroup"), *g, []string{trainerv1alpha1.GroupVersion.Group}))
@@ -198,4 +199,31 @@ func invalid(kind, name string, errs field.ErrorList) error {
 		return nil
 	}
 	return apierrors.NewInvalid(trainerv1alpha1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
+}
+
+// validateMultiKueue refuses what MultiKueue would drop on its way to a worker cluster: Kueue
+// v0.19.2 copies a TrainJob it dispatches through Kubeflow Trainer v2.2.1's types, which lack a
+// runtime patch's pod terminationGracePeriodSeconds (new in v2.3), so the copy that runs would
+// silently lose it (docs/kueue.md, Multi-cluster).
+func validateMultiKueue(tj *trainerv1alpha1.TrainJob) field.ErrorList {
+	if ptr.Deref(tj.Spec.ManagedBy, "") != trainerv1alpha1.MultiKueueManagedBy {
+		return nil
+	}
+	var errs field.ErrorList
+	for i, p := range tj.Spec.RuntimePatches {
+		rs := p.TrainingRuntimeSpec
+		if rs == nil || rs.Template == nil || rs.Template.Spec == nil {
+			continue
+		}
+		for j, rj := range rs.Template.Spec.ReplicatedJobs {
+			if rj.Template == nil || rj.Template.Spec == nil || rj.Template.Spec.Template == nil || rj.Template.Spec.Template.Spec == nil ||
+				rj.Template.Spec.Template.Spec.TerminationGracePeriodSeconds == nil {
+				continue
+			}
+			path := field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template", "spec", "replicatedJobs").Index(j).
+				Child("template", "spec", "template", "spec", "terminationGracePeriodSeconds")
+			errs = append(errs, field.Forbidden(path, "MultiKueue dispatches this TrainJob to a worker cluster through Kubeflow Trainer v2.2's API (Kueue v0.19.2), which has no such field: the copy that runs would lose it; set it in the runtime instead"))
+		}
+	}
+	return errs
 }

@@ -49,8 +49,8 @@ func (r *Reconciler) keepDispatchedGangs(ctx context.Context, pcs *grovev1alpha1
 // worker cluster, which MultiKueue copies back to the manager's object with the rest of the
 // status; nil for any other PodCliqueSet.
 func dispatchedCondition(pcs *grovev1alpha1.PodCliqueSet, clusterName string) *metav1.Condition {
-	if !grovev1alpha1.MultiKueueCopy(pcs) {
-		return nil
+	if !grovev1alpha1.MultiKueueCopy(pcs) || grovev1alpha1.AdmittedByOwner(pcs) {
+		return nil // a TrainJob's PodCliqueSet: the TrainJob says where it runs
 	}
 	where := "a worker cluster of MultiKueue (kueue.multiKueue.clusterName is not configured here)"
 	if clusterName != "" {

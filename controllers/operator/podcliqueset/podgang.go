@@ -158,7 +158,7 @@ func samePodGroup(a, b *schedulerv1alpha1.PodGroup) bool {
 func podGangSpec(pcs *grovev1alpha1.PodCliqueSet, g gang, obs *observed) (schedulerv1alpha1.PodGangSpec, []string) {
 	spec := schedulerv1alpha1.PodGangSpec{PriorityClassName: pcs.Spec.Template.PriorityClassName, QueueName: grovev1alpha1.QueueNameOf(pcs),
 		QueueAdmittedByOwner: grovev1alpha1.AdmittedByOwner(pcs), SchedulerQueueName: grovev1alpha1.VolcanoQueueOf(pcs)}
-	if grovev1alpha1.MultiKueueCopy(pcs) && spec.QueueName != "" {
+	if grovev1alpha1.MultiKueueCopy(pcs) && spec.QueueName != "" && !spec.QueueAdmittedByOwner {
 		// MultiKueue copied the gang's Workload here before the PodCliqueSet: it is adopted.
 		spec.MultiKueue = &schedulerv1alpha1.PodGangMultiKueue{Role: schedulerv1alpha1.MultiKueueWorker}
 	}

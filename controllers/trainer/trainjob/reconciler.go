@@ -73,6 +73,9 @@ type Reconciler struct {
 	// Coscheduling is the scheduler-plugins backend's configuration when it is enabled: the
 	// PodCliqueSet path sends a coscheduling runtime's gang to it.
 	Coscheduling *configv1alpha1.SchedulerPluginsConfig
+	// ClusterName is this cluster's name among MultiKueue's workers (kueue.multiKueue.clusterName):
+	// a TrainJob MultiKueue copied here names it in its Dispatched condition.
+	ClusterName string
 }
 
 // nameCollisionRecheck is how often a TrainJob whose workload name is held by another object
@@ -88,6 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, tj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if tj.DeletionTimestamp.IsZero() && dispatchedByMultiKueue(tj) {
+		return r.expireDispatched(ctx, tj)
+	}
 	if !tj.DeletionTimestamp.IsZero() || !managedByUs(tj) {
 		return ctrl.Result{}, nil
 	}
@@ -96,6 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	d := decide(tj, obs)
+	setDispatched(tj, &d.status, r.ClusterName)
 	if err := r.writeStatus(ctx, tj, d.status); err != nil {
 		return ctrl.Result{}, err
 	}

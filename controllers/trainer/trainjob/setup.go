@@ -37,7 +37,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		// Our own status writes need no reconcile; spec changes (suspend) and creation do.
-		For(&trainerv1alpha1.TrainJob{}, builder.WithPredicates(ours, predicate.GenerationChangedPredicate{})).
+		For(&trainerv1alpha1.TrainJob{}, builder.WithPredicates(predicate.Or[client.Object](predicate.And[client.Object](ours, predicate.GenerationChangedPredicate{}), dispatchedFinished))).
 		// Its own status as stored (the status server's trainerStatus aside): a status written
 		// from a view the cache had not yet updated with an earlier write of ours is seen once the
 		// cache catches up, and corrected in a batched reconcile. A reconcile on the stale view

@@ -1,0 +1,83 @@
+package trainjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
+	trainerv1alpha1 "github.com/kubegrove/grove/apis/trainer/v1alpha1"
+)
+
+// MultiKueue (docs/kueue.md, Multi-cluster). Kueue's own TrainJob integration dispatches a
+// TrainJob whose queue leads to a MultiKueue admission check: Kueue's webhook sets its
+// spec.managedBy to kueue.x-k8s.io/multikueue, MultiKueue copies it to the worker cluster that
+// admits it, where this controller runs the copy as any TrainJob, and copies the copy's status
+// back. On the manager this controller only deletes the TrainJob once its runtime's
+// ttlSecondsAfterFinished has passed after the status copied back says it finished.
+
+// dispatchedByMultiKueue reports whether Kueue's MultiKueue runs the TrainJob on a worker.
+func dispatchedByMultiKueue(tj *trainerv1alpha1.TrainJob) bool {
+	return ptr.Deref(tj.Spec.ManagedBy, "") == trainerv1alpha1.MultiKueueManagedBy
+}
+
+// expireDispatched applies a dispatched TrainJob's TTL on the manager cluster.
+func (r *Reconciler) expireDispatched(ctx context.Context, tj *trainerv1alpha1.TrainJob) (ctrl.Result, error) {
+	if finished(tj) == nil {
+		return ctrl.Result{}, nil
+	}
+	rt, err := r.resolveRuntime(ctx, tj)
+	var missing *runtimeNotFoundError
+	var unsupported *notSupportedError
+	if errors.As(err, &missing) || errors.As(err, &unsupported) {
+		return ctrl.Result{}, nil // no runtime here: no TTL
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.expire(ctx, tj, rt)
+}
+
+// dispatchedFinished passes a dispatched TrainJob whose copied-back status just says it finished
+// (its generation does not change, so the controller's own predicate would not pass it).
+var dispatchedFinished = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return dispatched(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok1 := e.ObjectOld.(*trainerv1alpha1.TrainJob)
+		tj, ok2 := e.ObjectNew.(*trainerv1alpha1.TrainJob)
+		return ok1 && ok2 && dispatchedByMultiKueue(tj) && (finished(old) == nil) != (finished(tj) == nil)
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func dispatched(o client.Object) bool {
+	tj, ok := o.(*trainerv1alpha1.TrainJob)
+	return ok && dispatchedByMultiKueue(tj)
+}
+
+// ConditionDispatched on a TrainJob MultiKueue copied to this worker cluster names the cluster;
+// MultiKueue copies it back to the manager's TrainJob with the rest of the status.
+const ConditionDispatched = grovev1alpha1.ConditionDispatched
+
+// setDispatched sets, on a TrainJob MultiKueue copied here, the Dispatched condition.
+func setDispatched(tj *trainerv1alpha1.TrainJob, st *trainerv1alpha1.TrainJobStatus, clusterName string) {
+	origin, copied := tj.Labels[grovev1alpha1.LabelMultiKueueOrigin]
+	if !copied {
+		return
+	}
+	where := "a worker cluster of MultiKueue (kueue.multiKueue.clusterName is not configured here)"
+	if clusterName != "" {
+		where = "cluster " + clusterName
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionDispatched, Status: metav1.ConditionTrue, Reason: grovev1alpha1.ReasonRunsOnWorker,
+		Message: fmt.Sprintf("runs on %s, dispatched by Kueue's MultiKueue (origin %q)", where, origin)})
+}
