@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -426,4 +428,22 @@ func (pg *PodGang) MultiKueueRoleOf() MultiKueueRole {
 		return ""
 	}
 	return pg.Spec.MultiKueue.Role
+}
+
+// runsOnWorkerPrefix starts the message of a Dispatched condition with reason RunsOnWorker; the
+// cluster's name follows it.
+const runsOnWorkerPrefix = "MultiKueue placed the gang on cluster "
+
+// RunsOnWorkerMessage is the message of Dispatched=True for a gang placed on cluster.
+func RunsOnWorkerMessage(cluster string) string { return runsOnWorkerPrefix + cluster }
+
+// DispatchedCluster is the worker cluster a manager gang's Dispatched condition names as the one
+// it runs on, "" when it runs on none.
+func (pg *PodGang) DispatchedCluster() string {
+	for _, c := range pg.Status.Conditions {
+		if c.Type == ConditionDispatched && c.Status == metav1.ConditionTrue && c.Reason == ReasonRunsOnWorker {
+			return strings.TrimPrefix(c.Message, runsOnWorkerPrefix)
+		}
+	}
+	return ""
 }

@@ -37,6 +37,9 @@ func pcsLine(pcs *grovev1alpha1.PodCliqueSet) string {
 
 func addPodCliqueSet(root *tree.Node, v *View) {
 	pcs := v.PodCliqueSet
+	if line := dispatchLine(v); line != "" {
+		root.Add(line)
+	}
 	for _, c := range pcs.Status.Conditions {
 		if notable(c) {
 			root.Add(fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message))
@@ -161,8 +164,48 @@ func podState(p *corev1.Pod) string {
 	return fmt.Sprintf("%s, %s, %d restarts", phase, ready, restarts)
 }
 
+// dispatchLine says, on MultiKueue's manager cluster, which worker cluster runs a dispatched
+// PodCliqueSet, as its gangs' Workloads were placed; "" for any other PodCliqueSet.
+func dispatchLine(v *View) string {
+	if !grovev1alpha1.DispatchedByMultiKueue(v.PodCliqueSet) {
+		return ""
+	}
+	clusters := map[string]bool{}
+	waiting := ""
+	for _, name := range slices.Sorted(maps.Keys(v.PodGangs)) {
+		pg := v.PodGangs[name]
+		c := meta.FindStatusCondition(pg.Status.Conditions, schedulerv1alpha1.ConditionDispatched)
+		switch {
+		case c == nil:
+			waiting = "gang " + name + " has no Workload yet (is a backend-controller with kueue.enabled running?)"
+		case pg.DispatchedCluster() != "":
+			clusters[pg.DispatchedCluster()] = true
+		case waiting == "":
+			waiting = fmt.Sprintf("gang %s %s (%s)", name, c.Message, c.Reason)
+		}
+	}
+	switch {
+	case len(clusters) > 0 && waiting == "":
+		return fmt.Sprintf("dispatched by MultiKueue: runs on cluster %s (status copied back from there)", strings.Join(slices.Sorted(maps.Keys(clusters)), ", "))
+	case len(clusters) > 0:
+		return fmt.Sprintf("dispatched by MultiKueue: runs on cluster %s; %s", strings.Join(slices.Sorted(maps.Keys(clusters)), ", "), waiting)
+	case waiting != "":
+		return "dispatched by MultiKueue, on no worker yet: " + waiting
+	}
+	return "dispatched by MultiKueue, on no worker yet: its gangs are not created (is the grove-operator running?)"
+}
+
 func gangLine(pg *schedulerv1alpha1.PodGang) string {
 	backend := pg.Labels[grovev1alpha1.LabelSchedulerName]
+	if pg.MultiKueueRoleOf() == schedulerv1alpha1.MultiKueueManager {
+		line := fmt.Sprintf("PodGang %s (its Workload dispatched by MultiKueue)", pg.Name)
+		for _, t := range []string{schedulerv1alpha1.ConditionDispatched, schedulerv1alpha1.ConditionQueueAdmitted} {
+			if c := meta.FindStatusCondition(pg.Status.Conditions, t); c != nil {
+				line += fmt.Sprintf("; %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+		return line
+	}
 	line := fmt.Sprintf("PodGang %s: phase %s, backend %s", pg.Name, orUnknown(string(pg.Status.Phase)), backend)
 	if !pg.Acknowledged() {
 		return line + ": " + unacknowledged(pg)
@@ -285,6 +328,12 @@ func PrintTrainJob(w io.Writer, v *TrainJobView) {
 				line += " — " + why
 			}
 			n.Add(line)
+		}
+	case ptr.Deref(tj.Spec.ManagedBy, "") == trainerv1alpha1.MultiKueueManagedBy:
+		if !meta.IsStatusConditionTrue(tj.Status.Conditions, grovev1alpha1.ConditionDispatched) {
+			root.Add("dispatched by MultiKueue, on no worker yet: Kueue's MultiKueue creates its copy on the worker cluster that admits it")
+		} else {
+			root.Add("dispatched by MultiKueue: its workload runs on the worker cluster (Dispatched above); run this command there for its pods")
 		}
 	default:
 		root.Add("no workload: the trainer-controller has not created it (see Running above)")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -81,10 +80,10 @@ func dispatched(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload, waitsF
 		cond.Message = fmt.Sprintf("the gang's Workload is created once gang %s is placed on a worker cluster: MultiKueue then sends this gang to the same worker", waitsFor)
 	case wl != nil && ptr.Deref(wl.Status.ClusterName, "") != "":
 		cond.Status, cond.Reason = metav1.ConditionTrue, schedulerv1alpha1.ReasonRunsOnWorker
-		cond.Message = fmt.Sprintf("MultiKueue placed the gang on cluster %s", *wl.Status.ClusterName)
-	case before != nil && before.Status == metav1.ConditionTrue:
+		cond.Message = schedulerv1alpha1.RunsOnWorkerMessage(*wl.Status.ClusterName)
+	case pg.DispatchedCluster() != "":
 		cond.Reason = schedulerv1alpha1.ReasonLeftWorker
-		cond.Message = fmt.Sprintf("left cluster %s: %s; it waits to be placed on a worker again", clusterOf(before.Message), whyLeft(wl))
+		cond.Message = fmt.Sprintf("left cluster %s: %s; it waits to be placed on a worker again", pg.DispatchedCluster(), whyLeft(wl))
 	case before != nil && before.Reason == schedulerv1alpha1.ReasonLeftWorker:
 		return *before // it says where it ran until it is placed again
 	default:
@@ -95,12 +94,6 @@ func dispatched(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload, waitsF
 		}
 	}
 	return cond
-}
-
-// clusterOf reads the cluster back from a RunsOnWorker message.
-func clusterOf(message string) string {
-	_, cluster, _ := strings.Cut(message, "on cluster ")
-	return cluster
 }
 
 // whyLeft is Kueue's reason for a Workload that lost its worker: its eviction, else its
