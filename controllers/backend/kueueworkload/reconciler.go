@@ -119,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case schedulerv1alpha1.MultiKueueManager:
 		return ctrl.Result{}, r.reconcileDispatched(ctx, pg, queueExists, tas)
 	case schedulerv1alpha1.MultiKueueWorker:
-		return ctrl.Result{}, r.reconcileCopied(ctx, pg, queueExists)
+		return ctrl.Result{}, r.reconcileCopied(ctx, pg, queueExists, tas)
 	}
 	wl, again, syncErr := r.syncWorkload(ctx, pg, tas)
 	cond := kueuegang.Admission(pg, wl, queueExists)
@@ -184,7 +184,7 @@ func (r *Reconciler) reconcileDispatched(ctx context.Context, pg *schedulerv1alp
 
 // reconcileCopied adopts a worker cluster's gang Workload, MultiKueue's copy, and reports Kueue's
 // decision on it (multikueue.go).
-func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists bool) error {
+func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists, tas bool) error {
 	wl, syncErr := r.syncCopied(ctx, pg)
 	cond := kueuegang.Admission(pg, wl, queueExists)
 	switch {
@@ -192,6 +192,14 @@ func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.
 		cond.Reason, cond.Message = schedulerv1alpha1.ReasonWorkloadSyncFailed, syncErr.Error()
 	case wl == nil:
 		cond = copiedWorkloadPending(pg)
+	default:
+		// The copy carries the topology requests the manager's queue gave it.
+		if note := topologyNote(pg, wl, queueExists, tas); note != "" {
+			cond.Message += "; " + note
+			if cond.Status == metav1.ConditionTrue {
+				cond.Reason = schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology
+			}
+		}
 	}
 	if err := r.report(ctx, pg, cond); err != nil {
 		return err
