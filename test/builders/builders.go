@@ -170,6 +170,21 @@ func (b *PodCliqueSetBuilder) TerminationDelay(d metav1.Duration) *PodCliqueSetB
 	return b
 }
 
+// Label sets a label (a Kueue queue, MultiKueue's origin).
+func (b *PodCliqueSetBuilder) Label(key, value string) *PodCliqueSetBuilder {
+	if b.obj.Labels == nil {
+		b.obj.Labels = map[string]string{}
+	}
+	b.obj.Labels[key] = value
+	return b
+}
+
+// ManagedBy sets spec.managedBy.
+func (b *PodCliqueSetBuilder) ManagedBy(manager string) *PodCliqueSetBuilder {
+	b.obj.Spec.ManagedBy = ptr.To(manager)
+	return b
+}
+
 // Obj returns the PodCliqueSet.
 func (b *PodCliqueSetBuilder) Obj() *grovev1alpha1.PodCliqueSet { return b.obj }
 
@@ -541,6 +556,19 @@ func (b *PodGangBuilder) AcknowledgedAt(g int64) *PodGangBuilder {
 func (b *PodGangBuilder) Acknowledged() *PodGangBuilder {
 	b.obj.Status.Conditions = append(b.obj.Status.Conditions, metav1.Condition{Type: schedulerv1alpha1.ConditionSchedulerBackendReady,
 		Status: metav1.ConditionTrue, Reason: "Synced", ObservedGeneration: b.obj.Generation, LastTransitionTime: metav1.Now()})
+	return b
+}
+
+// ControlledBy sets its controller reference (a PodCliqueSet's gang).
+func (b *PodGangBuilder) ControlledBy(owner metav1.Object, kind string) *PodGangBuilder {
+	b.obj.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, grovev1alpha1.GroupVersion.WithKind(kind))}
+	return b
+}
+
+// MultiKueue sets the gang's side of MultiKueue (spec.multiKueue), and the gang whose placement it
+// waits for ("" for none).
+func (b *PodGangBuilder) MultiKueue(role schedulerv1alpha1.MultiKueueRole, placedAfter string) *PodGangBuilder {
+	b.obj.Spec.MultiKueue = &schedulerv1alpha1.PodGangMultiKueue{Role: role, PlacedAfter: placedAfter}
 	return b
 }
 
