@@ -532,6 +532,14 @@ func (b *PodGangBuilder) Condition(t string, status metav1.ConditionStatus, reas
 	return b
 }
 
+// ConditionMessage sets one status condition with its message (a manager gang's Dispatched names
+// the worker cluster in it).
+func (b *PodGangBuilder) ConditionMessage(t string, status metav1.ConditionStatus, reason, message string) *PodGangBuilder {
+	meta.SetStatusCondition(&b.obj.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: b.obj.Generation})
+	return b
+}
+
 // Generation sets metadata.generation.
 func (b *PodGangBuilder) Generation(g int64) *PodGangBuilder {
 	b.obj.Generation = g

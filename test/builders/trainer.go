@@ -66,6 +66,13 @@ func (b *TrainJobBuilder) Queue(queue, priority string) *TrainJobBuilder {
 	return b
 }
 
+// ManagedBy sets spec.managedBy (Kueue's webhook sets kueue.x-k8s.io/multikueue on a TrainJob
+// MultiKueue dispatches).
+func (b *TrainJobBuilder) ManagedBy(manager string) *TrainJobBuilder {
+	b.obj.Spec.ManagedBy = ptr.To(manager)
+	return b
+}
+
 // Label sets a label.
 func (b *TrainJobBuilder) Label(key, value string) *TrainJobBuilder {
 	if b.obj.Labels == nil {

@@ -74,6 +74,14 @@ type Options struct {
 	// Kueue installs Kueue's CRDs and runs its controller (the pinned tool) with the pod and
 	// TrainJob integrations.
 	Kueue bool
+	// KueueFrameworks are Kueue integrations enabled besides pod and TrainJob (its
+	// integrations.frameworks, e.g. KueueFrameworkJobSet, whose webhooks then see JobSets naming
+	// a queue). Only with Kueue.
+	KueueFrameworks []string
+	// MultiKueue makes Kueue's configuration that of a MultiKueue manager (short garbage
+	// collection and worker-lost timeouts, PodCliqueSets served by the generic adapter): see
+	// ConnectWorkers. Only with Kueue.
+	MultiKueue *MultiKueueManager
 	// FlatGangs serves the Workload API without CompositePodGroup (scheduling.k8s.io/v1alpha3,
 	// feature gate CompositePodGroup): a backend in gang mode then makes each PodGang one flat
 	// PodGroup. By default the cluster serves hierarchical gangs, as the newest kube-scheduler

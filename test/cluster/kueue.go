@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,9 +92,29 @@ func (c *Cluster) StartKueue(ctx context.Context) (*Process, error) {
 	return &Process{p: c.kueue}, nil
 }
 
-// startKueue runs the Kueue controller with the pod and TrainJob integrations, its webhooks served
-// on loopback and registered by URL (there is no Service network here) and narrowed to objects
-// that name a queue.
+// KueueFrameworkJobSet is Kueue's JobSet integration, for Options.KueueFrameworks.
+const KueueFrameworkJobSet = "jobset.x-k8s.io/jobset"
+
+// kueueFrameworksYAML is Kueue's integrations.frameworks: pod and TrainJob, then
+// Options.KueueFrameworks.
+func (o Options) kueueFrameworksYAML() string {
+	frameworks := []string{"pod", "trainer.kubeflow.org/trainjob"}
+	for _, f := range o.KueueFrameworks {
+		if !slices.Contains(frameworks, f) {
+			frameworks = append(frameworks, f)
+		}
+	}
+	quoted := make([]string, len(frameworks))
+	for i, f := range frameworks {
+		quoted[i] = strconv.Quote(f)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// startKueue runs the Kueue controller with the pod and TrainJob integrations (plus
+// Options.KueueFrameworks, and a MultiKueue manager's settings when Options.MultiKueue), its
+// webhooks served on loopback and registered by URL (there is no Service network here) and
+// narrowed to objects that name a queue.
 func (c *Cluster) startKueue(ctx context.Context) error {
 	if err := c.writeKueueMetricsCert(); err != nil {
 		return err
@@ -127,11 +150,11 @@ clientConnection:
   qps: 200
   burst: 300
 integrations:
-  frameworks: ["pod", "trainer.kubeflow.org/trainjob"]
+  frameworks: %s
 featureGates:
   VisibilityOnDemand: false
   ElasticJobsViaWorkloadSlices: true
-`, KueueNamespace, webhookPort, certDir, healthPort)
+%s`, KueueNamespace, webhookPort, certDir, healthPort, c.opts.kueueFrameworksYAML(), c.opts.MultiKueue.configYAML())
 	configPath, err := writeFile(c.dir, "kueue-config.yaml", []byte(config))
 	if err != nil {
 		return err
@@ -158,9 +181,15 @@ featureGates:
 	})
 }
 
+// kueueMetricsCertMu serialises writeKueueMetricsCert: the clusters of one test binary
+// (MainMulti) start side by side and share the directory.
+var kueueMetricsCertMu sync.Mutex
+
 // writeKueueMetricsCert puts a certificate where Kueue insists on reading one; the metrics
 // server it would serve is off, so any valid pair does, and one already there is kept.
 func (c *Cluster) writeKueueMetricsCert() error {
+	kueueMetricsCertMu.Lock()
+	defer kueueMetricsCertMu.Unlock()
 	if _, err := os.Stat(filepath.Join(kueueMetricsCertDir, "tls.key")); err == nil {
 		return nil
 	}
@@ -175,11 +204,13 @@ func (c *Cluster) writeKueueMetricsCert() error {
 }
 
 // registerKueueWebhooks installs the Kueue webhooks this cluster needs — its own kinds, pods and
-// TrainJobs — pointed at loopback; those of pods and TrainJobs only see objects naming a queue,
-// so nothing else waits on Kueue.
+// TrainJobs, and JobSets when Options.KueueFrameworks has them — pointed at loopback; those of
+// pods, TrainJobs and JobSets only see objects naming a queue, so nothing else waits on Kueue.
 func (c *Cluster) registerKueueWebhooks(ctx context.Context, port int) error {
+	jobsets := slices.Contains(c.opts.KueueFrameworks, KueueFrameworkJobSet)
 	return c.registerWebhooksByURL(ctx, "sigs.k8s.io/kueue", "kueue-", port, func(path string, hook map[string]any) bool {
-		queued := strings.HasSuffix(path, "-v1-pod") || strings.Contains(path, "-trainer-kubeflow-org-")
+		queued := strings.HasSuffix(path, "-v1-pod") || strings.Contains(path, "-trainer-kubeflow-org-") ||
+			(jobsets && strings.Contains(path, "-jobset-x-k8s-io-"))
 		if queued {
 			hook["objectSelector"] = map[string]any{"matchExpressions": []any{map[string]any{
 				"key": "kueue.x-k8s.io/queue-name", "operator": "Exists",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,7 +39,7 @@ func (r *Reconciler) syncDispatched(ctx context.Context, pg *schedulerv1alpha1.P
 		if ref := ownerRef(have, pg.Name); ref == nil || ref.UID != pg.UID {
 			return nil, "", fmt.Errorf("the Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
 		}
-		return have, "", nil
+		return have, "", r.finishEviction(ctx, have)
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, "", err
@@ -58,6 +59,32 @@ func (r *Reconciler) syncDispatched(ctx context.Context, pg *schedulerv1alpha1.P
 	log.FromContext(ctx).Info("created the gang's Kueue Workload for MultiKueue to dispatch to a worker cluster", "workload", klog.KObj(want),
 		"podSets", len(want.Spec.PodSets), "placedAfter", pg.Spec.MultiKueue.PlacedAfter)
 	return want, "", nil
+}
+
+// finishEviction ends the eviction of a manager's gang Workload, as a Kueue job integration does
+// once its job has stopped: MultiKueue evicts it when the worker's copy is gone or the worker
+// evicted it, and nothing of it runs on the manager, so its quota is released at once and Kueue
+// queues it again for MultiKueue to dispatch anew. (Without an integration to do this, the
+// Workload would keep its quota, evicted, for ever.)
+func (r *Reconciler) finishEviction(ctx context.Context, wl *kueuev1beta2.Workload) error {
+	evicted := meta.FindStatusCondition(wl.Status.Conditions, kueuev1beta2.WorkloadEvicted)
+	if evicted == nil || evicted.Status != metav1.ConditionTrue || !kueuegang.QuotaReserved(wl) || kueuegang.Finished(wl) {
+		return nil
+	}
+	released := wl.DeepCopy()
+	now := metav1.NewTime(r.clock().Now())
+	meta.SetStatusCondition(&released.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionFalse,
+		Reason: "Pending", Message: evicted.Message, LastTransitionTime: now, ObservedGeneration: wl.Generation})
+	meta.SetStatusCondition(&released.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionFalse,
+		Reason: "NoReservation", Message: "The workload has no reservation", LastTransitionTime: now, ObservedGeneration: wl.Generation})
+	released.Status.Admission = nil
+	if err := r.Client.Status().Update(ctx, released); err != nil {
+		return err
+	}
+	*wl = *released
+	log.FromContext(ctx).Info("released the quota of the evicted gang's Workload: nothing of it runs here, and MultiKueue dispatches it again",
+		"workload", klog.KObj(wl), "reason", evicted.Reason, "message", evicted.Message)
+	return nil
 }
 
 // placedOn is the worker cluster the named gang's Workload was placed on, "" while it is on none.
@@ -184,6 +211,11 @@ func (r *Reconciler) tellMoves(pg *schedulerv1alpha1.PodGang, before *metav1.Con
 		return
 	}
 	pcs := &grovev1alpha1.PodCliqueSet{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: owner.Name, UID: owner.UID}}
+	if before != nil && before.Reason == schedulerv1alpha1.ReasonRunsOnWorker && now.Reason == schedulerv1alpha1.ReasonRunsOnWorker {
+		// Placed elsewhere between two looks: the move is told too.
+		from := strings.TrimPrefix(before.Message, schedulerv1alpha1.RunsOnWorkerMessage(""))
+		r.Recorder.Eventf(pcs, pg, corev1.EventTypeWarning, schedulerv1alpha1.ReasonLeftWorker, "Dispatch", "gang %s: left cluster %s; %s", pg.Name, from, now.Message)
+	}
 	kind := corev1.EventTypeNormal
 	if now.Reason == schedulerv1alpha1.ReasonLeftWorker {
 		kind = corev1.EventTypeWarning

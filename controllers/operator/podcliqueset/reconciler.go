@@ -76,7 +76,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // Owner references that block deletion need update on the owner's finalizers (enforced where
 // the OwnerReferencesPermissionEnforcement admission plugin is on).
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/finalizers;podcliques/finalizers;podcliquescalinggroups/finalizers,verbs=update
-// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliques;podcliquescalinggroups,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduler.grove.io,resources=podgangs,verbs=get;list;watch;create;update;patch;delete
@@ -99,7 +99,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}
 	return b.
 		Named("podcliqueset").
-		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Its deletion too: a MultiKueue copy's finalizer (holdCopy) may be released at once.
+		For(&grovev1alpha1.PodCliqueSet{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted))).
 		// A scaling group's spec, deletion or condition status (a breach, a rolling update's state)
 		// changes what this pass decides: taken at once. The rest of its status (counts, progress)
 		// only goes into this status: batched.
@@ -205,6 +206,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	pcs := &grovev1alpha1.PodCliqueSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pcs); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if held, err := r.holdCopy(ctx, pcs); held || err != nil {
+		return ctrl.Result{}, err
 	}
 	if !pcs.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // children go with their owner references

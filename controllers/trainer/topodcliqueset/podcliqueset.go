@@ -130,13 +130,16 @@ func Network(tj *trainerv1alpha1.TrainJob) plan.Network {
 }
 
 // pcsLabels carries the runtime template's and the TrainJob's labels, so queue and priority
-// labels reach the PodCliqueSet's scheduler backend.
+// labels reach the PodCliqueSet's scheduler backend — but not MultiKueue's origin label of a
+// worker's TrainJob copy: the PodCliqueSet is the trainer-controller's, not a copy MultiKueue
+// made (MultiKueue would look for its Workload, and the operator would treat it as one).
 func pcsLabels(tj *trainerv1alpha1.TrainJob, p *plan.Plan) map[string]string {
 	labels := maps.Clone(p.Template.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	maps.Copy(labels, tj.Labels)
+	delete(labels, grovev1alpha1.LabelMultiKueueOrigin)
 	labels[trainerv1alpha1.LabelTrainJobName] = tj.Name
 	return labels
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -29,9 +30,26 @@ func dispatchedByMultiKueue(tj *trainerv1alpha1.TrainJob) bool {
 	return ptr.Deref(tj.Spec.ManagedBy, "") == trainerv1alpha1.MultiKueueManagedBy
 }
 
-// expireDispatched applies a dispatched TrainJob's TTL on the manager cluster.
-func (r *Reconciler) expireDispatched(ctx context.Context, tj *trainerv1alpha1.TrainJob) (ctrl.Result, error) {
+// reconcileDispatched is the whole pass for a dispatched TrainJob on the manager cluster: while
+// Kueue holds it suspended in its queue (no worker runs it, so nothing copies a status back) it
+// says so, as a suspended TrainJob does on one cluster; once its copied-back status says it
+// finished, its runtime's TTL applies. Nothing else is written: the worker's status is copied
+// over it while a worker runs it.
+func (r *Reconciler) reconcileDispatched(ctx context.Context, tj *trainerv1alpha1.TrainJob) (ctrl.Result, error) {
 	if finished(tj) == nil {
+		if !isSuspended(tj) || meta.IsStatusConditionTrue(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended) {
+			return ctrl.Result{}, nil
+		}
+		st := tj.Status.DeepCopy()
+		now := metav1.NewTime(r.Clock.Now())
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: trainerv1alpha1.TrainJobSuspended, Status: metav1.ConditionTrue, Reason: trainerv1alpha1.TrainJobSuspendedReason,
+			Message: "queued: Kueue's MultiKueue runs it on a worker cluster once its queue admits it", LastTransitionTime: now})
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: trainerv1alpha1.TrainJobRunning, Status: metav1.ConditionFalse, Reason: trainerv1alpha1.TrainJobSuspendedReason,
+			Message: "queued for a worker cluster", LastTransitionTime: now})
+		if err := r.writeStatus(ctx, tj, *st); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(tj, nil, corev1.EventTypeNormal, EventSuspended, "Suspend", "queued: Kueue's MultiKueue runs it on a worker cluster once admitted")
 		return ctrl.Result{}, nil
 	}
 	rt, err := r.resolveRuntime(ctx, tj)
@@ -46,14 +64,15 @@ func (r *Reconciler) expireDispatched(ctx context.Context, tj *trainerv1alpha1.T
 	return r.expire(ctx, tj, rt)
 }
 
-// dispatchedFinished passes a dispatched TrainJob whose copied-back status just says it finished
-// (its generation does not change, so the controller's own predicate would not pass it).
+// dispatchedFinished passes a dispatched TrainJob whose spec changed (Kueue suspends and resumes
+// it) or whose copied-back status just says it finished (its generation does not change, so the
+// controller's own predicate would not pass it).
 var dispatchedFinished = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool { return dispatched(e.Object) },
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, ok1 := e.ObjectOld.(*trainerv1alpha1.TrainJob)
 		tj, ok2 := e.ObjectNew.(*trainerv1alpha1.TrainJob)
-		return ok1 && ok2 && dispatchedByMultiKueue(tj) && (finished(old) == nil) != (finished(tj) == nil)
+		return ok1 && ok2 && dispatchedByMultiKueue(tj) && ((finished(old) == nil) != (finished(tj) == nil) || old.Generation != tj.Generation)
 	},
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },

@@ -92,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if tj.DeletionTimestamp.IsZero() && dispatchedByMultiKueue(tj) {
-		return r.expireDispatched(ctx, tj)
+		return r.reconcileDispatched(ctx, tj)
 	}
 	if !tj.DeletionTimestamp.IsZero() || !managedByUs(tj) {
 		return ctrl.Result{}, nil
