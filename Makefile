@@ -181,19 +181,20 @@ bench-smoke: tools ## The benchmark harness on tiny scenarios (part of make test
 # they are the tests' and the bench's (after changing apis/ or markers, run make manifests first).
 # The project builds first: the tools' builds then reuse most of its compiled packages
 # (hack/tools/README.md).
-RUN_LOCAL_TOOLS := cluster kwok jobset $(if $(KUEUE),kueue) $(if $(MONITORING),prometheus)
+RUN_LOCAL_TOOLS := cluster kwok jobset $(if $(KUEUE)$(MULTICLUSTER),kueue) $(if $(MONITORING),prometheus)
 
-run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts); Ctrl-C stops all.
+run-local: ## Start the local cluster, the four binaries and the samples (KUEUE=1: with Kueue and a queued sample; PLAIN=1: kube-scheduler without gangs; MONITORING=1: with Prometheus and the shipped alerts; MULTICLUSTER=1: a MultiKueue manager and two workers, a Training PodCliqueSet dispatched); Ctrl-C stops all.
 	@start=$$(date +%s); echo "building the project (bin/)"; \
 	  go build $(BUILD_FLAGS) -o bin/ ./cmd/... ./hack/run-local && \
 	  echo "project built in $$(( $$(date +%s) - start ))s"
 	@hack/tools.sh $(RUN_LOCAL_TOOLS)
-	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(RUN_LOCAL_ARGS)
+	bin/run-local $(if $(KUEUE),-kueue) $(if $(PLAIN),-plain-scheduler) $(if $(MONITORING),-monitoring) $(if $(MULTICLUSTER),-multicluster) $(RUN_LOCAL_ARGS)
 
 .PHONY: run-local-check
-run-local-check: ## make run-local MONITORING=1, then make run-local KUEUE=1, each until every sample reached its final state (fails when one does not).
+run-local-check: ## make run-local MONITORING=1, then KUEUE=1, then MULTICLUSTER=1, each until every sample reached its final state (fails when one does not).
 	@$(MAKE) --no-print-directory run-local MONITORING=1 RUN_LOCAL_ARGS=-run-for=1s
 	@$(MAKE) --no-print-directory run-local KUEUE=1 RUN_LOCAL_ARGS=-run-for=1s
+	@$(MAKE) --no-print-directory run-local MULTICLUSTER=1 RUN_LOCAL_ARGS=-run-for=1s
 
 ##@ Images
 

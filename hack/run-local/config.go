@@ -31,7 +31,7 @@ certManagement:
 
 // writeConfig returns the configuration template with the webhook's certificate written (signed
 // by the cluster CA) and enough free ports for the four binaries.
-func writeConfig(c *cluster.Cluster, dir string, withKueue, plain bool) (string, []int, error) {
+func writeConfig(c *cluster.Cluster, dir string, withKueue, plain bool, kueueExtra string) (string, []int, error) {
 	certDir := filepath.Join(dir, "webhook-certs")
 	serving, err := c.CA().Serving("127.0.0.1", "localhost")
 	if err != nil {
@@ -63,7 +63,7 @@ func writeConfig(c *cluster.Cluster, dir string, withKueue, plain bool) (string,
 	}
 	config := fmt.Sprintf(configTemplate, certDir, statusDir)
 	if withKueue {
-		config += "kueue:\n  enabled: true\n"
+		config += "kueue:\n  enabled: true\n" + kueueExtra
 	}
 	if !plain {
 		// As deploy/overlays/kube-scheduler-gang deploys it: each PodGang placed as one gang.

@@ -41,7 +41,18 @@ func main() {
 	samplesTimeout := flag.Duration("samples-timeout", 10*time.Minute, "fail when the samples have not all reached their final state within this long")
 	monitoring := flag.Bool("monitoring", false, "also run the pinned Prometheus (make tools builds it) scraping the four binaries with the shipped alerting rules (deploy/components/monitoring)")
 	plain := flag.Bool("plain-scheduler", false, "run kube-scheduler in plain mode (pods placed one by one) instead of placing each PodGang as one gang through the Workload API; implied by -kueue")
+	multicluster := flag.Bool("multicluster", false, "start three clusters instead — a Kueue MultiKueue manager and two workers, each with Kueue and the four binaries — and dispatch a Training PodCliqueSet from the manager (hack/run-local/multicluster.yaml, docs/kueue.md)")
 	flag.Parse()
+	if *multicluster {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		if err := runMulticluster(ctx, min(*nodes, 2), *dir, *runFor, *samplesTimeout); err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled)) {
+			fmt.Fprintln(os.Stderr, "run-local:", err)
+			stop()
+			os.Exit(1)
+		}
+		return
+	}
 	if *withKueue && !*plain {
 		fmt.Println("with Kueue, kube-scheduler runs in plain mode: Kueue admits each gang whole, and a queued PodCliqueSet is refused beside another gang scheduler (docs/kueue.md)")
 		*plain = true
@@ -62,18 +73,24 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain, monitoring bool) error {
-	root, err := toolpath.RepoRoot()
-	if err != nil {
-		return err
+// prepare finds the repository, empties the run's directory (default bin/local-cluster) and
+// lists the CRDs every cluster installs.
+func prepare(dir string) (root string, crdDirs []string, _ string, err error) {
+	if root, err = toolpath.RepoRoot(); err != nil {
+		return "", nil, "", err
 	}
 	if dir == "" {
 		dir = filepath.Join(root, "bin", "local-cluster")
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return err
+		return "", nil, "", err
 	}
-	crdDirs, err := apiserver.CRDDirs()
+	crdDirs, err = apiserver.CRDDirs()
+	return root, crdDirs, dir, err
+}
+
+func run(ctx context.Context, nodes int, dir string, runFor, samplesTimeout time.Duration, withKueue, plain, monitoring bool) error {
+	root, crdDirs, dir, err := prepare(dir)
 	if err != nil {
 		return err
 	}
@@ -173,7 +190,13 @@ What the samples became and why anything waits (kubectl grove, with bin/ on the 
 // startBinaries runs the four binaries from bin/, each with its own identity and the shared
 // OperatorConfiguration, and waits until each reports ready.
 func startBinaries(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue, plain bool) ([]*exec.Cmd, []cluster.PrometheusTarget, error) {
-	configPath, ports, err := writeConfig(c, dir, withKueue, plain)
+	return startBinariesWith(ctx, c, root, dir, withKueue, plain, "")
+}
+
+// startBinariesWith is startBinaries with extra lines under the configuration's kueue: section
+// (a worker's multiKueue.clusterName).
+func startBinariesWith(ctx context.Context, c *cluster.Cluster, root, dir string, withKueue, plain bool, kueueExtra string) ([]*exec.Cmd, []cluster.PrometheusTarget, error) {
+	configPath, ports, err := writeConfig(c, dir, withKueue, plain, kueueExtra)
 	if err != nil {
 		return nil, nil, err
 	}
