@@ -43,6 +43,13 @@ var (
 	workers map[string]*cluster.Cluster
 )
 
+// binaries are the project's running binaries by cluster and name; the crash test kills and
+// replaces some of them.
+var (
+	binariesMu sync.Mutex
+	binaries   = map[string]map[string]*cluster.Process{}
+)
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -74,7 +81,7 @@ func run(m *testing.M) int {
 				cfg = workerConfig(name)
 			}
 			wg.Go(func() {
-				if err := startBinaries(c, cfg); err != nil {
+				if err := startBinaries(name, c, cfg); err != nil {
 					errs <- fmt.Errorf("%s: %w", name, err)
 				}
 			})
@@ -98,7 +105,7 @@ func run(m *testing.M) int {
 
 // startBinaries runs the grove-webhook, grove-operator, kube-scheduler backend-controller and
 // trainer-controller on c, as test/e2e/kueue does.
-func startBinaries(c *cluster.Cluster, cfg string) error {
+func startBinaries(name string, c *cluster.Cluster, cfg string) error {
 	if _, err := c.StartWebhook(binDir, cfg, 2*time.Minute); err != nil {
 		return err
 	}
@@ -115,6 +122,12 @@ func startBinaries(c *cluster.Cluster, cfg string) error {
 			return err
 		}
 		procs = append(procs, p)
+		binariesMu.Lock()
+		if binaries[name] == nil {
+			binaries[name] = map[string]*cluster.Process{}
+		}
+		binaries[name][b.name] = p
+		binariesMu.Unlock()
 	}
 	for _, p := range procs {
 		if err := p.WaitReady(2 * time.Minute); err != nil {
