@@ -15,46 +15,74 @@ import (
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 )
 
-// MultiKueueControllerName is the controllerName of Kueue's MultiKueue admission checks.
-const MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
-
 // toMultiKueue reports whether a new PodCliqueSet's queue leads to a MultiKueue admission check:
 // its LocalQueue's ClusterQueue names an AdmissionCheck of MultiKueue's controller. A queue, a
 // ClusterQueue or a check that does not exist (yet) leads nowhere: the PodCliqueSet runs here,
 // as Kueue's own webhooks decide for JobSets and TrainJobs.
 func toMultiKueue(ctx context.Context, r client.Reader, pcs *grovev1alpha1.PodCliqueSet) (bool, error) {
-	queue := grovev1alpha1.QueueNameOf(pcs)
-	if r == nil || queue == "" || pcs.Spec.QueueAdmission == grovev1alpha1.QueueAdmissionOwner || grovev1alpha1.MultiKueueCopy(pcs) {
+	if r == nil || pcs.Spec.QueueAdmission == grovev1alpha1.QueueAdmissionOwner || grovev1alpha1.MultiKueueCopy(pcs) {
 		return false, nil
 	}
+	leads, _, err := queueLeadsToMultiKueue(ctx, r, pcs.Namespace, grovev1alpha1.QueueNameOf(pcs))
+	return leads, err
+}
+
+// queueLeadsToMultiKueue reads queue's LocalQueue → ClusterQueue → AdmissionChecks: leads says
+// one check is MultiKueue's; known says the LocalQueue and its ClusterQueue exist (a check named
+// but missing is no MultiKueue check).
+func queueLeadsToMultiKueue(ctx context.Context, r client.Reader, namespace, queue string) (leads, known bool, err error) {
+	if queue == "" {
+		return false, false, nil
+	}
 	lq := &kueuev1beta2.LocalQueue{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: pcs.Namespace, Name: queue}, lq); err != nil {
-		return false, client.IgnoreNotFound(err)
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: queue}, lq); err != nil {
+		return false, false, client.IgnoreNotFound(err)
 	}
 	cq := &kueuev1beta2.ClusterQueue{}
 	if err := r.Get(ctx, client.ObjectKey{Name: string(lq.Spec.ClusterQueue)}, cq); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return false, false, client.IgnoreNotFound(err)
 	}
-	var checks []kueuev1beta2.AdmissionCheckReference
-	if s := cq.Spec.AdmissionChecksStrategy; s != nil {
-		for _, rule := range s.AdmissionChecks {
-			checks = append(checks, rule.Name)
-		}
+	if cq.Spec.AdmissionChecksStrategy == nil {
+		return false, true, nil
 	}
-	for _, name := range checks {
+	for _, rule := range cq.Spec.AdmissionChecksStrategy.AdmissionChecks {
 		ac := &kueuev1beta2.AdmissionCheck{}
-		err := r.Get(ctx, client.ObjectKey{Name: string(name)}, ac)
+		err := r.Get(ctx, client.ObjectKey{Name: string(rule.Name)}, ac)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		if ac.Spec.ControllerName == MultiKueueControllerName {
-			return true, nil
+		if ac.Spec.ControllerName == kueuev1beta2.MultiKueueControllerName {
+			return true, true, nil
 		}
 	}
-	return false, nil
+	return false, true, nil
+}
+
+// validateManagedByQueue refuses a spec.managedBy that contradicts the PodCliqueSet's queue as it
+// stands: MultiKueue's with a queue that has no MultiKueue check (only the gangs' Workloads would
+// be kept here, and nothing would run them), the grove-operator's with one that has (MultiKueue
+// would reject the gangs' Workloads: it dispatches PodCliqueSets, not PodGangs). A queue that
+// does not exist yet decides nothing.
+func validateManagedByQueue(ctx context.Context, r client.Reader, pcs *grovev1alpha1.PodCliqueSet) (field.ErrorList, error) {
+	if r == nil || pcs.Spec.ManagedBy == nil || grovev1alpha1.MultiKueueCopy(pcs) || pcs.Spec.QueueAdmission == grovev1alpha1.QueueAdmissionOwner {
+		return nil, nil
+	}
+	queue := grovev1alpha1.QueueNameOf(pcs)
+	leads, known, err := queueLeadsToMultiKueue(ctx, r, pcs.Namespace, queue)
+	if err != nil || !known {
+		return nil, err
+	}
+	p := field.NewPath("spec", "managedBy")
+	switch dispatched := grovev1alpha1.DispatchedByMultiKueue(pcs); {
+	case dispatched && !leads:
+		return field.ErrorList{field.Invalid(p, *pcs.Spec.ManagedBy, fmt.Sprintf("queue %q has no MultiKueue admission check: on this cluster only the gangs' Workloads are kept, and no worker would run them; leave managedBy unset", queue))}, nil
+	case !dispatched && leads:
+		return field.ErrorList{field.Invalid(p, *pcs.Spec.ManagedBy, fmt.Sprintf("queue %q leads to a MultiKueue admission check, which dispatches the PodCliqueSet to a worker cluster: leave managedBy unset or set %s", queue, grovev1alpha1.ManagedByMultiKueue))}, nil
+	}
+	return nil, nil
 }
 
 // defaultManagedBy marks a new PodCliqueSet whose queue leads to MultiKueue as MultiKueue's

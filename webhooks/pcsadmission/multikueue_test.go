@@ -56,7 +56,7 @@ func admissionCheck(name, controller string) *kueuev1beta2.AdmissionCheck {
 
 // toMultiKueueCluster is a queue team-a leading to the MultiKueue check "multikueue".
 func toMultiKueueCluster() []client.Object {
-	return []client.Object{teamA(), gpusChecking("multikueue"), admissionCheck("multikueue", MultiKueueControllerName)}
+	return []client.Object{teamA(), gpusChecking("multikueue"), admissionCheck("multikueue", kueuev1beta2.MultiKueueControllerName)}
 }
 
 // updating is a context of an admission request updating the stored PodCliqueSet old.
@@ -79,10 +79,10 @@ func TestANewPodCliqueSetWhoseQueueLeadsToMultiKueueIsMarkedForMultiKueue(t *tes
 	}{
 		{name: "the queue's ClusterQueue runs a MultiKueue check", objs: toMultiKueueCluster(), mutate: none, want: ptr.To(grovev1alpha1.ManagedByMultiKueue)},
 		{name: "a MultiKueue check after a check of another controller", objs: []client.Object{teamA(), gpusChecking("provisioning", "multikueue"),
-			admissionCheck("provisioning", provisioningController), admissionCheck("multikueue", MultiKueueControllerName)},
+			admissionCheck("provisioning", provisioningController), admissionCheck("multikueue", kueuev1beta2.MultiKueueControllerName)},
 			mutate: none, want: ptr.To(grovev1alpha1.ManagedByMultiKueue)},
-		{name: "the LocalQueue does not exist", objs: []client.Object{gpusChecking("multikueue"), admissionCheck("multikueue", MultiKueueControllerName)}, mutate: none},
-		{name: "the ClusterQueue does not exist", objs: []client.Object{teamA(), admissionCheck("multikueue", MultiKueueControllerName)}, mutate: none},
+		{name: "the LocalQueue does not exist", objs: []client.Object{gpusChecking("multikueue"), admissionCheck("multikueue", kueuev1beta2.MultiKueueControllerName)}, mutate: none},
+		{name: "the ClusterQueue does not exist", objs: []client.Object{teamA(), admissionCheck("multikueue", kueuev1beta2.MultiKueueControllerName)}, mutate: none},
 		{name: "the AdmissionCheck does not exist", objs: []client.Object{teamA(), gpusChecking("multikueue")}, mutate: none},
 		{name: "a check of another controller", objs: []client.Object{teamA(), gpusChecking("provisioning"), admissionCheck("provisioning", provisioningController)}, mutate: none},
 		{name: "a ClusterQueue without checks", objs: []client.Object{teamA(), gpusChecking()}, mutate: none},
@@ -322,6 +322,40 @@ func TestTheSpecOfAPodCliqueSetMultiKueueDispatchesIsImmutable(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "spec: Forbidden: the spec of a PodCliqueSet MultiKueue dispatches is immutable")
+		})
+	}
+}
+
+func TestAManagedByThatItsQueueContradictsIsRefused(t *testing.T) {
+	operator := grovev1alpha1.ManagedByGroveOperator
+	local := []client.Object{teamA(), gpusChecking()}
+	cases := []struct {
+		name      string
+		objs      []client.Object
+		managedBy *string
+		refused   string
+	}{
+		{name: "MultiKueue's, its queue leading to MultiKueue", objs: toMultiKueueCluster(), managedBy: ptr.To(grovev1alpha1.ManagedByMultiKueue)},
+		{name: "MultiKueue's, its queue without MultiKueue's check", objs: local, managedBy: ptr.To(grovev1alpha1.ManagedByMultiKueue),
+			refused: `spec.managedBy: Invalid value: "kueue.x-k8s.io/multikueue": queue "team-a" has no MultiKueue admission check`},
+		{name: "the grove-operator's, its queue leading to MultiKueue", objs: toMultiKueueCluster(), managedBy: &operator,
+			refused: `spec.managedBy: Invalid value: "grove.io/grove-operator": queue "team-a" leads to a MultiKueue admission check`},
+		{name: "the grove-operator's, a local queue", objs: local, managedBy: &operator},
+		{name: "MultiKueue's, its queue not created yet", managedBy: ptr.To(grovev1alpha1.ManagedByMultiKueue)},
+		{name: "unset, its queue leading to MultiKueue (the defaulting webhook sets it)", objs: toMultiKueueCluster()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &Validator{Backends: kubeOnly, Kueue: true, Queues: kueueQueues(t, interceptor.Funcs{}, tc.objs...)}
+			pcs := dispatchedTraining(func(p *grovev1alpha1.PodCliqueSet) { p.Spec.ManagedBy = tc.managedBy })
+			_, err := v.ValidateCreate(context.Background(), pcs)
+			if tc.refused == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "%v", err)
+			assert.Contains(t, err.Error(), tc.refused)
 		})
 	}
 }

@@ -47,6 +47,9 @@ type Validator struct {
 	// SchedulerObjects reads what a backend checks in the cluster (backends.ClusterValidator:
 	// Volcano's queues); nil skips those checks (the backend-controller still reports them).
 	SchedulerObjects client.Reader
+	// Queues reads Kueue's queues and admission checks, to refuse a spec.managedBy its queue
+	// contradicts; nil skips the check (the Kueue integration is off).
+	Queues client.Reader
 }
 
 // ValidateCreate checks a new PodCliqueSet. One naming a ClusterTopologyBinding that does not
@@ -65,6 +68,11 @@ func (v *Validator) ValidateCreate(ctx context.Context, pcs *grovev1alpha1.PodCl
 	errs = append(errs, validateMNNVLCreate(pcs, v.AutoMNNVL)...)
 	errs = append(errs, validateQueueCreate(pcs, v.Kueue, v.Backends)...)
 	errs = append(errs, validateMultiKueueCreate(pcs)...)
+	queueErrs, err := validateManagedByQueue(ctx, v.Queues, pcs)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	errs = append(errs, queueErrs...)
 	templateErrs, err := validateTemplatesExist(ctx, v.ClaimTemplates, pcs)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *configv1alpha1.OperatorConfiguratio
 			ClaimTemplates: mgr.GetAPIReader(),
 			// Read through: a Volcano queue applied just before its workloads is seen.
 			SchedulerObjects: mgr.GetAPIReader(),
+			Queues:           queues,
 		}).
 		Complete()
 }

@@ -31,34 +31,72 @@ import (
 // job integration of Kueue finishes its job's Workload; MultiKueue then copies the last status to
 // the manager and removes the worker's objects.
 
-// syncDispatched keeps a manager cluster's gang Workload: created once the gang may be placed.
+// syncDispatched keeps a manager cluster's gang Workload: created once the gang may be placed
+// (the first gang's is placed) and its PodCliqueSet has not ended. It returns the gang the
+// Workload waits for, "" when it does not wait.
 func (r *Reconciler) syncDispatched(ctx context.Context, pg *schedulerv1alpha1.PodGang, want *kueuev1beta2.Workload) (*kueuev1beta2.Workload, string, error) {
+	first := pg.Spec.MultiKueue.PlacedAfter
+	placed, firstDone := "", false
+	if first != "" {
+		var err error
+		if placed, firstDone, err = r.placedOn(ctx, pg.Namespace, first); err != nil {
+			return nil, "", err
+		}
+	}
 	have := &kueuev1beta2.Workload{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
 	if err == nil {
 		if ref := ownerRef(have, pg.Name); ref == nil || ref.UID != pg.UID {
-			return nil, "", fmt.Errorf("the Workload %s/%s exists and does not belong to this PodGang: nothing is adopted; delete it or rename the PodCliqueSet", have.Namespace, have.Name)
+			return nil, "", fmt.Errorf("the Workload %s/%s exists and belongs to an earlier PodGang of the same name: it is left to the garbage collector", have.Namespace, have.Name)
+		}
+		if first != "" && placed == "" && !firstDone && !kueuegang.Finished(have) {
+			// The first gang is on no worker (evicted, or its worker lost): MultiKueue pins a
+			// gang to the worker of a placed sibling only, so a later gang queued again on its
+			// own could land elsewhere. It waits for the first gang's placement, as at the start.
+			if err := r.Client.Delete(ctx, have, client.Preconditions{UID: ptr.To(have.UID)}); client.IgnoreNotFound(err) != nil {
+				return nil, "", err
+			}
+			log.FromContext(ctx).Info("deleted the gang's Workload: the first gang is on no worker, and this gang is queued again once it is placed, so that all land on one worker",
+				"workload", klog.KObj(have), "firstGang", first)
+			return nil, first, nil
 		}
 		return have, "", r.finishEviction(ctx, have)
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, "", err
 	}
-	if first := pg.Spec.MultiKueue.PlacedAfter; first != "" {
-		placed, err := r.placedOn(ctx, pg.Namespace, first)
-		if err != nil {
-			return nil, "", err
-		}
-		if placed == "" {
-			return nil, first, nil
-		}
+	if ended, err := r.ownerEnded(ctx, pg); err != nil || ended {
+		// A finished run's Workload gone (Kueue's retention policy, a user): creating it again
+		// would run the workload again and overwrite its final status.
+		return nil, "", err
+	}
+	if first != "" && placed == "" {
+		return nil, first, nil
 	}
 	if err := r.Client.Create(ctx, want); err != nil {
 		return nil, "", fmt.Errorf("creating Workload %s: %w", want.Name, err)
 	}
 	log.FromContext(ctx).Info("created the gang's Kueue Workload for MultiKueue to dispatch to a worker cluster", "workload", klog.KObj(want),
-		"podSets", len(want.Spec.PodSets), "placedAfter", pg.Spec.MultiKueue.PlacedAfter)
+		"podSets", len(want.Spec.PodSets), "placedAfter", first)
 	return want, "", nil
+}
+
+// ownerEnded reports whether the gang's PodCliqueSet has ended, as its status (copied back from
+// the worker by MultiKueue) says.
+func (r *Reconciler) ownerEnded(ctx context.Context, pg *schedulerv1alpha1.PodGang) (bool, error) {
+	owner := metav1.GetControllerOfNoCopy(pg)
+	if owner == nil {
+		return false, nil
+	}
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: owner.Name}, pcs); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return ended(pcs), nil
+}
+
+func ended(pcs *grovev1alpha1.PodCliqueSet) bool {
+	return pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded || pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseFailed
 }
 
 // finishEviction ends the eviction of a manager's gang Workload, as a Kueue job integration does
@@ -87,13 +125,14 @@ func (r *Reconciler) finishEviction(ctx context.Context, wl *kueuev1beta2.Worklo
 	return nil
 }
 
-// placedOn is the worker cluster the named gang's Workload was placed on, "" while it is on none.
-func (r *Reconciler) placedOn(ctx context.Context, namespace, name string) (string, error) {
+// placedOn is the worker cluster the named gang's Workload was placed on ("" while it is on
+// none) and whether that Workload finished.
+func (r *Reconciler) placedOn(ctx context.Context, namespace, name string) (string, bool, error) {
 	wl := &kueuev1beta2.Workload{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
-		return "", client.IgnoreNotFound(err)
+		return "", false, client.IgnoreNotFound(err)
 	}
-	return ptr.Deref(wl.Status.ClusterName, ""), nil
+	return ptr.Deref(wl.Status.ClusterName, ""), kueuegang.Finished(wl), nil
 }
 
 // dispatched is a manager gang's Dispatched condition. before is the gang's condition as last
@@ -138,14 +177,16 @@ func whyLeft(wl *kueuev1beta2.Workload) string {
 	return "MultiKueue took it off the worker"
 }
 
-// checkMessage is the message of the Workload's MultiKueue admission check ("" when none).
+// checkMessage is the message of an admission check of the Workload, with its state ("" when none
+// says anything): a dispatched gang's ClusterQueue has MultiKueue's check, and others' messages
+// (a provisioning check's) say why it waits as well.
 func checkMessage(wl *kueuev1beta2.Workload) string {
 	if wl == nil {
 		return ""
 	}
 	for _, ac := range wl.Status.AdmissionChecks {
 		if ac.Message != "" {
-			return fmt.Sprintf("%s (%s)", ac.Message, ac.State)
+			return fmt.Sprintf("%s: %s (%s)", ac.Name, ac.Message, ac.State)
 		}
 	}
 	return ""
@@ -173,13 +214,13 @@ func (r *Reconciler) syncCopied(ctx context.Context, pg *schedulerv1alpha1.PodGa
 		return have, client.IgnoreNotFound(err)
 	}
 	reason := ""
-	switch pcs.Status.Phase {
-	case grovev1alpha1.PodCliqueSetPhaseSucceeded:
-		reason = kueuev1beta2.WorkloadFinishedReasonSucceeded
-	case grovev1alpha1.PodCliqueSetPhaseFailed:
-		reason = kueuev1beta2.WorkloadFinishedReasonFailed
-	default:
+	switch {
+	case !ended(pcs):
 		return have, nil
+	case pcs.Status.Phase == grovev1alpha1.PodCliqueSetPhaseSucceeded:
+		reason = kueuev1beta2.WorkloadFinishedReasonSucceeded
+	default:
+		reason = kueuev1beta2.WorkloadFinishedReasonFailed
 	}
 	finished := have.DeepCopy()
 	meta.SetStatusCondition(&finished.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason,
@@ -256,4 +297,18 @@ func copiedForGang(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: gang}}}
+}
+
+// copiedTopologyNote says, on a worker, which of the gang's pack constraints Kueue does not honour:
+// the Workload MultiKueue copied carries the topology requests the manager's queue gave it, and
+// none when the manager's ClusterQueue has no flavor with a topology ("" when all are honoured).
+func copiedTopologyNote(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload) string {
+	requests, note := kueuegang.TopologyRequests(pg)
+	if len(requests) == 0 {
+		return ""
+	}
+	if slices.ContainsFunc(wl.Spec.PodSets, func(ps kueuev1beta2.PodSet) bool { return ps.TopologyRequest != nil }) {
+		return note
+	}
+	return "its pack constraints are not honoured: the Workload MultiKueue copied from the manager cluster carries no topology requests (the manager's ClusterQueue has no flavor with a topology)"
 }

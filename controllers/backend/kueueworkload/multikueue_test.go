@@ -443,3 +443,69 @@ func TestAWorkersCopiedWorkloadIsFinishedOnceItsPodCliqueSetEnded(t *testing.T) 
 		})
 	}
 }
+
+func TestALaterGangsWorkloadIsDeletedWhileTheFirstGangIsOnNoWorker(t *testing.T) {
+	pcs := dispatchedPCS()
+	first := multiKueueGang("inf-0", schedulerv1alpha1.MultiKueueManager, "", pcs).Obj()
+	later := multiKueueGang("inf-1", schedulerv1alpha1.MultiKueueManager, "inf-0", pcs).Obj()
+	w := newMultiKueueWorld(t, pcs, first, later, localQueue())
+	require.NoError(t, w.pass(t, "inf-0"))
+	w.kueueWrites(t, "inf-0", placedOn("worker-1"))
+	require.NoError(t, w.pass(t, "inf-1"))
+	w.kueueWrites(t, "inf-1", placedOn("worker-1"))
+	require.NoError(t, w.pass(t, "inf-1"))
+	require.NotNil(t, w.workload(t, "inf-1"), "placed with the first gang, it stays")
+
+	// The first gang left its worker: MultiKueue would queue the later one on its own.
+	w.kueueWrites(t, "inf-0", func(wl *kueuev1beta2.Workload) { wl.Status.ClusterName = nil })
+	require.NoError(t, w.pass(t, "inf-1"))
+	assert.Nil(t, w.workload(t, "inf-1"), "deleted, to be queued again once the first gang is placed")
+	assert.Equal(t, schedulerv1alpha1.ReasonAwaitingFirstGang, w.condition(t, "inf-1", schedulerv1alpha1.ConditionDispatched).Reason)
+
+	// Placed again, the first gang brings the later one with it.
+	w.kueueWrites(t, "inf-0", placedOn("worker-2"))
+	require.NoError(t, w.pass(t, "inf-1"))
+	assert.NotNil(t, w.workload(t, "inf-1"))
+}
+
+func TestAnEvictedManagersWorkloadReleasesItsQuotaToBeDispatchedAgain(t *testing.T) {
+	pcs := dispatchedPCS()
+	w := newMultiKueueWorld(t, pcs, multiKueueGang("inf-0", schedulerv1alpha1.MultiKueueManager, "", pcs).Obj(), localQueue())
+	require.NoError(t, w.pass(t, "inf-0"))
+	admitted := func(wl *kueuev1beta2.Workload) {
+		wl.Status.ClusterName = ptr.To("worker-1")
+		wl.Status.Admission = &kueuev1beta2.Admission{ClusterQueue: "gpus"}
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"})
+	}
+	w.kueueWrites(t, "inf-0", admitted)
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Empty(t, w.workloadWrites(), "an admitted Workload is left alone")
+
+	w.kueueWrites(t, "inf-0", func(wl *kueuev1beta2.Workload) {
+		wl.Status.ClusterName = nil
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadEvicted, Status: metav1.ConditionTrue,
+			Reason: "AdmissionCheck", Message: "Admitting remote no longer exists"})
+	})
+	require.NoError(t, w.pass(t, "inf-0"))
+
+	wl := w.workload(t, "inf-0")
+	require.NotNil(t, wl, "the same Workload is queued again")
+	assert.False(t, meta.IsStatusConditionTrue(wl.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved), "its quota released")
+	assert.False(t, meta.IsStatusConditionTrue(wl.Status.Conditions, kueuev1beta2.WorkloadAdmitted))
+	assert.Nil(t, wl.Status.Admission)
+	left := w.condition(t, "inf-0", schedulerv1alpha1.ConditionDispatched)
+	assert.Equal(t, schedulerv1alpha1.ReasonLeftWorker, left.Reason)
+	assert.Contains(t, left.Message, "left cluster worker-1")
+
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Empty(t, w.workloadWrites(), "released once")
+}
+
+func TestAFinishedRunsWorkloadIsNotCreatedAgain(t *testing.T) {
+	pcs := dispatchedPCS()
+	pcs.Status.Phase = grovev1alpha1.PodCliqueSetPhaseSucceeded // copied back from the worker
+	w := newMultiKueueWorld(t, pcs, multiKueueGang("inf-0", schedulerv1alpha1.MultiKueueManager, "", pcs).Obj(), localQueue())
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Nil(t, w.workload(t, "inf-0"), "a new Workload would run the ended workload again")
+}

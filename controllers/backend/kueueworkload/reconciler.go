@@ -2,7 +2,8 @@
 // queued PodGang of its backend (spec.queueName set) it keeps the prebuilt Kueue Workload that
 // Kueue admits the gang with, and reports Kueue's decision in the PodGang's QueueAdmitted
 // condition, which the grove-operator reads. It reads no object of the operator but the PodGang,
-// and the gang's pods only while an admitted Workload shrinks in place (how many Kueue still counts).
+// the gang's pods only while an admitted Workload shrinks in place (how many Kueue still counts),
+// and, under MultiKueue (multikueue.go), the phase of the gang's PodCliqueSet.
 package kueueworkload
 
 import (
@@ -119,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case schedulerv1alpha1.MultiKueueManager:
 		return ctrl.Result{}, r.reconcileDispatched(ctx, pg, queueExists, tas)
 	case schedulerv1alpha1.MultiKueueWorker:
-		return ctrl.Result{}, r.reconcileCopied(ctx, pg, queueExists, tas)
+		return ctrl.Result{}, r.reconcileCopied(ctx, pg, queueExists)
 	}
 	wl, again, syncErr := r.syncWorkload(ctx, pg, tas)
 	cond := kueuegang.Admission(pg, wl, queueExists)
@@ -163,6 +164,10 @@ func (r *Reconciler) reconcileDispatched(ctx context.Context, pg *schedulerv1alp
 		return err
 	}
 	wl, waitsFor, syncErr := r.syncDispatched(ctx, pg, kueuegang.Workload(pg, priority, tas))
+	if apierrors.IsConflict(syncErr) {
+		// Kueue wrote the Workload meanwhile (its eviction, its admission): looked at again.
+		return syncErr
+	}
 	cond := kueuegang.Admission(pg, wl, queueExists)
 	switch {
 	case syncErr != nil:
@@ -184,7 +189,7 @@ func (r *Reconciler) reconcileDispatched(ctx context.Context, pg *schedulerv1alp
 
 // reconcileCopied adopts a worker cluster's gang Workload, MultiKueue's copy, and reports Kueue's
 // decision on it (multikueue.go).
-func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists, tas bool) error {
+func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.PodGang, queueExists bool) error {
 	wl, syncErr := r.syncCopied(ctx, pg)
 	cond := kueuegang.Admission(pg, wl, queueExists)
 	switch {
@@ -194,7 +199,7 @@ func (r *Reconciler) reconcileCopied(ctx context.Context, pg *schedulerv1alpha1.
 		cond = copiedWorkloadPending(pg)
 	default:
 		// The copy carries the topology requests the manager's queue gave it.
-		if note := topologyNote(pg, wl, queueExists, tas); note != "" {
+		if note := copiedTopologyNote(pg, wl); note != "" {
 			cond.Message += "; " + note
 			if cond.Status == metav1.ConditionTrue {
 				cond.Reason = schedulerv1alpha1.ReasonQueueAdmittedWithoutTopology

@@ -94,7 +94,7 @@ func (r *Reconciler) holdCopy(ctx context.Context, pcs *grovev1alpha1.PodCliqueS
 		if has {
 			return false, nil
 		}
-		patch := client.MergeFrom(pcs.DeepCopy())
+		patch := client.MergeFromWithOptions(pcs.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(pcs, FinalizerMultiKueueCopy)
 		return false, r.Client.Patch(ctx, pcs, patch)
 	}
@@ -108,7 +108,7 @@ func (r *Reconciler) holdCopy(ctx context.Context, pcs *grovev1alpha1.PodCliqueS
 		}
 		return true, err
 	}
-	patch := client.MergeFrom(pcs.DeepCopy())
+	patch := client.MergeFromWithOptions(pcs.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(pcs, FinalizerMultiKueueCopy)
 	if err := r.Client.Patch(ctx, pcs, patch); err != nil {
 		return true, err

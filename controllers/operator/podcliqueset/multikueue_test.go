@@ -3,7 +3,9 @@ package podcliqueset
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,6 +194,75 @@ func TestMultiKueuesCopyOnAWorkerRunsUnderTheCopiedWorkloadsAndSaysWhere(t *test
 			assert.Equal(t, metav1.ConditionTrue, c.Status)
 			assert.Equal(t, grovev1alpha1.ReasonRunsOnWorker, c.Reason)
 			assert.Equal(t, tc.wantMessage, c.Message)
+		})
+	}
+}
+
+func TestAWorkersEndedCopyIsHeldUntilMultiKueueRemovedEveryGangsWorkload(t *testing.T) {
+	const (
+		admitted = schedulerv1alpha1.ReasonQueueAdmitted
+		gone     = schedulerv1alpha1.ReasonAwaitingMultiKueueWorkload
+	)
+	cases := []struct {
+		name      string
+		deleting  bool
+		phase     grovev1alpha1.PodCliqueSetPhase
+		gangs     []string // each gang's QueueAdmitted reason
+		finalizer bool     // the copy carries the finalizer before the pass
+		want      bool     // ... and after it
+		held      bool     // the pass ends there
+	}{
+		{name: "a running copy gets the finalizer", phase: grovev1alpha1.PodCliqueSetPhaseRunning, gangs: []string{admitted}, want: true},
+		{name: "a copy deleted while it runs goes at once", deleting: true, phase: grovev1alpha1.PodCliqueSetPhaseRunning, gangs: []string{admitted}, finalizer: true, held: true},
+		{name: "an ended copy waits while a gang's Workload is left", deleting: true, phase: grovev1alpha1.PodCliqueSetPhaseSucceeded, gangs: []string{gone, admitted},
+			finalizer: true, want: true, held: true},
+		{name: "an ended copy goes once every gang's Workload is gone", deleting: true, phase: grovev1alpha1.PodCliqueSetPhaseFailed, gangs: []string{gone, gone},
+			finalizer: true, held: true},
+		{name: "an ended copy without gangs goes", deleting: true, phase: grovev1alpha1.PodCliqueSetPhaseSucceeded, finalizer: true, held: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pcs := builders.PodCliqueSet("ns", "train").Training(0).Clique("worker", 1).
+				Label(grovev1alpha1.LabelKueueQueueName, "team-a").Label(grovev1alpha1.LabelMultiKueueOrigin, "multikueue").Obj()
+			pcs.Status.Phase = tc.phase
+			if tc.finalizer {
+				pcs.Finalizers = []string{FinalizerMultiKueueCopy, "example.com/other"}
+			}
+			if tc.deleting {
+				pcs.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+			}
+			objs := []client.Object{pcs}
+			for i, reason := range tc.gangs {
+				objs = append(objs, builders.PodGang("ns", fmt.Sprintf("train-%d", i)).OfReplica("train", "0").ControlledBy(pcs, "PodCliqueSet").
+					MultiKueue(schedulerv1alpha1.MultiKueueWorker, "").Condition(schedulerv1alpha1.ConditionQueueAdmitted, metav1.ConditionFalse, reason).Obj())
+			}
+			f := newFixture(t, objs...)
+
+			held, err := f.r.holdCopy(context.Background(), pcs)
+			require.NoError(t, err)
+			assert.Equal(t, tc.held, held)
+			got := &grovev1alpha1.PodCliqueSet{}
+			require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "train"}, got))
+			assert.Equal(t, tc.want, slices.Contains(got.Finalizers, FinalizerMultiKueueCopy), "finalizers %v", got.Finalizers)
+			if tc.finalizer {
+				assert.Contains(t, got.Finalizers, "example.com/other", "another finalizer is kept")
+			}
+		})
+	}
+}
+
+func TestAPodCliqueSetQueuedHereOrATrainJobsGetsNoCopyFinalizer(t *testing.T) {
+	for name, pcs := range map[string]*grovev1alpha1.PodCliqueSet{
+		"queued here": builders.PodCliqueSet("ns", "train").Training(0).Clique("worker", 1).Label(grovev1alpha1.LabelKueueQueueName, "team-a").Obj(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, pcs)
+			held, err := f.r.holdCopy(context.Background(), pcs)
+			require.NoError(t, err)
+			assert.False(t, held)
+			got := &grovev1alpha1.PodCliqueSet{}
+			require.NoError(t, f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "train"}, got))
+			assert.Empty(t, got.Finalizers)
 		})
 	}
 }

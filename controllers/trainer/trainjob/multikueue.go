@@ -22,8 +22,10 @@ import (
 // TrainJob whose queue leads to a MultiKueue admission check: Kueue's webhook sets its
 // spec.managedBy to kueue.x-k8s.io/multikueue, MultiKueue copies it to the worker cluster that
 // admits it, where this controller runs the copy as any TrainJob, and copies the copy's status
-// back. On the manager this controller only deletes the TrainJob once its runtime's
-// ttlSecondsAfterFinished has passed after the status copied back says it finished.
+// back. On the manager this controller writes only, while Kueue holds the TrainJob suspended in
+// its queue (no worker runs it, so MultiKueue copies no status), that it is suspended; and it
+// deletes the TrainJob once its runtime's ttlSecondsAfterFinished has passed after the status
+// copied back says it finished.
 
 // dispatchedByMultiKueue reports whether Kueue's MultiKueue runs the TrainJob on a worker.
 func dispatchedByMultiKueue(tj *trainerv1alpha1.TrainJob) bool {
@@ -72,7 +74,10 @@ var dispatchedFinished = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, ok1 := e.ObjectOld.(*trainerv1alpha1.TrainJob)
 		tj, ok2 := e.ObjectNew.(*trainerv1alpha1.TrainJob)
-		return ok1 && ok2 && dispatchedByMultiKueue(tj) && ((finished(old) == nil) != (finished(tj) == nil) || old.Generation != tj.Generation)
+		return ok1 && ok2 && dispatchedByMultiKueue(tj) && ((finished(old) == nil) != (finished(tj) == nil) || old.Generation != tj.Generation ||
+			// Suspended by Kueue, its status copied over once more while MultiKueue removed the
+			// worker's copy: it says again that it is queued.
+			(isSuspended(tj) && !meta.IsStatusConditionTrue(tj.Status.Conditions, trainerv1alpha1.TrainJobSuspended)))
 	},
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
