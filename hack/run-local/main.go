@@ -174,16 +174,7 @@ What the samples became and why anything waits (kubectl grove, with bin/ on the 
 	if prom != nil {
 		printMonitoring(prom)
 	}
-	fmt.Println("Press Ctrl-C to stop everything.")
-	if runFor > 0 {
-		select {
-		case <-ctx.Done():
-		case <-time.After(runFor):
-		}
-	} else {
-		<-ctx.Done()
-	}
-	fmt.Println("stopping ...")
+	runUntilStopped(ctx, runFor)
 	return nil
 }
 
@@ -354,4 +345,18 @@ func (m manifests) apply(ctx context.Context, k client.Client) error {
 		fmt.Printf("%s/%s applied\n", strings.ToLower(o.GetKind()), o.GetName())
 	}
 	return nil
+}
+
+// runUntilStopped keeps a local run up until Ctrl-C (or, with -run-for, that long).
+func runUntilStopped(ctx context.Context, runFor time.Duration) {
+	fmt.Println("Press Ctrl-C to stop everything.")
+	if runFor > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(runFor):
+		}
+	} else {
+		<-ctx.Done()
+	}
+	fmt.Println("stopping ...")
 }

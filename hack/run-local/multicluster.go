@@ -143,15 +143,6 @@ and watch where it runs:
   kubectl get multikueueclusters                    (on the manager: is each worker reachable)
   kubectl get pcs,pg,pods                           (on a worker: the copies MultiKueue made)
 `, dir, manager.AdminKubeconfig(), workers["worker-1"].AdminKubeconfig(), workers["worker-2"].AdminKubeconfig(), plugin)
-	fmt.Println("Press Ctrl-C to stop everything.")
-	if runFor > 0 {
-		select {
-		case <-ctx.Done():
-		case <-time.After(runFor):
-		}
-	} else {
-		<-ctx.Done()
-	}
-	fmt.Println("stopping ...")
+	runUntilStopped(ctx, runFor)
 	return nil
 }

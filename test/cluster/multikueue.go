@@ -405,18 +405,12 @@ var CurrentClusters map[string]*Cluster
 // GROVE_KEEP_CLUSTER_DIR=1 keeps the logs of a passing run too.
 func MainMulti(m *testing.M, opts map[string]Options, binDir *string, setup func(map[string]*Cluster) error) int {
 	if binDir != nil {
-		dir, err := BuildBinaries()
+		crds, cleanup, err := buildForTests(binDir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
-		*binDir = dir
-		crds, err := apiserver.CRDDirs()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+		defer cleanup()
 		for name, o := range opts {
 			o.CRDDirs = append(slices.Clone(crds), o.CRDDirs...)
 			if o.Scheme == nil {

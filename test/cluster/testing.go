@@ -106,23 +106,33 @@ func (c *Cluster) FailPod(t testing.TB, ns, name string) {
 // cluster starts, installs the project's CRDs besides opts.CRDDirs, and uses the project's scheme
 // unless opts sets one.
 func MainWithBinaries(m *testing.M, opts Options, binDir *string, setup func(*Cluster) error) int {
-	dir, err := BuildBinaries()
+	crds, cleanup, err := buildForTests(binDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	*binDir = dir
-	crds, err := apiserver.CRDDirs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer cleanup()
 	opts.CRDDirs = append(crds, opts.CRDDirs...)
 	if opts.Scheme == nil {
 		opts.Scheme = apiserver.Scheme()
 	}
 	return Main(m, opts, setup)
+}
+
+// buildForTests builds the project's binaries into a temporary directory, stores its path in
+// *binDir, and returns the project's CRD directories and what removes the binaries.
+func buildForTests(binDir *string) (crds []string, cleanup func(), err error) {
+	dir, err := BuildBinaries()
+	if err != nil {
+		return nil, nil, err
+	}
+	*binDir = dir
+	cleanup = func() { os.RemoveAll(dir) }
+	if crds, err = apiserver.CRDDirs(); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return crds, cleanup, nil
 }
 
 // DeleteNamespace deletes namespace ns, waits until it is gone, and returns how long that took
