@@ -66,7 +66,9 @@ const (
 
 	// ConditionDispatched on a PodCliqueSet MultiKueue runs says on which cluster it runs: the
 	// worker's copy writes it (True, RunsOnWorker, naming the cluster by the worker's
-	// kueue.multiKueue.clusterName), and MultiKueue copies it back to the manager's object.
+	// kueue.multiKueue.clusterName), and MultiKueue copies it back to the manager's object. While
+	// no worker runs it, the manager's backend-controller says why (False: AwaitingWorker, or
+	// LeftWorker naming the worker it left and Kueue's reason).
 	ConditionDispatched = "Dispatched"
 	// ReasonRunsOnWorker: this PodCliqueSet is MultiKueue's copy running on a worker cluster.
 	ReasonRunsOnWorker = "RunsOnWorker"

@@ -144,6 +144,8 @@ func dispatched(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload, waitsF
 	case waitsFor != "":
 		cond.Reason = schedulerv1alpha1.ReasonAwaitingFirstGang
 		cond.Message = fmt.Sprintf("the gang's Workload is created once gang %s is placed on a worker cluster: MultiKueue then sends this gang to the same worker", waitsFor)
+	case wl != nil && kueuegang.Finished(wl) && before != nil:
+		return *before // it says where it ran
 	case wl != nil && ptr.Deref(wl.Status.ClusterName, "") != "":
 		cond.Status, cond.Reason = metav1.ConditionTrue, schedulerv1alpha1.ReasonRunsOnWorker
 		cond.Message = schedulerv1alpha1.RunsOnWorkerMessage(*wl.Status.ClusterName)
@@ -311,4 +313,38 @@ func copiedTopologyNote(pg *schedulerv1alpha1.PodGang, wl *kueuev1beta2.Workload
 		return note
 	}
 	return "its pack constraints are not honoured: the Workload MultiKueue copied from the manager cluster carries no topology requests (the manager's ClusterQueue has no flavor with a topology)"
+}
+
+// reportOffWorker says on a dispatched PodCliqueSet, while its first gang runs on no worker, where
+// it is and why: not placed yet, or which worker it left and Kueue's reason. MultiKueue copies a
+// worker's whole status over the PodCliqueSet only while a worker runs it, and then the worker's
+// own Dispatched condition names that worker; between placements nothing else would write it,
+// and the status would still name the worker it left. A PodCliqueSet that ended keeps its final
+// status.
+func (r *Reconciler) reportOffWorker(ctx context.Context, pg *schedulerv1alpha1.PodGang, placement metav1.Condition) error {
+	owner := metav1.GetControllerOfNoCopy(pg)
+	if pg.Spec.MultiKueue.PlacedAfter != "" || placement.Status == metav1.ConditionTrue || owner == nil {
+		return nil
+	}
+	pcs := &grovev1alpha1.PodCliqueSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pg.Namespace, Name: owner.Name}, pcs); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	want := metav1.Condition{Type: grovev1alpha1.ConditionDispatched, Status: metav1.ConditionFalse, Reason: placement.Reason,
+		Message: fmt.Sprintf("gang %s %s", pg.Name, placement.Message), ObservedGeneration: pcs.Generation}
+	if placement.Reason == schedulerv1alpha1.ReasonAwaitingWorker {
+		want.Message = placement.Message
+	}
+	if c := meta.FindStatusCondition(pcs.Status.Conditions, want.Type); ended(pcs) || pcs.UID != owner.UID ||
+		(c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(pcs.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&pcs.Status.Conditions, want)
+	if err := r.Client.Status().Patch(ctx, pcs, patch); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("the dispatched PodCliqueSet runs on no worker: said so in its status until a worker's is copied back",
+		"podCliqueSet", klog.KObj(pcs), "reason", want.Reason, "message", want.Message)
+	return nil
 }

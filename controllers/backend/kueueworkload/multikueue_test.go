@@ -509,3 +509,51 @@ func TestAFinishedRunsWorkloadIsNotCreatedAgain(t *testing.T) {
 	require.NoError(t, w.pass(t, "inf-0"))
 	assert.Nil(t, w.workload(t, "inf-0"), "a new Workload would run the ended workload again")
 }
+
+func TestTheManagersPodCliqueSetSaysWhyItRunsOnNoWorker(t *testing.T) {
+	pcs := dispatchedPCS()
+	w := newMultiKueueWorld(t, pcs, multiKueueGang("inf-0", schedulerv1alpha1.MultiKueueManager, "", pcs).Obj(), localQueue())
+	pcsCondition := func() *metav1.Condition {
+		got := &grovev1alpha1.PodCliqueSet{}
+		require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf"}, got))
+		return meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionDispatched)
+	}
+	pcsWrites := func() (n int) {
+		for _, s := range w.writes {
+			if strings.Contains(s, "PodCliqueSet") {
+				n++
+			}
+		}
+		return n
+	}
+
+	require.NoError(t, w.pass(t, "inf-0"))
+	c := pcsCondition()
+	require.NotNil(t, c, "not placed yet: the manager says so")
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, schedulerv1alpha1.ReasonAwaitingWorker, c.Reason)
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Zero(t, pcsWrites(), "quiet while nothing changed")
+
+	w.kueueWrites(t, "inf-0", placedOn("worker-1"))
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Zero(t, pcsWrites(), "a worker runs it: its status is the worker's, copied back by MultiKueue")
+
+	w.kueueWrites(t, "inf-0", func(wl *kueuev1beta2.Workload) {
+		wl.Status.ClusterName = nil
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueuev1beta2.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: "AdmissionCheck", Message: "worker lost"})
+	})
+	require.NoError(t, w.pass(t, "inf-0"))
+	c = pcsCondition()
+	require.NotNil(t, c)
+	assert.Equal(t, schedulerv1alpha1.ReasonLeftWorker, c.Reason)
+	assert.Contains(t, c.Message, "gang inf-0 left cluster worker-1: Kueue evicted it (AdmissionCheck: worker lost)")
+
+	ended := &grovev1alpha1.PodCliqueSet{}
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "inf"}, ended))
+	ended.Status.Phase = grovev1alpha1.PodCliqueSetPhaseFailed
+	ended.Status.Conditions = nil
+	require.NoError(t, w.c.Status().Update(context.Background(), ended))
+	require.NoError(t, w.pass(t, "inf-0"))
+	assert.Zero(t, pcsWrites(), "an ended PodCliqueSet keeps its final status")
+}

@@ -69,6 +69,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=grove.io,resources=podcliquesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=grove.io,resources=podcliquesets/status,verbs=get;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager watches the backend's queued PodGangs, their Workloads (Kueue's decisions are
@@ -184,6 +185,9 @@ func (r *Reconciler) reconcileDispatched(ctx context.Context, pg *schedulerv1alp
 		return err
 	}
 	r.tellMoves(pg, before, placement)
+	if err := r.reportOffWorker(ctx, pg, placement); err != nil {
+		return err
+	}
 	return syncErr
 }
 
