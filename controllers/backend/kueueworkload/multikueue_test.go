@@ -19,21 +19,21 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/internal/contract/kueuegang"
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/writelog"
 )
 
 // multiKueueWorld is the fake cluster of a MultiKueue manager or worker: the gangs, their
 // Workloads and PodCliqueSets, every write the reconciler makes (by kind), and its events.
 type multiKueueWorld struct {
-	c      client.Client
-	writes []string
-	rec    *regardingRecorder
+	c   client.Client
+	log *writelog.Log
+	rec *regardingRecorder
 }
 
 // regardingRecorder is a fake events recorder that also notes the object each event regards.
@@ -66,52 +66,17 @@ func newMultiKueueWorld(t *testing.T, objs ...client.Object) *multiKueueWorld {
 	require.NoError(t, kueuev1beta2.AddToScheme(scheme))
 	require.NoError(t, corev1.AddToScheme(scheme))
 	w := &multiKueueWorld{rec: &regardingRecorder{FakeRecorder: events.NewFakeRecorder(20)}}
-	note := func(verb string, obj any) {
-		name := ""
-		if o, ok := obj.(client.Object); ok {
-			name = " " + o.GetName()
-		}
-		w.writes = append(w.writes, fmt.Sprintf("%s %T%s", verb, obj, name))
-	}
+	w.log = &writelog.Log{}
 	w.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&schedulerv1alpha1.PodGang{}, &kueuev1beta2.Workload{}, &grovev1alpha1.PodCliqueSet{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				note("create", obj)
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				note("update", obj)
-				return c.Update(ctx, obj, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-				note("patch", obj)
-				return c.Patch(ctx, obj, patch, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				note("delete", obj)
-				return c.Delete(ctx, obj, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				note("update "+sub, obj)
-				return c.SubResource(sub).Update(ctx, obj, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				note("patch "+sub, obj)
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-				note("apply "+sub, obj)
-				return c.SubResource(sub).Apply(ctx, obj, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(w.log.Funcs()).Build()
 	return w
 }
 
 // pass reconciles the gang ns/name, its writes recorded from a clean slate.
 func (w *multiKueueWorld) pass(t *testing.T, name string) error {
 	t.Helper()
-	w.writes = nil
+	w.log.Reset()
 	r := &Reconciler{Client: w.c, Backend: "kube-scheduler", Recorder: w.rec}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: name}})
 	return err
@@ -120,7 +85,7 @@ func (w *multiKueueWorld) pass(t *testing.T, name string) error {
 // workloadWrites are the recorded writes of Workloads.
 func (w *multiKueueWorld) workloadWrites() []string {
 	var out []string
-	for _, s := range w.writes {
+	for _, s := range w.log.Writes() {
 		if strings.Contains(s, "*v1beta2.Workload") {
 			out = append(out, s)
 		}
@@ -333,7 +298,7 @@ func TestTheDispatchedConditionFollowsTheGangFromWorkerToWorker(t *testing.T) {
 		w.rec.regarding = nil
 
 		require.NoError(t, w.pass(t, "inf-0"), step.name)
-		assert.Empty(t, w.writes, "%s: nothing changed, nothing written", step.name)
+		assert.Empty(t, w.log.Writes(), "%s: nothing changed, nothing written", step.name)
 		assert.Empty(t, w.rec.drain(), "%s: nothing changed, nothing told", step.name)
 	}
 }
@@ -427,7 +392,7 @@ func TestAWorkersCopiedWorkloadIsFinishedOnceItsPodCliqueSetEnded(t *testing.T) 
 
 			require.NoError(t, w.pass(t, "inf-0"))
 
-			assert.Len(t, w.workloadWrites(), tc.wantWrites, "%v", w.writes)
+			assert.Len(t, w.workloadWrites(), tc.wantWrites, "%v", w.log.Writes())
 			got := meta.FindStatusCondition(w.workload(t, "inf-0").Status.Conditions, kueuev1beta2.WorkloadFinished)
 			if tc.wantReason == "" {
 				assert.Nil(t, got, "a PodCliqueSet still running keeps its Workload open")
@@ -519,7 +484,7 @@ func TestTheManagersPodCliqueSetSaysWhyItRunsOnNoWorker(t *testing.T) {
 		return meta.FindStatusCondition(got.Status.Conditions, grovev1alpha1.ConditionDispatched)
 	}
 	pcsWrites := func() (n int) {
-		for _, s := range w.writes {
+		for _, s := range w.log.Writes() {
 			if strings.Contains(s, "PodCliqueSet") {
 				n++
 			}

@@ -12,63 +12,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	grovev1alpha1 "github.com/kubegrove/grove/apis/grove/v1alpha1"
 	schedulerv1alpha1 "github.com/kubegrove/grove/apis/scheduler/v1alpha1"
 	"github.com/kubegrove/grove/test/builders"
+	"github.com/kubegrove/grove/test/writelog"
 )
 
 // recordWrites makes the fixture's reconciler write through a client that notes every write it
 // makes (verb, type and name).
-func (f *fixture) recordWrites() *[]string {
-	var writes []string
-	note := func(verb string, obj any) {
-		name := ""
-		if o, ok := obj.(client.Object); ok {
-			name = " " + o.GetName()
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		writes = append(writes, fmt.Sprintf("%s %T%s", verb, obj, name))
-	}
-	f.r.Client = interceptor.NewClient(f.c.(client.WithWatch), interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			note("create", obj)
-			return c.Create(ctx, obj, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			note("update", obj)
-			return c.Update(ctx, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			note("patch", obj)
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			note("apply", obj)
-			return c.Apply(ctx, obj, opts...)
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			note("delete", obj)
-			return c.Delete(ctx, obj, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			note("update "+sub, obj)
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			note("patch "+sub, obj)
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			note("apply "+sub, obj)
-			return c.SubResource(sub).Apply(ctx, obj, opts...)
-		},
-	})
-	return &writes
+func (f *fixture) recordWrites() *writelog.Log {
+	c, log := writelog.Wrap(f.c.(client.WithWatch))
+	f.r.Client = c
+	return log
 }
 
 // children lists what the fake cluster holds of the PodCliqueSet's children.
@@ -127,11 +84,11 @@ func TestAPodCliqueSetMultiKueueDispatchesKeepsOnlyItsGangsHere(t *testing.T) {
 				assert.Equal(t, pcs.UID, owner.UID, name)
 			}
 			assert.Equal(t, tc.want, got, "the first gang is placed first, every other after it")
-			assert.Len(t, *writes, len(tc.want), "one create per gang: %v", *writes)
+			assert.Len(t, writes.Writes(), len(tc.want), "one create per gang: %v", writes.Writes())
 
-			*writes = nil
+			writes.Reset()
 			f.reconcile(t, "inf")
-			assert.Empty(t, *writes, "a second pass writes nothing")
+			assert.Empty(t, writes.Writes(), "a second pass writes nothing")
 			stored := &grovev1alpha1.PodCliqueSet{}
 			require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(pcs), stored))
 			assert.Empty(t, stored.Status.Conditions, "the manager's copy has no status of its own")
